@@ -1,0 +1,3 @@
+from scoring.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,331 @@
+"""Stage 3 — feature pools -> scenes + oracle answers -> instances (`spatialgap build`).
+
+Work is split into shards, one per (relation, task); every instance slot is a pure function of
+(pools, seed, relation, task, slot index), so shards can run on any worker (here a process pool;
+later Dask) and the same input and seed give byte-identical files.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import multiprocessing as mp
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring import __version__
+from scoring.errors import InputError, OutputError
+from scoring.extract import FeaturePools, PoolFeature, load_pools, sha256_file
+from scoring.relations import CATALOGUE
+from scoring.relations.base import REFUSAL, TOLERANCES, UNITS, Ctx, EditItem, QAItem
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+DEFAULT_PER_RELATION = 25
+TRIES_PER_SLOT = 40
+MODALITIES = ("geojson", "image", "together")
+
+
+def dumps(obj) -> str:
+    """Canonical JSON (sorted keys would scramble readable field order; we keep insertion order,
+    which is deterministic, and forbid NaN)."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _seed_for(*parts) -> int:
+    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def anchor_order(pools: FeaturePools, code: str, seed: int) -> list[PoolFeature]:
+    rel = CATALOGUE[code]
+    out: list[PoolFeature] = []
+    for kind in rel.anchor_kinds:
+        feats = list(pools.features.get(kind, []))
+        random.Random(_seed_for(seed, pools.city, code, kind)).shuffle(feats)
+        out.extend(feats)
+    return out
+
+
+def build_slot(pools: FeaturePools, code: str, task: str, seed: int, k: int, n_slots: int,
+               anchors: list[PoolFeature] | None = None) -> tuple[dict | None, int]:
+    """Instance number k of (relation, task): (instance or None, attempts)."""
+    rel = CATALOGUE[code]
+    anchors = anchors if anchors is not None else anchor_order(pools, code, seed)
+    if not anchors:
+        return None, 0
+    builder = rel.build_qa if task == "qa" else rel.build_edit
+    tries = min(TRIES_PER_SLOT, max(len(anchors), 1))
+    for j in range(tries):
+        anchor = anchors[(k + j * n_slots) % len(anchors)]
+        rng = random.Random(_seed_for(seed, pools.city, code, task, k, j))
+        item = builder(Ctx(pools, rng), anchor)
+        if item is not None:
+            return to_instance(pools, code, task, k, item), j + 1
+    return None, tries
+
+
+def to_instance(pools: FeaturePools, code: str, task: str, k: int, item) -> dict:
+    rel = CATALOGUE[code]
+    head = {"id": f"{pools.city}-{task}-{code}-{k:03d}", "city": pools.city, "task": task,
+            "relation": code, "family": rel.family, "crs": pools.crs.as_dict(),
+            "scene": item.scene.to_geojson()}
+    info = item.information
+    if isinstance(item, QAItem):
+        answerable = item.answerable
+        inst = {**head,
+                "question": item.question, "answer_type": item.answer_type,
+                "answer": item.answer, "unit": UNITS.get(item.answer_type),
+                "tolerance": TOLERANCES.get(item.answer_type),
+                "choices": item.choices, "correct_choice": item.correct_choice,
+                "answerable": {m: answerable for m in MODALITIES},
+                "information": info}
+    else:
+        inst = {**head, "target": item.target, "instruction": item.instruction,
+                "constraints": item.constraints, "allowed_operations": item.allowed_operations,
+                "reference_edit": item.reference_edit, "information": info}
+    inst.update({"facts": item.facts, "margin": item.margin,
+                 "provenance": {"source_sha256": pools.source_sha256, "features": item.provenance}})
+    return inst
+
+
+# ---------------------------------------------------------------- shards
+
+_POOLS: FeaturePools | None = None  # set in each worker (inherited through fork)
+
+
+@dataclass(frozen=True)
+class Shard:
+    code: str
+    task: str
+    n: int
+    seed: int
+
+
+def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
+    pools = pools or _POOLS
+    rel = CATALOGUE[shard.code]
+    missing = [k for k in rel.needs if not pools.features.get(k)]
+    t0 = time.perf_counter()
+    instances, attempts, failed = [], 0, 0
+    if not missing:
+        anchors = anchor_order(pools, shard.code, shard.seed)
+        seen = set()
+        for k in range(shard.n):
+            inst, tries = build_slot(pools, shard.code, shard.task, shard.seed, k, shard.n, anchors)
+            attempts += tries
+            if inst is None:
+                failed += 1
+                continue
+            key = hashlib.sha256(dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()).hexdigest()
+            if key in seen:
+                failed += 1
+                continue
+            seen.add(key)
+            instances.append(inst)
+    report = {"relation": shard.code, "task": shard.task, "requested": shard.n,
+              "built": len(instances), "attempts": attempts,
+              "seconds": round(time.perf_counter() - t0, 3)}
+    if missing:
+        report["shortfall"] = f"the extract has no usable {', '.join(missing)} features"
+    elif len(instances) < shard.n:
+        report["shortfall"] = (f"only {len(instances)} of {shard.n} candidates passed the margins "
+                               f"and checks ({failed} slots found no valid candidate)")
+    constructed = sum(1 for i in instances
+                      if any(f["origin"] == "constructed" for f in i["provenance"]["features"].values()))
+    report["constructed"] = constructed
+    return {"instances": instances, "report": report}
+
+
+def _init_worker(pools):
+    global _POOLS
+    _POOLS = pools
+
+
+def build_benchmark(osm: str | None, out: Path, city: str | None = None, seed: int = 0,
+                    n_qa: int = DEFAULT_PER_RELATION, n_edit: int = DEFAULT_PER_RELATION,
+                    relations: list[str] | None = None, jobs: int | None = None,
+                    force: bool = False, progress: bool = True) -> dict:
+    out = Path(out)
+    _check_output(out, force)
+    t0 = time.perf_counter()
+    pools = load_pools(osm, city)
+    t_extract = time.perf_counter() - t0
+    codes = relations or sorted(CATALOGUE)
+    unknown = [c for c in codes if c not in CATALOGUE]
+    if unknown:
+        raise InputError(f"unknown relation {unknown[0]} (known: {', '.join(sorted(CATALOGUE))})")
+    shards = [Shard(c, t, n, seed) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0]
+    jobs = jobs or os.cpu_count() or 1
+    results = _map_shards(pools, shards, jobs, progress)
+    t_build = time.perf_counter() - t0 - t_extract
+
+    qa = [i for r in results if r["report"]["task"] == "qa" for i in r["instances"]]
+    edit = [i for r in results if r["report"]["task"] == "edit" for i in r["instances"]]
+    reports = [r["report"] for r in results]
+    manifest = make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit)
+    manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
+    _write_atomically(out, manifest, qa, edit, pools, force)
+    return manifest
+
+
+def _map_shards(pools, shards, jobs, progress):
+    from tqdm import tqdm
+    bar = tqdm(total=len(shards), desc="build", unit="shard", disable=not progress, file=sys.stderr)
+    results = []
+    # Longest shards first keeps both cores busy to the end.
+    if jobs > 1 and len(shards) > 1:
+        ctx = mp.get_context("fork")
+        with ctx.Pool(jobs, initializer=_init_worker, initargs=(pools,)) as pool:
+            for r in pool.imap(run_shard, shards, chunksize=1):
+                results.append(r)
+                bar.update(1)
+    else:
+        for s in shards:
+            results.append(run_shard(s, pools))
+            bar.update(1)
+    bar.close()
+    return results
+
+
+def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
+    import pyproj
+    import shapely
+    from osgeo import gdal
+    counts: dict = {}
+    for r in reports:
+        counts.setdefault(r["relation"], {})[r["task"]] = r["built"]
+    shortfalls = [{k: r[k] for k in ("relation", "task", "requested", "built", "shortfall")}
+                  for r in reports if "shortfall" in r]
+    unanswerable = sum(1 for i in qa if not all(i["answerable"].values()))
+    return {
+        "format_version": FORMAT_VERSION,
+        "tool": "spatialgap", "tool_version": __version__,
+        "city": pools.city, "crs": pools.crs.as_dict(), "seed": seed,
+        "requested": {"qa_per_relation": n_qa, "edit_per_relation": n_edit, "relations": codes},
+        "counts": {"qa": len(qa), "edit": len(edit), "unanswerable_qa": unanswerable,
+                   "per_relation": counts},
+        "shortfalls": shortfalls,
+        "source": {"file": Path(pools.source).name, "sha256": pools.source_sha256,
+                   "pools": pools.counts(), "thresholds": pools.thresholds.as_dict(),
+                   "stats": pools.stats,
+                   "attribution": "Map data © OpenStreetMap contributors, ODbL 1.0"},
+        "versions": {"geos": shapely.geos_version_string, "shapely": shapely.__version__,
+                     "pyproj": pyproj.__version__, "proj": pyproj.proj_version_str,
+                     "gdal": gdal.__version__, "python": platform.python_version()},
+        "build_report": reports,
+    }
+
+
+def _check_output(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not force:
+        raise OutputError(f"{out}: exists and is not empty (use --force to replace it)")
+    parent = out.resolve().parent
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise OutputError(f"{parent}: cannot create ({exc.strerror})") from None
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"{parent}: not writable")
+
+
+def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, force: bool) -> None:
+    """Everything goes to a temporary directory beside `out`, then one rename: an interrupted
+    build never leaves a directory that looks complete."""
+    parent = out.resolve().parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"{parent}: cannot write ({exc.strerror})") from None
+    try:
+        files = {
+            "qa.jsonl": "".join(dumps(i) + "\n" for i in qa),
+            "edit.jsonl": "".join(dumps(i) + "\n" for i in edit),
+            "context.geojsonl": "".join(dumps(f) + "\n" for f in context_features(pools)),
+        }
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        manifest["files"] = {name: sha256_file(tmp / name) for name in sorted(files)}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
+                                           encoding="utf-8")
+        (tmp / "build_report.md").write_text(build_report_markdown(manifest), encoding="utf-8")
+        if out.exists():
+            if not force:
+                raise OutputError(f"{out}: appeared while building")
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def context_features(pools: FeaturePools):
+    """The real OSM context of the city (for map rendering), in task coordinates."""
+    from shapely.geometry import mapping
+    from scoring.scene import _rounded
+    for kind in ("area", "building", "road", "poi"):
+        for f in pools.features[kind]:
+            yield {"type": "Feature", "id": f.uid,
+                   "properties": {"pool": kind, "osm_id": f.uid, **f.props},
+                   "geometry": _rounded(mapping(f.geom))}
+
+
+def build_report_markdown(m: dict) -> str:
+    lines = [f"# Build report: {m['city']}", "",
+             f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
+             f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}.", "",
+             f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.", "",
+             f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
+             f"design); editing instances: {m['counts']['edit']}.", "",
+             "| relation | task | requested | built | constructed | shortfall |",
+             "|---|---|---|---|---|---|"]
+    for r in m["build_report"]:
+        lines.append(f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
+                     f"{r['constructed']} | {r.get('shortfall', '')} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- CLI
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("build", help="build a benchmark from an OSM extract",
+                       description="Build QA and editing instances from a real OSM extract.")
+    p.add_argument("--osm", help="an .osm.pbf or .osm file (default: the embedded Helsinki extract)")
+    p.add_argument("--out", required=True, help="output directory (created atomically)")
+    p.add_argument("--city", help="city name (default: from the file name)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--qa", type=int, default=DEFAULT_PER_RELATION, help="QA instances per relation")
+    p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
+    p.add_argument("--relations", nargs="+", help="only these relation codes")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--force", action="store_true", help="replace an existing output directory")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args: argparse.Namespace) -> int:
+    if args.qa < 0 or args.edit < 0:
+        raise InputError("--qa and --edit must be >= 0")
+    m = build_benchmark(args.osm, Path(args.out), args.city, args.seed, args.qa, args.edit,
+                        args.relations, args.jobs, args.force, progress=not args.no_progress)
+    print(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "
+          f"{m['city']} ({m['crs']['name']}) in {args.out}")
+    for s in m["shortfalls"]:
+        print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
+    return 0

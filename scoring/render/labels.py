@@ -1,0 +1,247 @@
+"""Collision-avoiding placement of feature labels and of map furniture, in pixel space.
+
+Pixel space: x = column, y = row (rows grow downwards), boxes are (x0, y0, x1, y1) with
+x0 < x1 and y0 < y1. Everything is deterministic: candidates are generated in a fixed order and
+ties are broken by that order.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, Point, box
+from shapely.ops import nearest_points
+
+Box = tuple[float, float, float, float]
+
+# (name, unit direction x, unit direction y [down positive], preference penalty)
+_D = math.sqrt(0.5)
+DIRECTIONS = [
+    ("E", 1.0, 0.0, 0.0), ("NE", _D, -_D, 1.0), ("SE", _D, _D, 1.5), ("W", -1.0, 0.0, 2.0),
+    ("NW", -_D, -_D, 2.5), ("SW", -_D, _D, 3.0), ("N", 0.0, -1.0, 3.5), ("S", 0.0, 1.0, 4.0),
+]
+RING_STEPS = (2.0, 9.0, 20.0, 36.0, 60.0, 95.0, 140.0, 200.0)
+DISPLACED_STEP = 20.0          # beyond clearance + this many px a label gets a leader line
+LARGE_POLYGON_PX2 = 12000.0    # polygons larger than this may carry labels over their interior
+MAX_POLYGON_COVER = 0.08       # ... as long as the label covers at most this share of the polygon
+
+
+@dataclass
+class LabelItem:
+    fid: str
+    geom: Any                  # shapely geometry in pixel space
+    size: tuple[float, float]  # label box width, height (px)
+    clearance: float           # half the drawn stroke / marker size + margin (px)
+
+
+@dataclass
+class Placement:
+    fid: str
+    bbox: Box
+    anchor: tuple[float, float]
+    displaced: bool
+    leader: list[list[float]] | None
+    fallback: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bbox": [round(v, 2) for v in self.bbox],
+            "anchor": [round(v, 2) for v in self.anchor],
+            "displaced": self.displaced,
+            "leader": [[round(v, 2) for v in p] for p in self.leader] if self.leader else None,
+            "fallback": self.fallback,
+        }
+
+
+def is_large_polygon(geom) -> bool:
+    return geom.geom_type in ("Polygon", "MultiPolygon") and geom.area >= LARGE_POLYGON_PX2
+
+
+def obstacle_for(geom, clearance: float):
+    """What a label must not touch: the drawn feature, or only the outline of a large polygon."""
+    if is_large_polygon(geom):
+        return geom.boundary.buffer(clearance, quad_segs=4)
+    return geom.buffer(clearance, quad_segs=4)
+
+
+def anchor_points(geom) -> list[tuple[tuple[float, float], float]]:
+    """Candidate anchor points with a small preference penalty each."""
+    gt = geom.geom_type
+    if gt == "Point":
+        return [((geom.x, geom.y), 0.0)]
+    if gt == "MultiPoint":
+        p = geom.geoms[0]
+        return [((p.x, p.y), 0.0)]
+    if gt in ("Polygon", "MultiPolygon"):
+        line = geom.boundary
+        fracs = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)
+        out = []
+        if is_large_polygon(geom):
+            rp = geom.representative_point()
+            out.append(((rp.x, rp.y), 0.0))
+        else:
+            c = geom.centroid
+            out.append(((c.x, c.y), 0.0))
+        for f in fracs:
+            p = line.interpolate(f, normalized=True)
+            out.append(((p.x, p.y), 4.0))
+        return out
+    # lines
+    fracs = (0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92)
+    out = []
+    for i, f in enumerate(fracs):
+        p = geom.interpolate(f, normalized=True)
+        out.append(((p.x, p.y), 2.0 * i))
+    return out
+
+
+def _candidates(item: LabelItem):
+    w, h = item.size
+    anchors = anchor_points(item.geom)
+    inside_anchor_ok = is_large_polygon(item.geom)
+    rows = []
+    for ai, ((ax, ay), apen) in enumerate(anchors):
+        centre_like = ai == 0 and item.geom.geom_type in ("Polygon", "MultiPolygon")
+        if centre_like and inside_anchor_ok:
+            # label centred on a point inside a large polygon
+            rows.append((ax - w / 2, ay - h / 2, ax, ay, 0.0, apen + 6.0, False))
+        base = item.clearance
+        for step in RING_STEPS:
+            d = base + step
+            for _name, ux, uy, dpen in DIRECTIONS:
+                # box edge/corner at distance d from the anchor in direction (ux, uy)
+                if ux > 0.1:
+                    x0 = ax + d * ux
+                elif ux < -0.1:
+                    x0 = ax + d * ux - w
+                else:
+                    x0 = ax - w / 2
+                if uy > 0.1:
+                    y0 = ay + d * uy
+                elif uy < -0.1:
+                    y0 = ay + d * uy - h
+                else:
+                    y0 = ay - h / 2
+                displaced = step > DISPLACED_STEP
+                cost = step + dpen + apen + (12.0 if displaced else 0.0)
+                rows.append((x0, y0, ax, ay, d, cost, displaced))
+    arr = np.array(rows, dtype=float)
+    return arr
+
+
+def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, Any],
+                 blocked: Sequence[Box] = (), soft_polygons: dict[str, Any] | None = None) -> dict[str, Placement]:
+    """Place one label per item, in order, avoiding every obstacle, each other and `blocked`.
+
+    obstacles: feature id -> pixel geometry labels must not touch (all features, own included).
+    soft_polygons: feature id -> large polygon whose interior labels of OTHER features should
+    avoid if they can (penalty only).
+    """
+    soft_polygons = soft_polygons or {}
+    all_obstacles = shapely.union_all(list(obstacles.values())) if obstacles else shapely.GeometryCollection()
+    placed: dict[str, Placement] = {}
+    placed_boxes: list[Box] = list(blocked)
+    leaders: list[LineString] = []
+    bx0, by0, bx1, by1 = bounds
+    for item in items:
+        w, h = item.size
+        c = _candidates(item)
+        x0, y0 = c[:, 0], c[:, 1]
+        boxes = shapely.box(x0, y0, x0 + w, y0 + h)
+        inside = (x0 >= bx0) & (y0 >= by0) & (x0 + w <= bx1) & (y0 + h <= by1)
+        others = [obstacles[k] for k in obstacles if k != item.fid]
+        own = obstacles.get(item.fid)
+        hit_own = shapely.intersects(boxes, own) if own is not None else np.zeros(len(c), bool)
+        hit_others = (shapely.intersects(boxes, shapely.union_all(others)) if others
+                      else np.zeros(len(c), bool))
+        if placed_boxes:
+            pb = shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes])
+            hit_labels = shapely.intersects(boxes, pb)
+        else:
+            hit_labels = np.zeros(len(c), bool)
+        cost = c[:, 5].copy()
+        if others:
+            # prefer positions that are not right next to another feature (ambiguous labels)
+            near = shapely.union_all(others).buffer(16, quad_segs=2)
+            cost += 15.0 * shapely.intersects(boxes, near)
+        if is_large_polygon(item.geom):
+            cover = shapely.area(shapely.intersection(boxes, item.geom)) / item.geom.area
+            hit_own |= cover > MAX_POLYGON_COVER
+        for k, poly in soft_polygons.items():
+            if k != item.fid:
+                cost += 25.0 * shapely.intersects(boxes, poly)
+        # leaders must not cross other labels or other features' drawn geometry
+        disp = c[:, 6] > 0
+        leader_bad = np.zeros(len(c), bool)
+        ok = inside & ~hit_own & ~hit_others & ~hit_labels
+        if disp.any():
+            idx = np.nonzero(disp & ok)[0]
+            if len(idx):
+                segs = [_leader(c[i, 2], c[i, 3], boxes[i]) for i in idx]
+                lg = shapely.linestrings(np.array(segs, dtype=float))
+                crossing = np.zeros(len(idx), bool)
+                if placed_boxes:
+                    crossing |= shapely.intersects(lg, pb)
+                if others:
+                    crossing |= shapely.intersects(lg, shapely.union_all(others))
+                if leaders:
+                    crossing |= shapely.intersects(lg, shapely.union_all(leaders))
+                leader_bad[idx] = crossing
+        ok &= ~leader_bad
+        fallback = False
+        if ok.any():
+            i = int(np.argmin(np.where(ok, cost, np.inf)))
+        else:
+            # relax: keep inside the bounds and off the labelled feature; minimise the damage
+            fallback = True
+            penalty = (cost + 1000.0 * hit_others + 2000.0 * hit_labels + 4000.0 * hit_own
+                       + 8000.0 * ~inside)
+            i = int(np.argmin(penalty))
+        bb = (float(x0[i]), float(y0[i]), float(x0[i] + w), float(y0[i] + h))
+        anchor = (float(c[i, 2]), float(c[i, 3]))
+        displaced = bool(c[i, 6] > 0)
+        leader = None
+        if displaced:
+            seg = _leader(anchor[0], anchor[1], boxes[i])
+            leader = [list(map(float, seg[0])), list(map(float, seg[1]))]
+            leaders.append(LineString(seg))
+        placed[item.fid] = Placement(item.fid, bb, anchor, displaced, leader, fallback)
+        placed_boxes.append(bb)
+    return placed
+
+
+def _leader(ax: float, ay: float, b) -> list[tuple[float, float]]:
+    p = nearest_points(b, Point(ax, ay))[0]
+    return [(ax, ay), (p.x, p.y)]
+
+
+def place_box(size: tuple[float, float], slots: Sequence[tuple[float, float]], obstacles,
+              blocked: Sequence[Box], bounds: Box, near: tuple[float, float] | None = None) -> Box:
+    """Choose a slot (top-left corners, in preference order) for a w x h panel: the first one
+    touching neither obstacles nor blocked boxes; otherwise the one overlapping them least.
+    With `near`, free slots are ranked by distance to that point instead of by order."""
+    w, h = size
+    best, best_key = None, None
+    blk = shapely.union_all([box(*b).buffer(6, join_style=2) for b in blocked]) if blocked else None
+    for order, (x0, y0) in enumerate(slots):
+        x0 = min(max(x0, bounds[0]), bounds[2] - w)
+        y0 = min(max(y0, bounds[1]), bounds[3] - h)
+        b = box(x0, y0, x0 + w, y0 + h)
+        overlap = 0.0
+        if obstacles is not None and not obstacles.is_empty:
+            overlap += b.intersection(obstacles).area
+        if blk is not None:
+            overlap += 10.0 * b.intersection(blk).area
+        rank = order if near is None else math.hypot(x0 + w / 2 - near[0], y0 + h / 2 - near[1])
+        key = (overlap, rank, order)
+        if best_key is None or key < best_key:
+            best, best_key = (x0, y0, x0 + w, y0 + h), key
+    return best
+
+
+def boxes_overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

@@ -1,0 +1,72 @@
+"""Map style (resources/styles/map.json), pinned matplotlib settings and the bundled fonts."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg", force=True)  # explicit: never pick an interactive backend
+
+import warnings  # noqa: E402
+
+with warnings.catch_warnings():
+    # Debian's python3-matplotlib leaves an mpl_toolkits beside the pinned wheel: its Axes3D
+    # import warning is irrelevant here (no 3-D axes).
+    warnings.filterwarnings("ignore", message="Unable to import Axes3D")
+    import matplotlib.projections  # noqa: F401,E402
+
+from matplotlib.font_manager import FontProperties  # noqa: E402
+
+from scoring.paths import RESOURCES_DIR  # noqa: E402
+
+STYLE_PATH = RESOURCES_DIR / "styles" / "map.json"
+DPI = 96  # 1536 px / 96 dpi = 16 in exactly; 1 pt = 4/3 px
+PT_PER_PX = 72.0 / DPI
+
+# Every rcParam the renderer relies on, applied on top of matplotlib's built-in defaults
+# (rcdefaults, so a user's matplotlibrc cannot change the pixels).
+PINNED_RC: dict[str, Any] = {
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "path.simplify": True,
+    "path.simplify_threshold": 1.0 / 9.0,
+    "path.snap": True,
+    "agg.path.chunksize": 0,
+    "lines.antialiased": True,
+    "patch.antialiased": True,
+    "text.antialiased": True,
+    "text.hinting": "force_autohint",
+    "text.hinting_factor": 8,
+    "text.kerning_factor": 0,
+    "text.usetex": False,
+    "font.family": "DejaVu Sans",
+    "axes.unicode_minus": True,
+    "image.resample": False,
+    "svg.hashsalt": "spatialgap",
+}
+
+_FONT_DIR = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+FONT_REGULAR = _FONT_DIR / "DejaVuSans.ttf"
+FONT_BOLD = _FONT_DIR / "DejaVuSans-Bold.ttf"
+
+
+def font(size_pt: float, bold: bool = False) -> FontProperties:
+    """The DejaVu Sans shipped inside matplotlib (never a system copy), by file name."""
+    return FontProperties(fname=str(FONT_BOLD if bold else FONT_REGULAR), size=size_pt)
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def load_style(path: str | Path | None = None) -> dict[str, Any]:
+    """A fresh copy of the style dictionary."""
+    return json.loads(_load(str(path or STYLE_PATH)))
+
+
+def px_to_pt(px: float) -> float:
+    return px * PT_PER_PX

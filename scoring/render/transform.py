@@ -1,0 +1,174 @@
+"""Pixel <-> EPSG:3857 <-> task CRS transforms of a rendered map.
+
+Pixel convention (same as GDAL's geotransform): (col, row) = (0, 0) is the top-left CORNER of
+the top-left pixel; the centre of pixel (i, j) is (i + 0.5, j + 0.5); rows grow downwards.
+The map is a north-up EPSG:3857 view, so pixel -> EPSG:3857 is an axis-aligned affine:
+
+    X = gt[0] + col * gt[1] + row * gt[2]
+    Y = gt[3] + col * gt[4] + row * gt[5]        (gt[2] = gt[4] = 0, gt[5] = -gt[1])
+
+EPSG:3857 <-> task CRS goes through EPSG:4326 with pyproj (always_xy, i.e. lon/lat order).
+Everything here is pure Python + numpy + pyproj + shapely (no matplotlib, no QGIS), so the
+scorer can import it cheaply.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import shapely
+from pyproj import Geod, Transformer
+
+WEB_MERCATOR = 3857
+WGS84 = 4326
+_GEOD = Geod(ellps="WGS84")
+
+
+@lru_cache(maxsize=None)
+def _transformer(src: int, dst: int) -> Transformer:
+    return Transformer.from_crs(f"EPSG:{src}", f"EPSG:{dst}", always_xy=True)
+
+
+def task_to_3857(x, y, task_epsg: int):
+    """Task CRS -> EPSG:4326 -> EPSG:3857 (arrays or scalars)."""
+    lon, lat = _transformer(task_epsg, WGS84).transform(x, y)
+    return _transformer(WGS84, WEB_MERCATOR).transform(lon, lat)
+
+
+def m3857_to_task(x, y, task_epsg: int):
+    """EPSG:3857 -> EPSG:4326 -> task CRS (arrays or scalars)."""
+    lon, lat = _transformer(WEB_MERCATOR, WGS84).transform(x, y)
+    return _transformer(WGS84, task_epsg).transform(lon, lat)
+
+
+def m3857_to_lonlat(x, y):
+    return _transformer(WEB_MERCATOR, WGS84).transform(x, y)
+
+
+def _apply_xy(geom, func):
+    """Apply a vectorised (x, y) -> (x, y) function to every vertex of a shapely geometry."""
+    def f(coords: np.ndarray) -> np.ndarray:
+        if len(coords) == 0:
+            return coords
+        x, y = func(coords[:, 0], coords[:, 1])
+        return np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)])
+    return shapely.transform(geom, f)
+
+
+@dataclass(frozen=True)
+class PixelTransform:
+    """Maps image pixels (corner convention, see module doc) to EPSG:3857 and the task CRS.
+
+    `geotransform` is GDAL-ordered: (x_origin, pixel_width, 0, y_origin, 0, -pixel_height).
+    For an inset, the pixel coordinates are still those of the whole image (the inset's box
+    inside it), only the affine differs.
+    """
+
+    geotransform: tuple[float, float, float, float, float, float]
+    task_epsg: int
+    width: int
+    height: int
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_view(cls, x_min: float, y_max: float, resolution: float, width: int, height: int,
+                  task_epsg: int, col0: float = 0.0, row0: float = 0.0) -> "PixelTransform":
+        """View whose pixel (col0, row0) corner sits at EPSG:3857 (x_min, y_max)."""
+        gt = (x_min - col0 * resolution, resolution, 0.0, y_max + row0 * resolution, 0.0, -resolution)
+        return cls(tuple(float(v) for v in gt), int(task_epsg), int(width), int(height))
+
+    @classmethod
+    def from_sidecar(cls, sidecar: str | Path | dict[str, Any], inset: str | None = None) -> "PixelTransform":
+        """Read the transform of a map (or of one of its insets, by inset id) from its sidecar."""
+        data = sidecar if isinstance(sidecar, dict) else json.loads(Path(sidecar).read_text(encoding="utf-8"))
+        gt = data["transform"]["geotransform"]
+        if inset is not None:
+            matches = [i for i in data.get("insets", []) if i["id"] == inset]
+            if not matches:
+                raise KeyError(f"no inset {inset!r} in sidecar of {data.get('id')}")
+            gt = matches[0]["geotransform"]
+        return cls(tuple(float(v) for v in gt), int(data["crs"]["task_epsg"]),
+                   int(data["image"]["width"]), int(data["image"]["height"]))
+
+    # ---- affine part --------------------------------------------------------------------
+    @property
+    def resolution(self) -> float:
+        """EPSG:3857 metres per pixel (not ground metres: see ground_pixel_size)."""
+        return self.geotransform[1]
+
+    def pixel_to_3857(self, col, row):
+        g = self.geotransform
+        col = np.asarray(col, dtype=float)
+        row = np.asarray(row, dtype=float)
+        return g[0] + col * g[1] + row * g[2], g[3] + col * g[4] + row * g[5]
+
+    def m3857_to_pixel(self, x, y):
+        g = self.geotransform
+        det = g[1] * g[5] - g[2] * g[4]
+        dx = np.asarray(x, dtype=float) - g[0]
+        dy = np.asarray(y, dtype=float) - g[3]
+        return (g[5] * dx - g[2] * dy) / det, (-g[4] * dx + g[1] * dy) / det
+
+    # ---- through pyproj -----------------------------------------------------------------
+    def pixel_to_task(self, col, row):
+        return m3857_to_task(*self.pixel_to_3857(col, row), self.task_epsg)
+
+    def task_to_pixel(self, x, y):
+        return self.m3857_to_pixel(*task_to_3857(x, y, self.task_epsg))
+
+    def pixel_to_lonlat(self, col, row):
+        return m3857_to_lonlat(*self.pixel_to_3857(col, row))
+
+    def ground_pixel_size(self, col=None, row=None) -> float:
+        """Ground metres spanned east-west by one pixel at pixel (col, row) (default: image centre).
+
+        Measured on the WGS 84 ellipsoid (pyproj.Geod) between the pixel's west and east edges.
+        This is the Web Mercator scale correction: ~ resolution * cos(latitude); the spherical
+        1/cos(lat) formula alone is 0.25 % short at 60 deg N (ellipsoidal term), so the geodesic
+        is used. North-south the ground size differs by < 0.2 % (see ground_pixel_size_ns)."""
+        if col is None:
+            col, row = self.width / 2.0, self.height / 2.0
+        lon0, lat0 = self.pixel_to_lonlat(float(col) - 0.5, float(row))
+        lon1, lat1 = self.pixel_to_lonlat(float(col) + 0.5, float(row))
+        return float(_GEOD.inv(float(lon0), float(lat0), float(lon1), float(lat1))[2])
+
+    def ground_pixel_size_ns(self, col=None, row=None) -> float:
+        """Ground metres spanned north-south by one pixel at pixel (col, row)."""
+        if col is None:
+            col, row = self.width / 2.0, self.height / 2.0
+        lon0, lat0 = self.pixel_to_lonlat(float(col), float(row) - 0.5)
+        lon1, lat1 = self.pixel_to_lonlat(float(col), float(row) + 0.5)
+        return float(_GEOD.inv(float(lon0), float(lat0), float(lon1), float(lat1))[2])
+
+    def ground_pixel_size_at_task(self, x: float, y: float) -> float:
+        """Ground metres spanned by one pixel at a task-CRS point."""
+        col, row = self.task_to_pixel(x, y)
+        return self.ground_pixel_size(float(col), float(row))
+
+    # ---- geometries ---------------------------------------------------------------------
+    def geometry_pixel_to_task(self, geom):
+        """Shapely geometry in pixel (col, row) coordinates -> the same geometry in task CRS."""
+        return _apply_xy(geom, self.pixel_to_task)
+
+    def geometry_task_to_pixel(self, geom):
+        return _apply_xy(geom, self.task_to_pixel)
+
+    def geometry_3857_to_pixel(self, geom):
+        return _apply_xy(geom, self.m3857_to_pixel)
+
+    def geometry_pixel_to_3857(self, geom):
+        return _apply_xy(geom, self.pixel_to_3857)
+
+    def to_json(self) -> dict[str, Any]:
+        g = self.geotransform
+        det = g[1] * g[5] - g[2] * g[4]
+        inverse = (  # GDAL InvGeoTransform ordering: col = i0 + i1*X + i2*Y, row = i3 + i4*X + i5*Y
+            (g[2] * g[3] - g[0] * g[5]) / det, g[5] / det, -g[2] / det,
+            (-g[1] * g[3] + g[0] * g[4]) / det, -g[4] / det, g[1] / det,
+        )
+        return {"geotransform": list(g), "inverse_geotransform": list(inverse)}

@@ -1,0 +1,445 @@
+"""Chat request building, response parsing, failure classification and retries.
+
+`ChatClient.complete(messages)` never raises for a per-sample problem: every outcome (answer,
+rate limit exhausted, 4xx with the server's message, garbage body, ...) comes back as an
+`Outcome` that the runner records. Only programming errors propagate.
+
+Classification happens BEFORE any retry:
+    429                                  -> wait Retry-After (seconds or HTTP-date) or back off,
+                                            and halve the adaptive in-flight limit
+    5xx, 408, timeout, reset, truncated,
+    empty body, connect                  -> jittered exponential backoff, bounded attempts
+    other 4xx                            -> fatal for the sample (server message recorded)
+    too large, not JSON, no content      -> fatal for the sample (recorded)
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from scoring.runner.config import KeyProvider, ModelSpec, Redactor
+from scoring.runner.transport import DEFAULT_MAX_BYTES, Response, TransportError, as_async
+
+RETRYABLE_TRANSPORT = ("timeout", "reset", "truncated", "connect")
+DATA_URL_PREFIX = "data:image/png;base64,"
+
+
+# ---- request building ------------------------------------------------------------------------
+def png_data_url(png: bytes) -> str:
+    return DATA_URL_PREFIX + base64.b64encode(png).decode("ascii")
+
+
+def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tuple[str, dict, dict]:
+    """(url, headers, body) for `messages` in OpenAI chat format (image parts as PNG data URLs)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if spec.kind == "openai":
+        msgs = []
+        for m in messages:
+            content = m.get("content")
+            if isinstance(content, list):
+                parts = []
+                for p in content:
+                    if p.get("type") == "image_url":
+                        iu = dict(p["image_url"])
+                        iu.setdefault("detail", spec.image_detail)
+                        p = {"type": "image_url", "image_url": iu}
+                    parts.append(p)
+                content = parts
+            msgs.append({**m, "content": content})
+        body: dict[str, Any] = {"model": spec.model, "messages": msgs}
+        for name, value in (("temperature", spec.temperature), ("max_tokens", spec.max_tokens),
+                            ("seed", spec.seed), ("top_p", spec.top_p)):
+            if value is not None:
+                body[name] = value
+        return spec.url, headers, body
+    # ollama native /api/chat
+    msgs = []
+    for m in messages:
+        content = m.get("content")
+        out: dict[str, Any] = {"role": m["role"]}
+        if isinstance(content, list):
+            texts, images = [], []
+            for p in content:
+                if p.get("type") == "text":
+                    texts.append(p.get("text", ""))
+                elif p.get("type") == "image_url":
+                    url = p["image_url"]["url"]
+                    images.append(url.split(",", 1)[1] if url.startswith("data:") else url)
+            out["content"] = "\n\n".join(texts)
+            if images:
+                out["images"] = images
+        else:
+            out["content"] = content or ""
+        msgs.append(out)
+    options = {}
+    for name, value in (("temperature", spec.temperature), ("num_predict", spec.max_tokens),
+                        ("seed", spec.seed), ("top_p", spec.top_p)):
+        if value is not None:
+            options[name] = value
+    body = {"model": spec.model, "messages": msgs, "stream": False, "options": options}
+    return spec.url, headers, body
+
+
+# ---- response parsing ------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    ok: bool
+    text: str | None = None
+    reasoning: str | None = None
+    usage: dict[str, int] | None = None
+    endpoint_model: str | None = None
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None        # {"kind", "message", "status"?}
+    warnings: list[str] = field(default_factory=list)
+    http_attempts: int = 0
+    retries: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+    status: int | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        d = {"status": "ok" if self.ok else "error", "text": self.text, "reasoning": self.reasoning,
+             "usage": self.usage, "endpoint_model": self.endpoint_model,
+             "finish_reason": self.finish_reason, "error": self.error, "warnings": self.warnings,
+             "http_status": self.status, "http_attempts": self.http_attempts,
+             "retries": self.retries, "latency_s": round(self.latency_s, 4)}
+        return d
+
+
+class ParseFailure(Exception):
+    def __init__(self, kind: str, message: str, retryable: bool = False):
+        super().__init__(message)
+        self.kind, self.message, self.retryable = kind, message, retryable
+
+
+def decode_body(body: bytes, warnings: list[str]) -> Any:
+    """bytes -> JSON value; raises ParseFailure. Records lossy decoding in `warnings`."""
+    if not body.strip():
+        raise ParseFailure("empty_body", "empty response body", retryable=True)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = body.decode("utf-8", errors="replace")
+        warnings.append("invalid UTF-8 in response body (decoded with replacement characters)")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+
+    def constant(name: str) -> None:
+        msg = f"non-standard JSON constant {name} replaced by null"
+        if msg not in warnings:
+            warnings.append(msg)
+        return None
+
+    try:
+        return json.loads(text, parse_constant=constant)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        excerpt = text[:200].replace("\n", " ")
+        raise ParseFailure("bad_json", f"response is not JSON ({exc.__class__.__name__}): {excerpt!r}") from None
+
+
+def _text_of(content: Any) -> tuple[str | None, str | None]:
+    """(text, reasoning) of a message content that may be a string or a list of parts."""
+    if content is None or isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        texts, reasoning = [], []
+        for p in content:
+            if isinstance(p, str):
+                texts.append(p)
+            elif isinstance(p, dict):
+                t = p.get("type")
+                val = p.get("text") if isinstance(p.get("text"), str) else p.get("content")
+                if not isinstance(val, str):
+                    val = p.get("thinking") if isinstance(p.get("thinking"), str) else None
+                if val is None:
+                    continue
+                (reasoning if t in ("reasoning", "thinking") else texts).append(val)
+        return "".join(texts), ("".join(reasoning) or None)
+    return str(content), None
+
+
+def _clean_usage(raw: dict | None, mapping: dict[str, str]) -> dict[str, int] | None:
+    if not isinstance(raw, dict):
+        return None
+    out = {}
+    for src, dst in mapping.items():
+        v = raw.get(src)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            out[dst] = int(v)
+    details = raw.get("completion_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
+        out["reasoning_tokens"] = details["reasoning_tokens"]
+    return out or None
+
+
+def parse_success(kind: str, data: Any, out: Outcome) -> None:
+    """Fill `out` from a 2xx JSON payload; raises ParseFailure."""
+    if not isinstance(data, dict):
+        raise ParseFailure("bad_response", f"response JSON is a {type(data).__name__}, not an object")
+    if "error" in data and data.get("error") and "choices" not in data and "message" not in data:
+        raise ParseFailure("api_error", f"endpoint returned an error: {_error_message(data)}")
+    model = data.get("model")
+    out.endpoint_model = model if isinstance(model, str) else None
+    if kind == "openai":
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ParseFailure("bad_response", "response has no choices[0]")
+        choice = choices[0]
+        msg = choice.get("message") or {}
+        if not isinstance(msg, dict):
+            raise ParseFailure("bad_response", "choices[0].message is not an object")
+        text, reasoning = _text_of(msg.get("content"))
+        for key in ("reasoning_content", "reasoning", "thinking"):
+            if isinstance(msg.get(key), str) and msg[key]:
+                reasoning = msg[key] if reasoning is None else reasoning + msg[key]
+                break
+        out.finish_reason = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+        out.usage = _clean_usage(data.get("usage"), {"prompt_tokens": "prompt_tokens",
+                                                     "completion_tokens": "completion_tokens",
+                                                     "total_tokens": "total_tokens"})
+        refusal = msg.get("refusal")
+        if text is None:
+            if isinstance(refusal, str) and refusal:
+                raise ParseFailure("refusal", f"model refused: {refusal[:300]}")
+            out.reasoning = reasoning
+            raise ParseFailure("no_content", "choices[0].message.content is null")
+    else:
+        msg = data.get("message")
+        if not isinstance(msg, dict):
+            raise ParseFailure("bad_response", "response has no message object")
+        text, reasoning = _text_of(msg.get("content"))
+        if isinstance(msg.get("thinking"), str) and msg["thinking"]:
+            reasoning = msg["thinking"]
+        out.finish_reason = data.get("done_reason") if isinstance(data.get("done_reason"), str) else None
+        usage = _clean_usage(data, {"prompt_eval_count": "prompt_tokens", "eval_count": "completion_tokens"})
+        if usage and "total_tokens" not in usage:
+            usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        out.usage = usage
+        if text is None:
+            raise ParseFailure("no_content", "message.content is null")
+    out.text, out.reasoning = text, reasoning
+
+
+def _error_message(data: Any) -> str:
+    if isinstance(data, dict):
+        err = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(err, dict):
+            err = err.get("message") or err.get("detail") or json.dumps(err)[:300]
+        if err is not None:
+            return str(err)[:500]
+        return json.dumps(data)[:300]
+    return str(data)[:300]
+
+
+def server_message(body: bytes) -> str:
+    """The server's error message from an error response body (best effort, one line)."""
+    try:
+        data = decode_body(body, [])
+        msg = _error_message(data)
+    except ParseFailure:
+        msg = body[:300].decode("utf-8", errors="replace")
+    return " ".join(msg.split())[:500] or "(empty body)"
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        secs = float(value)
+        return max(0.0, secs) if math.isfinite(secs) else None
+    except ValueError:
+        pass
+    try:
+        dt = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        import datetime as _dt
+        dt = dt.replace(tzinfo=_dt.timezone.utc)
+    return max(0.0, dt.timestamp() - (time.time() if now is None else now))
+
+
+# ---- adaptive concurrency --------------------------------------------------------------------
+class AdaptiveLimiter:
+    """In-flight request limit: halved on 429 (at most once per cool-down window), raised by
+    one after `limit` consecutive successes, never above the configured maximum."""
+
+    def __init__(self, maximum: int, minimum: int = 1):
+        self.maximum = max(1, maximum)
+        self.minimum = max(1, min(minimum, self.maximum))
+        self.limit = self.maximum
+        self.in_flight = 0
+        self.pause_until = 0.0
+        self._successes = 0
+        self._last_decrease = -1e18
+        self._cond: asyncio.Condition | None = None
+        self.decreases = 0
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    async def acquire(self) -> None:
+        cond = self._condition()
+        async with cond:
+            while self.in_flight >= self.limit:
+                await cond.wait()
+            self.in_flight += 1
+        loop = asyncio.get_running_loop()
+        delay = self.pause_until - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def release(self) -> None:
+        cond = self._condition()
+        async with cond:
+            self.in_flight -= 1
+            cond.notify_all()
+
+    def on_success(self) -> None:
+        self._successes += 1
+        if self.limit < self.maximum and self._successes >= self.limit:
+            self.limit += 1
+            self._successes = 0
+            if self._cond is not None:
+                asyncio.get_running_loop().create_task(self._wake())
+
+    async def _wake(self) -> None:
+        cond = self._condition()
+        async with cond:
+            cond.notify_all()
+
+    def on_rate_limited(self, wait_s: float) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        self._successes = 0
+        # Requests already in flight when the first 429 arrived should not each halve again.
+        if now - self._last_decrease > max(wait_s, 0.5):
+            self.limit = max(self.minimum, self.limit // 2)
+            self._last_decrease = now
+            self.decreases += 1
+        self.pause_until = max(self.pause_until, now + wait_s)
+
+
+# ---- the client ------------------------------------------------------------------------------
+class ChatClient:
+    def __init__(self, spec: ModelSpec, transport: Any = None, key_provider: KeyProvider | None = None,
+                 limiter: AdaptiveLimiter | None = None, redactor: Redactor | None = None,
+                 max_bytes: int = DEFAULT_MAX_BYTES, rng: random.Random | None = None):
+        self.spec = spec
+        self.transport = as_async(transport)
+        self._owns_transport = transport is None
+        self.key_provider = key_provider
+        self.limiter = limiter or AdaptiveLimiter(spec.concurrency)
+        self.redactor = redactor or Redactor()
+        self.max_bytes = max_bytes
+        self.rng = rng or random.Random()
+        self._key: str | None = None
+        self._key_loaded = False
+
+    def key(self) -> str | None:
+        if not self._key_loaded:
+            self._key = self.key_provider.get_key(self.spec) if self.key_provider else None
+            self.redactor.add(self._key)
+            self._key_loaded = True
+        return self._key
+
+    def backoff(self, attempt: int) -> float:
+        base = min(self.spec.backoff_max_s, self.spec.backoff_base_s * (2 ** max(0, attempt - 1)))
+        return base * (0.5 + 0.5 * self.rng.random())
+
+    async def aclose(self) -> None:
+        if self._owns_transport and hasattr(self.transport, "aclose"):
+            await self.transport.aclose()
+
+    async def complete(self, messages: list[dict], *, on_retry: Callable[[str], None] | None = None,
+                       max_connect_retries: int | None = None) -> Outcome:
+        url, headers, body = build_request(self.spec, messages, self.key())
+        out = Outcome(ok=False)
+        t0 = time.perf_counter()
+        max_retries = self.spec.max_retries
+        rate_budget = max(max_retries, 8)
+        connect_budget = min(max_retries, 3) if max_connect_retries is None else max_connect_retries
+        attempt = 0
+        while True:
+            attempt += 1
+            out.http_attempts = attempt
+            out.warnings = []
+            wait: float | None = None
+            failure: tuple[str, str, bool] | None = None   # (kind, message, retryable)
+            await self.limiter.acquire()
+            try:
+                resp: Response | None = await self.transport.post_json(
+                    url, headers, body, self.spec.timeout_s, self.max_bytes)
+            except TransportError as exc:
+                resp = None
+                if exc.kind == "too_large":
+                    failure = ("too_large", f"response too large (> {self.max_bytes} bytes)", False)
+                    out.status = exc.status
+                else:
+                    failure = (exc.kind, exc.message, exc.kind in RETRYABLE_TRANSPORT)
+            finally:
+                await self.limiter.release()
+
+            if resp is not None:
+                out.status = resp.status
+                if resp.status == 429:
+                    wait = parse_retry_after(resp.headers.get("retry-after"))
+                    failure = ("rate_limited", f"HTTP 429: {server_message(resp.body)}", True)
+                elif resp.status >= 500 or resp.status == 408:
+                    failure = ("server_error", f"HTTP {resp.status}: {server_message(resp.body)}", True)
+                elif resp.status >= 400:
+                    failure = ("client_error", f"HTTP {resp.status}: {server_message(resp.body)}", False)
+                elif not 200 <= resp.status < 300:
+                    failure = ("bad_status", f"unexpected HTTP {resp.status}", False)
+                else:
+                    try:
+                        parse_success(self.spec.kind, decode_body(resp.body, out.warnings), out)
+                    except ParseFailure as pf:
+                        failure = (pf.kind, pf.message, pf.retryable)
+
+            if failure is None:
+                out.ok = True
+                out.error = None
+                self.limiter.on_success()
+                break
+            kind, message, retryable = failure
+            out.error = {"kind": kind, "message": self.redactor.text(message)}
+            if out.status is not None:
+                out.error["status"] = out.status
+            out.retries[kind] = out.retries.get(kind, 0)
+            used = out.retries[kind]
+            if kind == "rate_limited":
+                budget = rate_budget
+            elif kind == "connect":
+                budget = connect_budget
+            else:
+                budget = max_retries
+            total_retries = sum(out.retries.values())
+            if not retryable or used >= budget or total_retries >= rate_budget + max_retries:
+                break
+            out.retries[kind] = used + 1
+            if kind == "rate_limited":
+                if wait is None:
+                    wait = self.backoff(used + 1)
+                wait = min(wait, self.spec.max_retry_after_s)
+                self.limiter.on_rate_limited(wait)
+                delay = wait
+            else:
+                delay = self.backoff(used + 1)
+            if on_retry:
+                on_retry(kind)
+            await asyncio.sleep(delay)
+        out.latency_s = time.perf_counter() - t0
+        return out

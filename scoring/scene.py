@@ -1,0 +1,88 @@
+"""Scenes: the GeoJSON a model reads. Task features get anonymous ids F0, F1, ...; only
+task-required properties are kept; coordinates are in the task CRS on a 1 cm grid, so the
+serialised scene is exactly what the oracle computed on."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import shapely
+from shapely.geometry import mapping, shape
+from shapely.geometry.base import BaseGeometry
+
+from scoring.extract import GRID, CityCRS
+
+
+@dataclass
+class SceneFeature:
+    id: str
+    kind: str                 # road | building | area | poi
+    geom: BaseGeometry
+    props: dict = field(default_factory=dict)   # task-required attributes only
+
+
+@dataclass
+class Scene:
+    crs: CityCRS
+    features: list[SceneFeature]
+
+    def __post_init__(self):
+        self._by_id = {f.id: f for f in self.features}
+
+    def __getitem__(self, fid: str) -> SceneFeature:
+        return self._by_id[fid]
+
+    def __contains__(self, fid: str) -> bool:
+        return fid in self._by_id
+
+    def geom(self, fid: str) -> BaseGeometry:
+        return self._by_id[fid].geom
+
+    def ids(self) -> list[str]:
+        return [f.id for f in self.features]
+
+    def replace(self, fid: str, geom: BaseGeometry | None = None, props: dict | None = None) -> "Scene":
+        feats = [SceneFeature(f.id, f.kind, geom if (f.id == fid and geom is not None) else f.geom,
+                              dict(props) if (f.id == fid and props is not None) else dict(f.props))
+                 for f in self.features]
+        return Scene(self.crs, feats)
+
+    def to_geojson(self) -> dict:
+        return {
+            "type": "FeatureCollection",
+            "crs": {"type": "name", "properties": {"name": self.crs.urn}},
+            "features": [
+                {"type": "Feature", "id": f.id,
+                 "properties": {"id": f.id, "kind": f.kind, **f.props},
+                 "geometry": _rounded(mapping(f.geom))}
+                for f in self.features
+            ],
+        }
+
+    @classmethod
+    def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> "Scene":
+        if crs is None:
+            urn = fc.get("crs", {}).get("properties", {}).get("name", "")
+            epsg = int(urn.rsplit(":", 1)[-1]) if urn else 0
+            crs = CityCRS(epsg=epsg, name=f"EPSG:{epsg}")
+        feats = []
+        for f in fc["features"]:
+            props = dict(f.get("properties") or {})
+            fid = f.get("id") or props.get("id")
+            kind = props.pop("kind", "")
+            props.pop("id", None)
+            feats.append(SceneFeature(fid, kind, shape(f["geometry"]), props))
+        return cls(crs, feats)
+
+
+def snap(geom: BaseGeometry) -> BaseGeometry:
+    return shapely.set_precision(geom, GRID)
+
+
+def _rounded(obj):
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    if isinstance(obj, float):
+        return round(obj, 2)
+    return obj

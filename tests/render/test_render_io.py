@@ -1,0 +1,113 @@
+"""Determinism, atomic output, CLI and benchmark loading errors."""
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from scoring.errors import InputError
+from scoring.render import ContextIndex, render_instance, render_map
+from scoring.render import renderer as renderer_mod
+
+
+def _ctx(bench):
+    return ContextIndex.from_file(bench / "context.geojsonl", 32635)
+
+
+def test_rendering_twice_gives_identical_bytes(bench, instances):
+    ctx = _ctx(bench)
+    inst = instances["helsinki-qa-T04-007"]
+    a, ra = render_map(inst, ctx)
+    b, rb = render_map(inst, ctx)
+    assert a == b and ra == rb
+    assert a[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"Software" not in a and b"matplotlib" not in a
+
+
+def test_in_process_render_matches_parallel_worker_render(bench, instances, tmp_path):
+    ctx = _ctx(bench)
+    for iid in ("helsinki-qa-M12-004", "helsinki-edit-D02-005"):
+        paths = render_instance(instances[iid], ctx, tmp_path)
+        for kind in ("png", "sidecar", "world", "aux"):
+            assert paths[kind].read_bytes() == (bench / "maps" / paths[kind].name).read_bytes(), (iid, kind)
+
+
+def test_context_is_drawn_and_only_nearby(sidecars, bench):
+    total = sum(1 for _ in (bench / "context.geojsonl").open())
+    for rec in sidecars.values():
+        n = sum(rec["context_counts"].values())
+        assert 0 < n < total
+
+
+def test_interrupted_write_leaves_no_png(bench, instances, tmp_path, monkeypatch):
+    real_replace = renderer_mod.os.replace
+
+    def boom(src, dst):
+        if str(dst).endswith(".png"):
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(renderer_mod.os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        render_instance(instances["helsinki-qa-T04-001"], _ctx(bench), tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert not any(n.endswith(".png") for n in names)
+    assert not any(n.endswith(".tmp") for n in names)
+
+
+def _parse(argv):
+    from scoring.render.cli import add_parser
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    add_parser(sub)
+    return parser.parse_args(argv)
+
+
+def test_cli_renders_selected_ids(bench, tmp_path, capsys):
+    import shutil
+
+    b = tmp_path / "b"
+    shutil.copytree(bench, b, ignore=shutil.ignore_patterns("maps"))
+    args = _parse(["render", "--bench", str(b), "--jobs", "1", "--ids", "helsinki-qa-O06-002", "--no-progress"])
+    assert args.func(args) == 0
+    assert sorted(p.name for p in (b / "maps").glob("*.png")) == ["helsinki-qa-O06-002.png"]
+    assert "rendered 1 maps" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda p: None, "not found"),
+    (lambda p: p.mkdir(), "no manifest.json"),
+    (lambda p: (p.mkdir(), (p / "manifest.json").write_text("{}")), "invalid manifest"),
+    (lambda p: (p.mkdir(), (p / "manifest.json").write_text('{"crs": {"epsg": 32635}}')), "no instances"),
+])
+def test_cli_rejects_bad_benchmarks_with_one_line(tmp_path, setup, message):
+    p = tmp_path / "nope"
+    setup(p)
+    args = _parse(["render", "--bench", str(p), "--jobs", "1"])
+    with pytest.raises(InputError) as exc:
+        args.func(args)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_unknown_id_is_an_input_error(bench):
+    args = _parse(["render", "--bench", str(bench), "--ids", "nope", "--jobs", "1"])
+    with pytest.raises(InputError, match="unknown instance id"):
+        args.func(args)
+
+
+def test_sidecar_records_versions_and_transform(sidecars):
+    import matplotlib
+
+    from scoring.render import RENDERER_VERSION
+
+    for rec in sidecars.values():
+        assert rec["renderer"]["version"] == RENDERER_VERSION
+        assert rec["renderer"]["matplotlib"] == matplotlib.__version__
+        gt, inv = rec["transform"]["geotransform"], rec["transform"]["inverse_geotransform"]
+        # inverse really inverts: pixel (100, 200) -> X, Y -> back
+        X = gt[0] + 100 * gt[1] + 200 * gt[2]
+        Y = gt[3] + 100 * gt[4] + 200 * gt[5]
+        assert inv[0] + inv[1] * X + inv[2] * Y == pytest.approx(100, abs=1e-6)
+        assert inv[3] + inv[4] * X + inv[5] * Y == pytest.approx(200, abs=1e-6)
+        assert rec["crs"]["task_epsg"] == 32635 and rec["image"]["width"] == 1536
