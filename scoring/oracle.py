@@ -159,7 +159,16 @@ EDIT_EPS = 0.05  # metres
 
 
 def _shrink(g: BaseGeometry, eps: float) -> BaseGeometry:
-    return g.buffer(-eps) if g.geom_type.endswith("Polygon") else g
+    """The interior of g pulled back by eps: polygons buffered inwards, lines shortened at both
+    ends (so lines that meet only at an end come apart), points unchanged."""
+    if g.geom_type.endswith("Polygon"):
+        return g.buffer(-eps)
+    if g.geom_type == "LineString":
+        import shapely.ops
+        if g.length <= 2 * eps:
+            return g.interpolate(0.5, normalized=True)
+        return shapely.ops.substring(g, eps, g.length - eps)
+    return g
 
 
 @measure("equals_eps", "bool", None,
@@ -180,10 +189,13 @@ def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
 
 
 @measure("boundary_covered_eps", "bool", None,
-         "a lies in b grown by eps and comes within eps of b's boundary.",
-         "ST_CoveredBy(a, ST_Buffer(b, eps)) AND ST_DWithin(a, ST_Boundary(b), eps)")
+         "a lies in b grown by eps, comes within eps of b's boundary, and is not equal to b "
+         "within eps.",
+         "ST_CoveredBy(a, ST_Buffer(b, eps)) AND ST_DWithin(a, ST_Boundary(b), eps) "
+         "AND ST_HausdorffDistance(a, b, 0.01) > eps")
 def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
-    return bool(a.covered_by(b.buffer(eps)) and a.distance(b.boundary) <= eps)
+    return bool(a.covered_by(b.buffer(eps)) and a.distance(b.boundary) <= eps
+                and not equals_eps(a, b, eps))
 
 
 @measure("contained_properly_eps", "bool", None,
@@ -219,7 +231,7 @@ def direction8(a, b) -> str:
 
 @measure("relative_direction", "category", None,
          "Where ref(b) lies for an observer at ref(a) heading `heading` degrees: relative angle "
-         "r = bearing(a, b) - heading; ahead (-45, 45), right [45, 135), behind [135, 225), "
+         "r = bearing(a, b) - heading (mod 360); ahead [315, 45), right [45, 135), behind [135, 225), "
          "left [225, 315).", "CASE on mod(degrees(ST_Azimuth(...)) - heading + 360, 360)")
 def relative_direction(a, b, heading: float) -> str:
     return RELATIVE[sector((bearing(a, b) - heading) % 360.0, 4)[0]]
@@ -246,6 +258,9 @@ def axis(a: LineString) -> str:
 @measure("min_distance", "number", "m", "Minimum Euclidean distance between a and b.",
          "ST_Distance(a, b)")
 def min_distance(a, b) -> float:
+    # The distance to an empty geometry is infinite (GEOS's convention; shapely 2.0 says NaN).
+    if a.is_empty or b.is_empty:
+        return math.inf
     return float(a.distance(b))
 
 

@@ -9,7 +9,7 @@ import shapely
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
-from scoring.extract import GRID, CityCRS
+from scoring.extract import CityCRS, snap_to_grid
 
 
 @dataclass
@@ -75,7 +75,7 @@ class Scene:
 
 
 def snap(geom: BaseGeometry) -> BaseGeometry:
-    return shapely.set_precision(geom, GRID)
+    return snap_to_grid(geom)
 
 
 def _rounded(obj):

@@ -168,7 +168,7 @@ class Bearing:
 
 @relation("D05", "Relative direction", FAMILY,
           definition="Where ref(B) lies for an observer at ref(A) moving along a stated heading h: "
-                     "relative angle r = bearing(A, B) - h; ahead (-45, 45), right [45, 135), "
+                     "relative angle r = bearing(A, B) - h (mod 360); ahead [315, 45), right [45, 135), "
                      "behind [135, 225), left [225, 315). Margin of at least 5 degrees.",
           question_forms="An observer at F0 moves along heading h. Is F1 ahead, behind, to the "
                          "left or to the right?",

@@ -265,7 +265,7 @@ class Side:
           question_forms="Which of F2-F5 lies strictly between F0 and F1?",
           answer_type="feature_id",
           distractor_rule="Features near the hull but clear of it (competing ids).",
-          edit_constraints="Move F0 so that it lies strictly between F1 and F2.",
+          edit_constraints="Move building F0 so that it lies strictly between F1 and F2.",
           anchor_kinds=("poi", "building"))
 class Between:
     @staticmethod
@@ -322,7 +322,10 @@ class Between:
     def edit(ctx, anchor):
         partners = [f for k in ("poi", "building") for f in ctx.pools.near(k, anchor.geom, 200)
                     if f.uid != anchor.uid and f.geom.distance(anchor.geom) >= 60]
-        movers = [f for f in ctx.pools.near("poi", anchor.geom, 120) if f.uid != anchor.uid]
+        # A polygon mover: it can straddle the segment robustly, where a point would have to
+        # land exactly on it.
+        movers = [f for f in ctx.pools.near("building", anchor.geom, 120)
+                  if f.uid != anchor.uid and f.geom.area < 2000]
         if not partners or not movers:
             return None
         b = ctx.rng.choice(partners)
@@ -335,8 +338,6 @@ class Between:
             return None
         sc = made[0]
         p1, p2 = ref_point(sc.geom("F1")), ref_point(sc.geom("F2"))
-        # The midpoint of two grid points may fall between grid points; a target on a grid point
-        # of the segment (found by the search) keeps the point strictly on the open segment.
         c = ref_point(sc.geom("F0"))
         proposals = []
         for frac in (0.5, 0.4, 0.6, 0.3, 0.7):

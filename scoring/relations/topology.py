@@ -4,13 +4,13 @@ F0 so the relation holds (exact relations judged with the documented eps = 0.05 
 from __future__ import annotations
 
 import math
-from math import gcd
 
 import shapely
 from shapely import affinity
 from shapely.geometry import Polygon
 
 from scoring import oracle
+from scoring.extract import snap_to_grid
 from scoring.oracle import EDIT_EPS
 from scoring.relations.base import Ctx, Member, relation
 from scoring.relations.common import (classify, edit_item, max_displacement, nearest_vector,
@@ -57,31 +57,22 @@ def _qa(ctx, anchor, kinds, radius, positive, negative, phrase, measure, extra=(
 
 def equal_copy(m: Member) -> Member | None:
     """A topologically equal copy with a different vertex sequence: the ring starts at another
-    vertex, runs the other way and gains a vertex exactly on an edge (a grid point)."""
+    vertex and runs the other way. (An extra vertex on an edge would not survive the 1 cm grid
+    exactly, so none is added.)"""
     g = m.geom
     if g.geom_type != "Polygon" or g.interiors:
         return None
     ring = list(g.exterior.coords)[:-1]
     if len(ring) < 3:
         return None
-    # Insert a grid point on an edge: with integer cm coordinates, the points k/gcd along an
-    # edge are grid points, so snapping keeps them exactly on the edge.
-    for i in range(len(ring)):
-        (x1, y1), (x2, y2) = ring[i], ring[(i + 1) % len(ring)]
-        dx, dy = round((x2 - x1) * 100), round((y2 - y1) * 100)
-        k = gcd(abs(dx), abs(dy))
-        if k >= 2:
-            mid = (round(x1 + (dx // k) * (k // 2) / 100, 2), round(y1 + (dy // k) * (k // 2) / 100, 2))
-            ring = ring[:i + 1] + [mid] + ring[i + 1:]
-            break
     ring = ring[::-1]
     start = len(ring) // 2
     ring = ring[start:] + ring[:start]
     copy = Polygon(ring)
     if not copy.equals(g) or copy.equals_exact(g, 0):
         return None
-    return Member(m.kind, copy, {}, m.source, "copy of the source with its ring reordered, "
-                  "reversed and an extra vertex on an edge (topologically equal)")
+    return Member(m.kind, copy, {}, m.source, "copy of the source with its ring starting at "
+                  "another vertex and reversed (topologically equal)")
 
 
 def near_copies(m: Member, rng) -> list[Member]:
@@ -109,7 +100,7 @@ def boundary_covered_copies(ctx: Ctx, area, inner: list) -> list[Member]:
         for v in ring[:: max(1, len(ring) // 12)]:
             for u in list(b.geom.exterior.coords)[:-1]:
                 moved = affinity.translate(b.geom, v[0] - u[0], v[1] - u[1])
-                moved = shapely.set_precision(moved, 0.01)
+                moved = snap_to_grid(moved)
                 if moved.is_valid and oracle.boundary_covered(moved, area.geom) and \
                         moved.intersection(area.geom.boundary).length == 0:
                     out.append(Member(b.kind, moved, {}, b.uid,

@@ -59,8 +59,8 @@ def get_agent(name: str) -> AgentFn:
 
 # ---- reading the prompt back --------------------------------------------------------------------
 _CATEGORY_PHRASES = [
-    ("option letter", "choice"), ("in square metres", "square_metres"), ("in metres", "metres"),
-    ("in degrees", "degrees"), ("whole number", "count"), ('"yes" or "no"', "boolean"),
+    ("option letter", "choice"), ("number in square metres", "square_metres"),
+    ("number in metres", "metres"), ("number in degrees", "degrees"), ("whole number", "count"), ('"yes" or "no"', "boolean"),
     ("comma-separated list of feature ids", "feature_ids"), ("with a feature id", "feature_id"),
     ("compass direction", "direction"),
 ]
@@ -125,7 +125,8 @@ def parse_prompt(messages: list[dict]) -> PromptView:
     m = re.search(r"^Question: (.*?)(?:\n\n|\Z)", v.text, flags=re.S | re.M)
     v.question = m.group(1).strip() if m else None
     v.choices = [c for _, c in re.findall(r"^([A-D])\. (.*)$", v.text, flags=re.M)]
-    low = v.text.lower()
+    q = v.text.rfind("\nQuestion: ")
+    low = v.text[q:].lower() if q >= 0 else v.text.lower()
     for phrase, cat in _CATEGORY_PHRASES:
         if phrase in low:
             v.answer_category = cat
@@ -211,6 +212,7 @@ class AgentServer(ThreadingHTTPServer):
 
 class AgentHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: AgentServer
 
     def log_message(self, fmt: str, *args: Any) -> None:

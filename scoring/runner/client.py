@@ -430,7 +430,9 @@ class ChatClient:
             if not retryable or used >= budget or total_retries >= rate_budget + max_retries:
                 break
             out.retries[kind] = used + 1
-            if kind == "rate_limited":
+            if kind == "connect" and max_connect_retries is not None:
+                delay = 0.1 * (2 ** used)          # reachability not yet established: fail fast
+            elif kind == "rate_limited":
                 if wait is None:
                     wait = self.backoff(used + 1)
                 wait = min(wait, self.spec.max_retry_after_s)

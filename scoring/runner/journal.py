@@ -107,6 +107,8 @@ class Journal:
         self._ok: dict[str, dict] = {}
         for rec in self.records:
             self._index(rec)
+        self._pending: list = []
+        self._flushing = False
         self._external: dict[str, dict] = {}
         for cache in extra_caches:
             if Path(cache).resolve() == self.path.resolve():
@@ -142,15 +144,57 @@ class Journal:
             return self._external[key], "cache"
         return None, None
 
-    def append(self, record: dict) -> dict:
+    def _prepare(self, record: dict) -> tuple[dict, bytes]:
         record = self.redactor.value(_finite(record))
         line = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode("utf-8"))
+        return record, line.encode("utf-8")
+
+    def _write_durably(self, data: bytes) -> None:
+        self._fh.write(data)
         self._fh.flush()
         os.fsync(self._fh.fileno())
+
+    def append(self, record: dict) -> dict:
+        """Append one record; returns once it is written, flushed and fsync'ed."""
+        record, data = self._prepare(record)
+        self._write_durably(data)
         self.records.append(record)
         self._index(record)
         return record
+
+    async def append_async(self, record: dict) -> dict:
+        """As `append`, from a coroutine: records arriving while an fsync is in progress are
+        written together and share the next fsync (group commit); each call returns only once
+        its record is durable. Order of arrival is preserved."""
+        import asyncio
+        record, data = self._prepare(record)
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        self._pending.append((data, record, fut))
+        if not self._flushing:
+            self._flushing = True
+            loop.create_task(self._flush_pending())
+        return await fut
+
+    async def _flush_pending(self) -> None:
+        import asyncio
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                try:
+                    await asyncio.to_thread(self._write_durably, b"".join(d for d, _, _ in batch))
+                except BaseException as exc:
+                    for _, _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc if isinstance(exc, Exception) else OSError(str(exc)))
+                    continue
+                for _, rec, fut in batch:
+                    self.records.append(rec)
+                    self._index(rec)
+                    if not fut.done():
+                        fut.set_result(rec)
+        finally:
+            self._flushing = False
 
     def close(self) -> None:
         if not self._fh.closed:

@@ -36,6 +36,10 @@ class EndpointUnreachable(SpatialGapError):
     """The endpoint refused/failed every connection attempt."""
 
 
+class _Unreachable(Exception):
+    pass
+
+
 # ---- the edit validity hook --------------------------------------------------------------------
 _OPS = ("translate", "rotate", "scale", "set_attribute")
 
@@ -320,6 +324,9 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
     endpoint_models: set[str] = set(manifest["endpoint_models"])
     generation = spec.generation_params()
     base_url = public_url(spec.base_url)
+    # Until the endpoint has answered once, connection failures are retried briefly and then
+    # abort the whole run (an unreachable URL fails fast instead of failing every sample).
+    reach = {"confirmed": False}
 
     async def attempt(inst, form, msgs, info, img_sha, inst_sha, attempt_no, attempt_kind, prev_sha,
                       retry_state, *, max_connect_retries=None) -> dict:
@@ -355,7 +362,10 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
 
             outcome: Outcome = await client.complete(msgs, on_retry=on_retry,
                                                      max_connect_retries=max_connect_retries)
-            if outcome.error and outcome.error.get("kind") == "connect" and max_connect_retries is not None:
+            if outcome.status is not None:
+                reach["confirmed"] = True        # the endpoint answered (whatever it said)
+            elif (outcome.error and outcome.error.get("kind") == "connect" and max_connect_retries is not None
+                  and not reach["confirmed"]):
                 return {"status": "error", "error": outcome.error, "_abort": True}
             rec = {**base, "time": _now(), **outcome.to_record()}
         if rec.get("endpoint_model"):
@@ -367,7 +377,7 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
             if reason:
                 rec["final"] = False
                 rec["retry_reason"] = reason
-        return journal.append(rec)
+        return await journal.append_async(rec)
 
     async def process(inst: dict, form: str, probe: bool = False) -> dict | None:
         retry_state = {"retrying": False}
@@ -402,22 +412,29 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
 
     status = "interrupted"
     try:
-        queue = list(samples)
-        if queue:
-            # Probe with the first sample alone: an unreachable endpoint aborts the run at once.
-            first = await process(*queue[0], probe=True)
-            if first and first.get("_abort"):
-                status = "aborted"
-                msg = first["error"]["message"]
-                raise EndpointUnreachable(f"cannot reach {spec.url and public_url(spec.url)}: {msg}")
-            queue = queue[1:]
-        it = iter(queue)
+        it = iter(samples)
 
         async def worker() -> None:
             for inst, form in it:
-                await process(inst, form)
+                rec = await process(inst, form, probe=not reach["confirmed"])
+                if rec and rec.get("_abort"):
+                    raise _Unreachable(rec["error"]["message"])
 
-        await asyncio.gather(*(worker() for _ in range(min(spec.concurrency, max(1, len(queue))))))
+        abort: str | None = None
+        try:
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(min(spec.concurrency, max(1, len(samples)))):
+                    tg.create_task(worker())
+        except BaseExceptionGroup as eg:
+            unreachable = [e for e in eg.exceptions if isinstance(e, _Unreachable)]
+            if not unreachable:
+                if len(eg.exceptions) == 1:
+                    raise eg.exceptions[0] from None
+                raise
+            abort = str(unreachable[0])
+        if abort is not None:
+            status = "aborted"
+            raise EndpointUnreachable(f"cannot reach {public_url(spec.url)}: {abort}")
         status = "complete" if summary.failed == 0 else "incomplete"
     finally:
         bar.close()

@@ -1,0 +1,27 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+VENV_BIN = REPO / ".venv" / "bin"
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test with the reason when it is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"../shared/data/{'/'.join(parts)} is absent (development data, not in a user's clone)")
+    return p
+
+
+@pytest.fixture(scope="session")
+def helsinki_bench(tmp_path_factory):
+    """The full default benchmark (embedded Helsinki, 25 per relation per task), built once."""
+    from scoring.build import build_benchmark
+    out = tmp_path_factory.mktemp("bench") / "helsinki"
+    build_benchmark(None, out, seed=0, jobs=2, progress=False)
+    return out
