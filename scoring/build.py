@@ -315,6 +315,7 @@ def add_parser(sub) -> None:
     p.add_argument("--relations", nargs="+", help="only these relation codes")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--force", action="store_true", help="replace an existing output directory")
+    p.add_argument("--no-render", action="store_true", help="skip rendering the map images")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cli)
 
@@ -328,4 +329,8 @@ def _cli(args: argparse.Namespace) -> int:
           f"{m['city']} ({m['crs']['name']}) in {args.out}")
     for s in m["shortfalls"]:
         print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
+    if not args.no_render:
+        from scoring.render import render_benchmark
+        render_benchmark(Path(args.out), jobs=args.jobs or os.cpu_count(), progress=not args.no_progress)
+        print(f"rendered maps into {Path(args.out) / 'maps'}")
     return 0

@@ -14,6 +14,7 @@ from scoring.errors import SpatialGapError
 COMMAND_MODULES = [
     "scoring.build",          # OSM extract -> pools -> scenes + oracle -> instances
     "scoring.reference_doc",  # catalogue -> resources/relations.md
+    "scoring.render.cli",     # instances -> rendered maps
     "scoring.runner.cli",     # instances -> model runs -> predictions (run, serve-agent)
     "scoring.frieda",         # FRIEDA-style free-form map answers -> verdicts
 ]

@@ -12,8 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString, Point, box
-from shapely.ops import nearest_points
+from shapely.geometry import LineString, box
 
 Box = tuple[float, float, float, float]
 
@@ -181,8 +180,10 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
         if disp.any():
             idx = np.nonzero(disp & ok)[0]
             if len(idx):
-                segs = [_leader(c[i, 2], c[i, 3], boxes[i]) for i in idx]
-                lg = shapely.linestrings(np.array(segs, dtype=float))
+                ax_, ay_ = c[idx, 2], c[idx, 3]
+                bx_ = np.clip(ax_, x0[idx], x0[idx] + w)
+                by_ = np.clip(ay_, y0[idx], y0[idx] + h)
+                lg = shapely.linestrings(np.stack([np.column_stack([ax_, ay_]), np.column_stack([bx_, by_])], axis=1))
                 crossing = np.zeros(len(idx), bool)
                 if placed_boxes:
                     crossing |= shapely.intersects(lg, pb)
@@ -215,8 +216,9 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
 
 
 def _leader(ax: float, ay: float, b) -> list[tuple[float, float]]:
-    p = nearest_points(b, Point(ax, ay))[0]
-    return [(ax, ay), (p.x, p.y)]
+    """Anchor -> nearest point of the label box."""
+    x0, y0, x1, y1 = b.bounds
+    return [(ax, ay), (min(max(ax, x0), x1), min(max(ay, y0), y1))]
 
 
 def place_box(size: tuple[float, float], slots: Sequence[tuple[float, float]], obstacles,

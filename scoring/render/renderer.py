@@ -116,7 +116,8 @@ def _poly_path(geoms) -> MplPath | None:
         for part in shapely.get_parts(g):
             if part.geom_type != "Polygon" or part.is_empty:
                 continue
-            part = orient(part, 1.0)
+            if part.interiors:  # holes need the opposite winding of their shell (nonzero fill rule)
+                part = orient(part, 1.0)
             for ring in (part.exterior, *part.interiors):
                 c = np.asarray(ring.coords)[:, :2]
                 if len(c) < 4:

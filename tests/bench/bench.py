@@ -1,0 +1,79 @@
+"""`make bench`: speed and memory figures of each pipeline stage, as ratios where possible.
+
+Runs outside pytest on purpose: timings belong in a benchmark, not in unit tests.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / ".venv" / "bin"
+
+
+def bench_build(tmp: Path) -> dict:
+    """`spatialgap build` on the embedded Helsinki extract (25 QA + 25 edit per relation),
+    on all cores and on one, with the peak resident memory of the largest process."""
+    out = {}
+    for jobs in (os.cpu_count() or 1, 1):
+        target = tmp / f"helsinki-j{jobs}"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        subprocess.run([str(BIN / "spatialgap"), "build", "--out", str(target), "--jobs", str(jobs),
+                        "--no-progress"], check=True, capture_output=True)
+        wall = time.perf_counter() - t0
+        peak_kb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        m = json.loads((target / "manifest.json").read_text())
+        slow = sorted(m["build_report"], key=lambda r: -r["seconds"])[:4]
+        out[f"jobs={jobs}"] = {
+            "wall_s": round(wall, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+            "instances": m["counts"]["qa"] + m["counts"]["edit"],
+            "extract_s": m["timing"]["extract_s"], "build_s": m["timing"]["build_s"],
+            "slowest_shards": [f"{r['relation']}/{r['task']} {r['seconds']}s" for r in slow],
+        }
+    j = [k for k in out if k != "jobs=1"][0]
+    out["parallel_speedup"] = round(out["jobs=1"]["wall_s"] / out[j]["wall_s"], 2)
+    out["target"] = "under 30 s for 700 + 700 instances"
+    return out, tmp / f"helsinki-j{os.cpu_count() or 1}"
+
+
+def bench_render(bench: Path) -> dict:
+    try:
+        from scoring.render import bench as rb
+    except ImportError as exc:  # pragma: no cover
+        return {"skipped": str(exc)}
+    r = subprocess.run([str(BIN / "python"), "-m", "scoring.render.bench", "--bench", str(bench),
+                        "--rounds", "1"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:] }
+    return json.loads(r.stdout)
+
+
+def bench_runner() -> dict:
+    r = subprocess.run([str(BIN / "python"), "-m", "scoring.runner.bench"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:]}
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"output": r.stdout.strip().splitlines()}
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="spatialgap-bench-") as d:
+        build, bench = bench_build(Path(d))
+        print(json.dumps({"build": build}, indent=1), flush=True)
+        print(json.dumps({"runner": bench_runner()}, indent=1), flush=True)
+        if "--no-render" not in sys.argv:
+            print(json.dumps({"render": bench_render(bench)}, indent=1), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
