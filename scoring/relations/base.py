@@ -201,18 +201,6 @@ def fact(scene: Scene, measure: str, *args: str, **params) -> dict:
     return make_fact(scene, measure, list(args), params)
 
 
-def erode(g: BaseGeometry, d: float) -> BaseGeometry:
-    """Polygons shrunk by d; lines shortened by d at both ends; points unchanged."""
-    if g.geom_type == "Polygon":
-        return g.buffer(-d)
-    if g.geom_type == "LineString":
-        import shapely.ops
-        if g.length <= 2 * d:
-            return g.interpolate(0.5, normalized=True)
-        return shapely.ops.substring(g, d, g.length - d)
-    return g
-
-
 def overlap_amount(a: BaseGeometry, b: BaseGeometry) -> float:
     """Size of the intersection in its own dimension (area, length, or 1 per point)."""
     inter = a.intersection(b)

@@ -97,25 +97,10 @@ def cmd_serve_agent(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="spatialgap")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_parser(sub)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args) or 0)
-    except SpatialGapError as exc:
-        print(f"spatialgap {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"spatialgap {args.command}: interrupted", file=sys.stderr)
-        return 130
+    """`python -m scoring.runner.cli` is the same as `spatialgap`."""
+    from scoring.cli import main as spatialgap_main
+    return spatialgap_main(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
