@@ -182,7 +182,7 @@ def _map_shards(pools, shards, jobs, progress):
     from tqdm import tqdm
     bar = tqdm(total=len(shards), desc="build", unit="shard", disable=not progress, file=sys.stderr)
     results = []
-    # Longest shards first keeps both cores busy to the end.
+    # imap keeps the shards' order, so the files do not depend on which worker finished first.
     if jobs > 1 and len(shards) > 1:
         ctx = mp.get_context("fork")
         with ctx.Pool(jobs, initializer=_init_worker, initargs=(pools,)) as pool:
