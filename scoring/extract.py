@@ -153,7 +153,6 @@ def snap_to_grid(geom: BaseGeometry) -> BaseGeometry:
     return shapely.set_coordinates(plain, rounded) if len(rounded) else plain
 
 
-_snap = snap_to_grid
 
 
 def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:
@@ -163,7 +162,7 @@ def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:
         if not geom.is_valid:
             geom = shapely.make_valid(geom)
             stats["repaired"] = stats.get("repaired", 0) + 1
-        geom = _snap(geom)
+        geom = snap_to_grid(geom)
     except shapely.errors.GEOSException:
         stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
         return None
@@ -178,7 +177,7 @@ def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:
 def _clean_line(geom: BaseGeometry, stats: dict) -> LineString | None:
     if geom is None or geom.is_empty:
         return None
-    geom = _snap(geom)
+    geom = snap_to_grid(geom)
     if not isinstance(geom, LineString) or geom.is_empty or geom.length <= 0 or not geom.is_valid:
         stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
         return None
@@ -284,7 +283,7 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
         if layer == "points":
             if any(k in fields for k in POI_KEYS):
                 props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
-                pois.append(PoolFeature(f"node/{fields['osm_id']}", "poi", _snap(geom), props))
+                pois.append(PoolFeature(f"node/{fields['osm_id']}", "poi", snap_to_grid(geom), props))
         elif layer == "lines":
             hw = fields.get("highway")
             if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
