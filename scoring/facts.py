@@ -116,12 +116,18 @@ def describe_constraint(c: dict) -> str:
     params = c.get("params", {})
     if c["op"] == "is" and MEASURES[m].kind == "bool":
         phrase = PREDICATE_PHRASES.get(m, m.replace("_", " "))
+        if "eps" in params and "{eps" not in phrase:   # the tolerance the checker uses is stated
+            phrase += " (within {eps:g} m)"
         neg = "" if c["value"] else "not "
         return phrase.format(a=a, b=b, c=args[2] if len(args) > 2 else "", neg=neg, **params)
     if m == "bearing" and c["op"] == "angle_within":
-        return f"the bearing from {a} to {b} is within {c['tolerance']:g}° of {c['target']:g}°"
+        return f"the bearing from {a} to {b} is within {_n(c['tolerance'])}° of {_n(c['target'])}°"
     if m in ("direction4", "direction8"):
-        return f"{b} lies {DIRECTION_WORDS[c['value']]} of {a}"
+        # 4- and 8-sector constraints differ in width; say which, with the sector's bounds.
+        n = 4 if m == "direction4" else 8
+        lo, hi = _sector(c["value"], n)
+        return (f"{b} lies {DIRECTION_WORDS[c['value']]} of {a} ({n} compass sectors: the bearing from "
+                f"{a}'s centroid to {b}'s centroid is in [{lo:g}°, {hi:g}°))")
     if m == "relative_direction":
         return (f"for an observer at {a} heading {params['heading']:g}°, {b} is {c['value']}"
                 if c["value"] in ("ahead", "behind") else
@@ -147,12 +153,26 @@ def describe_constraint(c: dict) -> str:
         subject = f"the density of {', '.join(args[1:])} inside {a}"
     u = {"m": " m", "per km2": " per km²", "count": "", "m2": " m²", "deg": "°"}.get(unit, "")
     if c["op"] == "between":
-        return f"{subject} is between {c['min']:g} and {c['max']:g}{u}"
+        return f"{subject} is between {_n(c['min'])} and {_n(c['max'])}{u}"
     if c["op"] == "at_most":
-        return f"{subject} is at most {c['max']:g}{u}"
+        return f"{subject} is at most {_n(c['max'])}{u}"
     if c["op"] == "at_least":
-        return f"{subject} is at least {c['min']:g}{u}"
+        return f"{subject} is at least {_n(c['min'])}{u}"
     return f"{subject} is {c.get('value')}"
+
+
+def _n(v: float) -> str:
+    """A limit printed in full (no rounding: the stated range must be the checked range)."""
+    return f"{v:.12g}"
+
+
+_SECTOR_ORDER = {4: ["N", "E", "S", "W"], 8: ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]}
+
+
+def _sector(label: str, n: int) -> tuple[float, float]:
+    width = 360.0 / n
+    centre = _SECTOR_ORDER[n].index(label) * width
+    return (centre - width / 2) % 360.0, (centre + width / 2) % 360.0
 
 
 DIRECTION_WORDS = {"N": "north", "NE": "north-east", "E": "east", "SE": "south-east", "S": "south",

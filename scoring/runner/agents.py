@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 AgentFn = Callable[[list[dict]], str]
 AGENTS: dict[str, AgentFn] = {}
 # Modules imported on first lookup so that their @agent definitions register themselves.
-AGENT_MODULES: list[str] = []
+AGENT_MODULES: list[str] = ["scoring.runner.reference_agents"]
 
 
 def agent(name: str) -> Callable[[AgentFn], AgentFn]:
@@ -60,8 +60,11 @@ def get_agent(name: str) -> AgentFn:
 # ---- reading the prompt back --------------------------------------------------------------------
 _CATEGORY_PHRASES = [
     ("option letter", "choice"), ("number in square metres", "square_metres"),
+    ("pois per square kilometre", "density"),
     ("number in metres", "metres"), ("number in degrees", "degrees"), ("whole number", "count"), ('"yes" or "no"', "boolean"),
-    ("comma-separated list of feature ids", "feature_ids"), ("with a feature id", "feature_id"),
+    ("comma-separated list of feature ids", "feature_ids"), ("feature ids in order", "ordering"),
+    ("with a feature id", "feature_id"), ("four compass directions", "direction4"),
+    ("ahead, behind, left, right", "relative_direction"), ("one of the axes", "axis"),
     ("compass direction", "direction"),
 ]
 
@@ -133,7 +136,8 @@ def parse_prompt(messages: list[dict]) -> PromptView:
             break
     m = re.search(r"^Target feature: (\S+)", v.text, flags=re.M)
     v.target = m.group(1) if m else None
-    m = re.search(r"^Instruction: (.*)$", v.text, flags=re.M)
+    # The instruction runs over several lines (numbered constraints), up to the reply format.
+    m = re.search(r"^Instruction: (.*?)(?:\n\nReply with|\Z)", v.text, flags=re.M | re.S)
     v.instruction = m.group(1).strip() if m else None
     if v.task == "edit":
         v.units = "pixels" if "pixels right" in v.text else "metres"
@@ -179,6 +183,18 @@ def chance(messages: list[dict]) -> str:
         ans = ", ".join(pick) or "none"
     elif cat == "direction":
         ans = rng.choice(["N", "NE", "E", "SE", "S", "SW", "W", "NW"])
+    elif cat == "direction4":
+        ans = rng.choice(["N", "E", "S", "W"])
+    elif cat == "relative_direction":
+        ans = rng.choice(["ahead", "behind", "left", "right"])
+    elif cat == "axis":
+        ans = rng.choice(["N-S", "NE-SW", "E-W", "NW-SE"])
+    elif cat == "ordering":
+        order = [i for i in ids if i != "F0"]
+        rng.shuffle(order)
+        ans = ", ".join(order)
+    elif cat == "density":
+        ans = f"{rng.uniform(0, 5000):.3f}"
     else:
         ans = rng.choice(["yes", "no", "cannot be determined", *ids])
     return f"Answer: {ans}"
@@ -195,14 +211,42 @@ def _completion(model: str, text: str, messages: list[dict]) -> dict:
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}}
 
 
+def _pool_init(name: str) -> None:
+    get_agent(name)        # import the agent modules once per worker process
+
+
+def _pool_call(name: str, messages: list[dict]) -> str:
+    return str(get_agent(name)(messages))
+
+
 class AgentServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], agent_name: str, fn: AgentFn):
+    def __init__(self, address: tuple[str, int], agent_name: str, fn: AgentFn, workers: int = 1):
         self.agent_name, self.agent_fn = agent_name, fn
+        # CPU-bound agents (tools searches edits) would serialise on the GIL in one process;
+        # a spawn-based pool lets one server use every core. Spawn, not fork: the server is
+        # threaded and forking a threaded process can deadlock.
+        self.pool = None
+        if workers > 1:
+            import concurrent.futures
+            import multiprocessing
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_pool_init, initargs=(agent_name,))
         super().__init__(address, AgentHandler)
+
+    def reply(self, messages: list[dict]) -> str:
+        if self.pool is None:
+            return str(self.agent_fn(messages))
+        return self.pool.submit(_pool_call, self.agent_name, messages).result()
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def base_url(self) -> str:
@@ -253,12 +297,12 @@ class AgentHandler(BaseHTTPRequestHandler):
             self._error(400, f"invalid request: {exc}")
             return
         try:
-            text = self.server.agent_fn(messages)
+            text = self.server.reply(messages)
         except Exception as exc:  # an agent bug is a 500 for that request, not a dead server
             log.exception("agent %s failed", self.server.agent_name)
             self._error(500, f"agent {self.server.agent_name} failed: {type(exc).__name__}: {exc}", "server_error")
             return
-        self._send(200, _completion(self.server.agent_name, str(text), messages))
+        self._send(200, _completion(self.server.agent_name, text, messages))
 
 
 def start_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[AgentServer, threading.Thread]:
@@ -269,16 +313,25 @@ def start_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[Age
     return server, thread
 
 
-def serve(name: str, host: str = "127.0.0.1", port: int = 8765) -> int:
-    """Serve agent `name` until interrupted (blocking)."""
+def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> int:
+    """Serve agent `name` until interrupted or terminated (blocking). Port 0 picks a free port
+    (the URL is printed on stderr)."""
     fn = get_agent(name)
     if host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on non-loopback address %s", host)
+    if workers < 1:
+        raise InputError(f"--workers: must be >= 1, got {workers}")
     try:
-        server = AgentServer((host, port), name, fn)
+        server = AgentServer((host, port), name, fn, workers)
     except OSError as exc:
         raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     print(f"serving agent {name} on {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    import signal
+
+    def _terminate(signum, frame):     # SIGTERM -> same clean shutdown as Ctrl-C (pool included)
+        raise KeyboardInterrupt
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

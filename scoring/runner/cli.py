@@ -45,8 +45,10 @@ def add_parser(subparsers) -> None:
                               description="Serve a built-in agent (e.g. chance) on loopback at "
                                           "http://HOST:PORT/v1 for `spatialgap run --endpoint`.")
     s.add_argument("--agent", required=True, metavar="NAME")
-    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--port", type=int, default=8765, help="TCP port (0: a free port, printed on stderr)")
     s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="processes computing replies (CPU-bound agents such as tools; default 1)")
     s.set_defaults(func=cmd_serve_agent)
 
 
@@ -93,7 +95,7 @@ def cmd_run(args) -> int:
 
 def cmd_serve_agent(args) -> int:
     from scoring.runner.agents import serve
-    return serve(args.agent, args.host, args.port)
+    return serve(args.agent, args.host, args.port, args.workers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -83,8 +83,13 @@ def template_info(task: str, modality: str, form: str, prompts_dir: Path = PROMP
 
 
 def answer_category(answer_type: str | None) -> str:
-    """Map an instance's answer_type onto one of the answer-instruction wordings."""
+    """Map an instance's answer_type onto one of the answer-instruction wordings in _common.j2."""
     t = (answer_type or "").lower()
+    exact = {"direction4": "direction4", "direction8": "direction", "relative_direction": "relative_direction",
+             "axis": "axis", "ordering": "ordering", "density": "density", "perimeter": "metres",
+             "distance": "metres", "bearing": "degrees", "count": "count", "feature_id": "feature_id"}
+    if t in exact:
+        return exact[t]
     if t in ("choice", "mcq", "letter", "option"):
         return "choice"
     if t in ("bool", "boolean", "yes_no", "yesno"):

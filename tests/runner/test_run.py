@@ -8,6 +8,7 @@ import pytest
 from scoring.errors import InputError
 from scoring.runner.config import StaticKeyProvider
 from scoring.runner.journal import final_predictions, read_records
+from scoring.runner.prompts import template_info
 from scoring.runner.run import EndpointUnreachable, edit_needs_retry, run_benchmark
 
 from runner_helpers import FAKE_KEY, fast_spec, make_bench
@@ -32,7 +33,7 @@ def test_qa_run_then_resume_sends_nothing(server, bench, tmp_path):
     preds = final_predictions(out / "predictions.jsonl")
     assert set(preds) == {f"helsinki-qa-{i:04d}|{f}" for i in range(3) for f in ("open", "mcq")}
     rec = preds["helsinki-qa-0000|mcq"]
-    assert rec["template"] == "qa-mcq-geojson" and rec["template_version"] == "1" and rec["text"] == "Answer: B"
+    assert rec["template"] == "qa-mcq-geojson" and rec["template_version"] == template_info("qa", "geojson", "mcq").version and rec["text"] == "Answer: B"
     m = json.loads((out / "manifest.json").read_text())
     assert m["status"] == "complete" and m["endpoint_models"] == ["fake-model-served"]
     assert m["token_totals"]["total_tokens"] == 6 * 14 and m["tool_version"]
