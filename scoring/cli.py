@@ -17,6 +17,8 @@ COMMAND_MODULES = [
     "scoring.render.cli",     # instances -> rendered maps
     "scoring.runner.cli",     # instances -> model runs -> predictions (run, serve-agent)
     "scoring.frieda",         # FRIEDA-style free-form map answers -> verdicts
+    "scoring.score.cli",      # predictions -> verdicts -> reports (score, report, selfcheck, gate)
+    "scoring.evaluate",       # the main job: all of the above end to end with the reference agents
 ]
 
 

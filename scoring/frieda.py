@@ -621,9 +621,81 @@ def format_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+JUDGE_PROMPT = (
+    "You check answers to a map-reading question. Decide whether the model's answer names the same "
+    "thing(s) as the expected answer (spelling variants, abbreviations and extra descriptive words "
+    "are fine; a different or additional place is not).\n\nQuestion: {question}\n"
+    "Expected answer: {expected}\nModel's answer: {response}\n\n"
+    "Reply with one word: yes or no.")
+
+
+class EndpointJudge:
+    """A ``Judge`` backed by a model endpoint (the runner's client: retries, key from the
+    environment, never written anywhere). Its use is reported: ``calls`` and ``public``."""
+
+    def __init__(self, spec) -> None:
+        import asyncio
+        from scoring.runner.client import ChatClient
+        from scoring.runner.config import EnvKeyProvider
+        self.spec = spec
+        self.calls = 0
+        self._loop = asyncio.new_event_loop()
+        self._client = ChatClient(spec, key_provider=EnvKeyProvider())
+
+    def public(self) -> dict:
+        return {"model": self.spec.public_dict(), "calls": self.calls, "prompt": JUDGE_PROMPT}
+
+    def __call__(self, question: str, expected: list, response: list) -> bool:
+        from scoring.answers import parse_yes_no
+        self.calls += 1
+        prompt = JUDGE_PROMPT.format(question=question or "(not given)", expected="; ".join(map(str, expected)),
+                                     response="; ".join(map(str, response)))
+        out = self._loop.run_until_complete(self._client.complete([{"role": "user", "content": prompt}]))
+        if not out.ok:
+            raise RuntimeError(f"judge request failed ({(out.error or {}).get('kind', 'error')})")
+        parsed = parse_yes_no(out.text)
+        if not parsed.ok:
+            raise ValueError(f"judge reply not yes/no ({parsed.reason})")
+        return bool(parsed.value)
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.aclose())
+        self._loop.close()
+
+
+def _judge_from_args(args: argparse.Namespace) -> EndpointJudge | None:
+    if not args.judge_model:
+        if args.judge_endpoint or args.judge_config:
+            raise InputError("--judge-endpoint/--judge-config need --judge-model")
+        return None
+    from scoring.runner.config import ModelSpec, get_model
+    if args.judge_config:
+        spec = get_model(args.judge_config, args.judge_model)
+    elif args.judge_endpoint:
+        spec = ModelSpec.from_endpoint(args.judge_endpoint, args.judge_model, args.judge_api_key_env)
+    else:
+        raise InputError("--judge-model needs --judge-config FILE or --judge-endpoint URL")
+    return EndpointJudge(spec)
+
+
 def run(args: argparse.Namespace) -> int:
-    summary = score_files(args.files, args.out)
+    judge = _judge_from_args(args)
+    try:
+        summary = score_files(args.files, args.out, judge)
+    finally:
+        if judge is not None:
+            judge.close()
+    if judge is not None:
+        # The judge's use is part of the record: which model, how often, with which prompt.
+        summary["judge"] = judge.public()
+        try:
+            (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
+                                                         encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"{Path(args.out) / 'summary.json'}: cannot write ({exc.strerror})") from None
     print(format_table(summary))
+    if judge is not None:
+        print(f"\njudge {judge.spec.name}: {judge.calls} textual answers without an exact match sent to it")
     top = list(summary["overall"]["disagreements"].items())[:8]
     if top:
         print("\nmain disagreements with the original verdicts:")
@@ -641,4 +713,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "textual normalised set match) and compare with the original `correct` field.")
     p.add_argument("files", nargs="+", metavar="FILE", help="FRIEDA result JSON files (or directories of them)")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
+    p.add_argument("--judge-model", metavar="NAME",
+                   help="optional judge model for textual answers without an exact match (its use is reported)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--judge-config", type=Path, metavar="FILE", help="TOML model config holding --judge-model")
+    src.add_argument("--judge-endpoint", metavar="URL", help="OpenAI-compatible base URL of the judge")
+    p.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key")
     p.set_defaults(func=run)

@@ -1,0 +1,455 @@
+"""Deterministic verdicts: one per sample (instance x form x modality), each with a reason.
+
+Verdicts: correct, wrong, unparsed (a response no answer could be read from; counted as wrong),
+error (the request itself failed; counted as wrong in the strict score), and on instances that
+are unanswerable in the sample's modality correct_refusal / unfounded_answer.
+
+QA: the raw text is parsed by `scoring.answers` (never guessing) and checked by the relation
+catalogue's checker with its tolerances. Editing: the parsed edit is applied to the target by the
+builder's executor (`scoring.edits`), the result is screened (empty, outside the coordinate
+domain, null island, far outside the scene, invalid) and every constraint is checked:
+CSR = valid non-empty prediction x target actually changed (or an attribute edit) x all hold.
+Image edits are in pixels: they are applied to the target drawn in pixel space and mapped back
+through the map's recorded transform; besides the strict verdict they get `raster_tolerant`
+(constraints hold OR Hausdorff <= 4 px to the reference edit, with required attributes).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import shapely
+from shapely import affinity
+from shapely.geometry import shape
+from shapely.geometry.base import BaseGeometry
+
+from scoring import answers, oracle
+from scoring.edits import OPS, EditError, apply_edit, apply_geometry_ops
+from scoring.facts import FactError, check_constraint, describe_constraint
+from scoring.relations.base import REFUSAL, check_answer
+
+VERDICTS = ("correct", "wrong", "unparsed", "error", "correct_refusal", "unfounded_answer")
+MODALITIES = ("geojson", "image", "together")
+RASTER_TOLERANCE_PX = 4.0
+# A geometry farther than this from the scene's envelope is "far outside the scene's region":
+# the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
+FAR_MIN_M = 1000.0
+FAR_DIAGONALS = 5.0
+NULL_ISLAND_M = 1000.0        # task-CRS distance from (0, 0) ...
+NULL_ISLAND_DEG = 0.01        # ... or lon/lat distance from (0°, 0°)
+NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
+
+
+@dataclass
+class Verdict:
+    verdict: str
+    reason: str
+    value: Any = None                      # the parsed answer (or parsed edit)
+    quality: float | None = None           # continuous error where meaningful
+    constraints: list[dict] | None = None  # edit: {"index","text","measure","passed","measured"}
+    edited_scene: dict | None = None       # edit: the edited scene GeoJSON (task CRS)
+    screen: str | None = None              # geometry screening failure name, if any
+    raster_tolerant: bool | None = None    # image edits: success under the 4-px Hausdorff rule
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------- helpers
+
+def _answerable(instance: dict, modality: str) -> bool:
+    a = instance.get("answerable")
+    if isinstance(a, dict):
+        return bool(a.get(modality, True))
+    return True if a is None else bool(a)
+
+
+def _json_safe(v: Any) -> Any:
+    """Parsed values as plain JSON (NaN/inf -> None), so verdicts always serialise."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def _scene_ids(instance: dict) -> list[str]:
+    out = []
+    for f in (instance.get("scene") or {}).get("features", []):
+        fid = f.get("id") or (f.get("properties") or {}).get("id")
+        if fid:
+            out.append(str(fid))
+    return out
+
+
+def _failed(status: str, error: Any) -> Verdict | None:
+    if status == "ok":
+        return None
+    if isinstance(error, dict):
+        detail = error.get("kind") or error.get("message") or "request failed"
+    else:
+        detail = str(error) if error else "request failed"
+    return Verdict("error", f"request failed: {detail}"[:300])
+
+
+def set_precision_recall(predicted: Any, reference: Any) -> dict | None:
+    """Precision/recall of an answer asserting a set of items, with the false and missed items."""
+    if not isinstance(predicted, (list, tuple)) or not isinstance(reference, (list, tuple)):
+        return None
+    p, r = set(map(str, predicted)), set(map(str, reference))
+    tp = p & r
+    return {"precision": len(tp) / len(p) if p else (1.0 if not r else 0.0),
+            "recall": len(tp) / len(r) if r else 1.0,
+            "false": sorted(p - r), "missed": sorted(r - p)}
+
+
+# --------------------------------------------------------------------------------- QA
+
+def _quality(answer_type: str, reference: Any, value: Any) -> float | None:
+    if isinstance(reference, bool) or isinstance(value, bool):
+        return None
+    if not isinstance(reference, (int, float)) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(float(value)):
+        return None
+    if answer_type == "bearing":
+        return round(oracle.angle_diff(float(value), float(reference)), 6)
+    if answer_type in NUMERIC_TYPES:
+        return round(abs(float(value) - float(reference)), 6)
+    return None
+
+
+def score_qa(instance: dict, text: str | None, *, form: str, modality: str = "geojson",
+             status: str = "ok", error: str | None = None) -> Verdict:
+    """Verdict of one QA response (open-ended or multiple-choice)."""
+    failed = _failed(status, error)
+    if failed:
+        return failed
+    answerable = _answerable(instance, modality)
+    if form == "mcq":
+        choices = list(instance.get("choices") or [])
+        parsed = answers.parse_choice(text, len(choices) or 4)
+        refusal = parsed.refusal
+        value = parsed.value if parsed.ok else None
+        if parsed.ok:
+            idx = ord(value) - ord("A")
+            if 0 <= idx < len(choices) and str(choices[idx]).strip().lower() == REFUSAL:
+                refusal = True      # chose the "cannot be determined" option
+        if not answerable:
+            if refusal:
+                return Verdict("correct_refusal", "refused on an unanswerable instance", value)
+            if parsed.ok:
+                return Verdict("unfounded_answer", f"answered {value} on an unanswerable instance", value)
+            return Verdict("unparsed", parsed.reason or "unparsed")
+        if refusal:
+            return Verdict("wrong", "refusal", value)
+        if not parsed.ok:
+            return Verdict("unparsed", parsed.reason or "unparsed")
+        if value == instance.get("correct_choice"):
+            return Verdict("correct", f"chose {value}", value)
+        return Verdict("wrong", f"chose {value}, expected {instance.get('correct_choice')}", value)
+    if form != "open":
+        raise ValueError(f"unknown QA form {form!r}")
+
+    answer_type = instance.get("answer_type")
+    reference = instance.get("answer")
+    ctx: dict[str, Any] = {}
+    if answer_type == "feature_id":
+        ctx["valid_ids"] = _scene_ids(instance)
+    elif answer_type == "ordering":
+        ctx["ids"] = sorted(map(str, reference)) if isinstance(reference, list) else _scene_ids(instance)
+    parsed = answers.parse_answer(text, answer_type, **ctx)
+    value = _json_safe(parsed.value) if parsed.ok else None
+    if not answerable:
+        if parsed.refusal:
+            return Verdict("correct_refusal", "refused on an unanswerable instance")
+        if parsed.ok:
+            return Verdict("unfounded_answer", "answered an unanswerable instance", value)
+        return Verdict("unparsed", parsed.reason or "unparsed")
+    if parsed.refusal:
+        return Verdict("wrong", "refusal")
+    if not parsed.ok:
+        return Verdict("unparsed", parsed.reason or "unparsed")
+    quality = _quality(answer_type, reference, value)
+    if check_answer(answer_type, reference, value, instance.get("tolerance")):
+        return Verdict("correct", "within tolerance" if quality is not None else "matches", value, quality)
+    if quality is not None:
+        unit = {"bearing": "°"}.get(answer_type, " " + (instance.get("unit") or ""))
+        return Verdict("wrong", f"off by {quality:g}{unit.rstrip()}", value, quality)
+    return Verdict("wrong", f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
+
+
+# --------------------------------------------------------------------------------- screening
+
+@lru_cache(maxsize=64)
+def _to_lonlat(epsg: int):
+    from pyproj import Transformer
+    return Transformer.from_crs(f"EPSG:{epsg}", "EPSG:4326", always_xy=True)
+
+
+def _epsg(instance: dict) -> int | None:
+    crs = instance.get("crs")
+    if isinstance(crs, dict) and isinstance(crs.get("epsg"), int):
+        return crs["epsg"]
+    urn = ((instance.get("scene") or {}).get("crs") or {}).get("properties", {}).get("name", "")
+    try:
+        return int(str(urn).rsplit(":", 1)[-1])
+    except ValueError:
+        return None
+
+
+def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | None) -> str | None:
+    """Name of the first screening failure of an edited geometry (task CRS), or None.
+    empty -> outside_domain -> null_island -> far_outside_scene -> invalid."""
+    if geom is None or geom.is_empty:
+        return "empty"
+    xmin, ymin, xmax, ymax = geom.bounds
+    if not all(math.isfinite(v) and abs(v) < 1e8 for v in (xmin, ymin, xmax, ymax)):
+        return "outside_domain"
+    epsg = _epsg(instance)
+    c = geom.centroid if geom.geom_type != "Point" else geom
+    if epsg:
+        with _quiet():
+            lon, lat = _to_lonlat(epsg).transform([xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y])
+        if not all(math.isfinite(v) for v in list(lon) + list(lat)) or \
+                any(abs(v) > 180 for v in lon) or any(abs(v) > 90 for v in lat):
+            return "outside_domain"
+        if math.hypot(lon[-1], lat[-1]) <= NULL_ISLAND_DEG:
+            return "null_island"
+    if math.hypot(c.x, c.y) <= NULL_ISLAND_M:
+        return "null_island"
+    if scene_envelope is not None:
+        sx0, sy0, sx1, sy1 = scene_envelope
+        diag = math.hypot(sx1 - sx0, sy1 - sy0)
+        gap = math.hypot(max(sx0 - xmax, 0.0, xmin - sx1), max(sy0 - ymax, 0.0, ymin - sy1))
+        if gap > max(FAR_MIN_M, FAR_DIAGONALS * diag):
+            return "far_outside_scene"
+    if not geom.is_valid:
+        return "invalid"
+    return None
+
+
+class _quiet:
+    """pyproj returns inf for out-of-domain points; numpy may warn about it."""
+    def __enter__(self):
+        import numpy as np
+        self._old = np.seterr(all="ignore")
+
+    def __exit__(self, *exc):
+        import numpy as np
+        np.seterr(**self._old)
+
+
+# --------------------------------------------------------------------------------- editing
+
+def _pixel_ops_to_screen(ops: list[dict]) -> list[dict]:
+    """Pixel operations (dx right, dy down, origin [col, row], clockwise as seen on the map)
+    expressed in the y-up "screen" frame (col, -row), where the executor's conventions
+    (dy up, clockwise = negative mathematical angle) hold unchanged."""
+    out = []
+    for op in ops:
+        op = dict(op)
+        if op.get("op") == "translate":
+            op["dy"] = -float(op.get("dy", 0))
+        elif op.get("op") in ("rotate", "scale") and isinstance(op.get("origin"), (list, tuple)):
+            op["origin"] = [op["origin"][0], -float(op["origin"][1])]
+        out.append(op)
+    return out
+
+
+def _flip(geom: BaseGeometry) -> BaseGeometry:
+    return affinity.scale(geom, 1.0, -1.0, origin=(0, 0))
+
+
+def _constraint_rows(scene, constraints: list[dict], initial) -> tuple[list[dict], bool]:
+    rows, all_ok = [], True
+    for i, c in enumerate(constraints):
+        try:
+            text = describe_constraint(c)
+        except Exception:  # noqa: BLE001 -- a description must never stop scoring
+            text = c.get("measure", "?")
+        try:
+            ok, measured = check_constraint(scene, c, initial)
+        except (FactError, KeyError, ValueError, TypeError, shapely.errors.GEOSException) as exc:
+            ok, measured = False, f"not measurable: {type(exc).__name__}"
+        rows.append({"index": i, "text": text, "measure": c.get("measure"), "passed": bool(ok),
+                     "measured": _json_safe(measured)})
+        all_ok = all_ok and bool(ok)
+    return rows, all_ok
+
+
+def _required_attributes(reference_edit: dict | None) -> dict:
+    out = {}
+    for op in (reference_edit or {}).get("operations", []) or []:
+        if isinstance(op, dict) and op.get("op") == "set_attribute":
+            out[op.get("name")] = op.get("value")
+    return out
+
+
+def _scene_of(instance: dict):
+    from scoring.scene import Scene
+    return Scene.from_geojson(instance["scene"])
+
+
+def _envelope(scene) -> tuple | None:
+    geoms = [f.geom for f in scene.features if not f.geom.is_empty]
+    if not geoms:
+        return None
+    return shapely.GeometryCollection(geoms).bounds
+
+
+def score_edit(instance: dict, text: str | None, *, modality: str = "geojson", status: str = "ok",
+               error: str | None = None, pixel_transform=None) -> Verdict:
+    """Verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
+    failed = _failed(status, error)
+    if failed:
+        return failed
+    image = modality == "image"
+    if image and pixel_transform is None:
+        raise ValueError("image edits need the map's pixel_transform")
+    parsed = answers.parse_edit(text)
+    if parsed.refusal:
+        if not _answerable(instance, modality):
+            return Verdict("correct_refusal", "refused on an unanswerable instance")
+        return Verdict("wrong", "refusal")
+    if not parsed.ok:
+        return Verdict("unparsed", parsed.reason or "unparsed")
+    edit = parsed.value
+    value = _json_safe(edit)
+    if not _answerable(instance, modality):
+        return Verdict("unfounded_answer", "edited an unanswerable instance", value)
+
+    target = instance.get("target", "F0")
+    allowed = tuple(instance.get("allowed_operations") or OPS)
+    initial = _scene_of(instance)
+    if target not in initial:
+        return Verdict("wrong", f"target {target} is not in the scene", value)
+    result = _apply(edit, initial, target, allowed, image, pixel_transform, modality)
+    if isinstance(result, Verdict):
+        result.value = value
+        return result
+    edited, changed, pixel_geom = result
+
+    screen = screen_geometry(edited.geom(target), instance, _envelope(initial))
+    if screen:
+        return Verdict("wrong", f"geometry screening: {screen}", value, screen=screen,
+                       raster_tolerant=False if image else None)
+    if not changed:
+        return Verdict("wrong", "no change: the target is unchanged", value,
+                       edited_scene=edited.to_geojson(), raster_tolerant=False if image else None)
+
+    rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
+    quality = None
+    reference_geom = None
+    try:
+        ref = apply_edit(initial, target, instance.get("reference_edit") or {"operations": []}, OPS)
+        reference_geom = ref.scene.geom(target)
+        quality = round(float(edited.geom(target).hausdorff_distance(reference_geom)), 4)
+        if not math.isfinite(quality):
+            quality = None
+    except (EditError, ValueError, shapely.errors.GEOSException):
+        ref = None
+
+    raster = None
+    if image:
+        raster = all_ok
+        reason_px = ""
+        if not all_ok and reference_geom is not None and pixel_geom is not None:
+            ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
+            hd = float(pixel_geom.hausdorff_distance(ref_px))
+            attrs_ok = all(edited[target].props.get(k) == v
+                           for k, v in _required_attributes(instance.get("reference_edit")).items())
+            raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
+            reason_px = f"; Hausdorff to the reference {hd:.1f} px" + ("" if attrs_ok else ", attributes differ")
+    scene_json = edited.to_geojson()
+    if all_ok:
+        return Verdict("correct", f"all {len(rows)} constraints hold", value, quality, rows, scene_json,
+                       raster_tolerant=raster)
+    failed_rows = [r for r in rows if not r["passed"]]
+    reason = f"constraint {failed_rows[0]['index'] + 1} fails: {failed_rows[0]['text']}"
+    if len(failed_rows) > 1:
+        reason += f" (+{len(failed_rows) - 1} more)"
+    if image:
+        reason += (" — raster-tolerant success" if raster else "") + reason_px
+    return Verdict("wrong", reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+
+
+def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, modality: str):
+    """(edited scene, changed, target geometry in pixels or None) or a Verdict when it fails."""
+    before = initial.geom(target)
+    try:
+        if "operations" in edit:
+            if not edit["operations"]:
+                return Verdict("wrong", "empty prediction: no operations")
+            if not image:
+                res = apply_edit(initial, target, edit, allowed)
+                return res.scene, res.changed, None
+            # Attributes through the executor, geometry in pixel space.
+            attr_ops = [o for o in edit["operations"] if o.get("op") == "set_attribute"]
+            for o in edit["operations"]:
+                if o.get("op") not in allowed:
+                    raise EditError(f"operation {o.get('op')} is not allowed here")
+            res = apply_edit(initial, target, {"operations": attr_ops}, allowed)
+            px_before = pt.geometry_task_to_pixel(before)
+            px_after = _flip(apply_geometry_ops(_flip(px_before), _pixel_ops_to_screen(edit["operations"])))
+            if px_after.is_empty:
+                raise EditError("the edit leaves an empty geometry")
+            moved = not px_after.equals_exact(px_before, 1e-9)
+            # An unmoved target keeps its exact coordinates (no round-trip noise).
+            after = pt.geometry_pixel_to_task(px_after) if moved else before
+            return res.scene.replace(target, geom=after), moved or res.changed_attributes, px_after
+        key = "pixel_geometry" if "pixel_geometry" in edit else "geometry"
+        if key == "pixel_geometry" and not image:
+            return Verdict("wrong", "pixel geometry given in a modality without a map")
+        geom = shape(edit[key])
+        px = None
+        if image:       # on the image modality any returned geometry is in pixels
+            px = geom
+            geom = pt.geometry_pixel_to_task(geom) if not geom.is_empty else geom
+        changed = geom.is_empty or not geom.equals_exact(before, 1e-9)
+        return initial.replace(target, geom=geom), changed, px
+    except EditError as exc:
+        return Verdict("wrong", f"invalid edit: {exc}"[:300])
+    except (ValueError, TypeError, AttributeError, shapely.errors.GEOSException) as exc:
+        return Verdict("wrong", f"invalid geometry: {type(exc).__name__}")
+
+
+# --------------------------------------------------------------------------------- dispatch
+
+@lru_cache(maxsize=4096)
+def _pixel_transform(path: str):
+    from scoring.render.transform import PixelTransform
+    return PixelTransform.from_sidecar(path)
+
+
+def load_pixel_transform(bench_dir, instance_id: str):
+    """The recorded transform of an instance's map (cached: one read per map per process)."""
+    p = Path(bench_dir) / "maps" / f"{instance_id}.json"
+    if not p.exists():
+        from scoring.errors import InputError
+        raise InputError(f"{p}: no map sidecar (render the benchmark's maps before scoring image edits)")
+    return _pixel_transform(str(p.resolve()))
+
+
+def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
+    """Verdict of one final prediction-journal record for `instance`. The instance decides the
+    task (a record cannot turn an edit instance into a question); the record gives the form,
+    modality, status and text."""
+    task = instance.get("task") or record.get("task")
+    modality = record.get("modality") if record.get("modality") in MODALITIES else "geojson"
+    status = record.get("status") or "error"
+    text = record.get("text")
+    if task == "edit":
+        pt = None
+        if modality == "image" and status == "ok":
+            pt = load_pixel_transform(bench_dir, instance["id"])
+        return score_edit(instance, text, modality=modality, status=status, error=record.get("error"),
+                          pixel_transform=pt)
+    form = record.get("form") if record.get("form") in ("open", "mcq") else "open"
+    return score_qa(instance, text, form=form, modality=modality, status=status, error=record.get("error"))

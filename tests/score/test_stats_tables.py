@@ -1,0 +1,84 @@
+"""Statistics and summary cells on hand-made verdict rows (plain data, no model)."""
+import json
+
+import pytest
+
+from scoring.score.report import build_context
+from scoring.score.stats import cluster_bootstrap, mcnemar_exact, proportion_ci, quantiles, wilson
+from scoring.score.tables import summary_cells
+
+
+def test_wilson_matches_the_closed_form():
+    k, n, z = 37, 120, 1.959963984540054
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    lo, hi = wilson(k, n)
+    assert lo == pytest.approx(centre - half, abs=1e-9) and hi == pytest.approx(centre + half, abs=1e-9)
+    assert wilson(0, 0) == (None, None)
+
+
+def test_clustered_bootstrap_is_seeded_and_wider_for_clustered_outcomes():
+    # 20 scenes of 5 samples each, outcomes identical within a scene: strongly clustered
+    succ = [1 if s % 2 else 0 for s in range(20) for _ in range(5)]
+    clusters = [f"s{s}" for s in range(20) for _ in range(5)]
+    a = cluster_bootstrap(succ, clusters)
+    assert a == cluster_bootstrap(succ, clusters)
+    lo_w, hi_w = wilson(sum(succ), len(succ))
+    assert (a[1] - a[0]) > 1.5 * (hi_w - lo_w)
+    assert proportion_ci(succ, clusters)[2] == "cluster-bootstrap"
+    assert proportion_ci(succ, [str(i) for i in range(len(succ))])[2] == "wilson"
+    lo, hi, method = proportion_ci([1] * 10, ["a"] * 5 + ["b"] * 5)
+    assert method == "wilson-scenes" and lo < 1 and hi == pytest.approx(1)
+
+
+def test_mcnemar_exact():
+    a = [True] * 10 + [False] * 2 + [True] * 30
+    b = [False] * 10 + [True] * 2 + [True] * 30
+    r = mcnemar_exact(a, b)
+    assert (r["only_first"], r["only_second"]) == (10, 2)
+    assert r["p_value"] == pytest.approx(0.03857421875)   # 2 * P(X <= 2), X ~ Bin(12, 1/2)
+    assert mcnemar_exact([True], [True])["p_value"] == 1.0
+
+
+def test_quantiles_skip_missing():
+    q = quantiles([None, 1.0, 2.0, 3.0, float("nan"), 4.0, 5.0])
+    assert q["n"] == 5 and q["median"] == 3.0 and q["p10"] == pytest.approx(1.4)
+
+
+def _rows():
+    rows = []
+    for city, correct in (("helsinki", 8), ("london", 3)):
+        for i in range(10):
+            verdict = "correct" if i < correct else ("unparsed" if i == 9 else ("error" if i == 8 else "wrong"))
+            rows.append({"id": f"{city}-{i}", "model": "m", "modality": "geojson", "form": "open", "task": "qa",
+                         "city": city, "family": "metric", "relation": "M01", "verdict": verdict, "reason": "",
+                         "answerable": True, "quality": float(i), "scene": f"{city}-{i}"})
+    rows.append({"id": "u", "model": "m", "modality": "geojson", "form": "open", "task": "qa", "city": "london",
+                 "family": "ordering", "relation": "O06", "verdict": "correct_refusal", "reason": "",
+                 "answerable": False, "quality": None, "scene": "u"})
+    return rows
+
+
+def test_cells_rates_and_information_sufficient_score():
+    cells = {(c["level"], c.get("city")): c for c in summary_cells(_rows())}
+    overall = cells[("overall", None)]
+    assert overall["n"] == 21 and overall["correct"] == 12 and overall["error"] == 2 and overall["unparsed"] == 2
+    assert overall["parse_rate"] == pytest.approx(17 / 19, abs=1e-6)
+    assert overall["error_rate"] == pytest.approx(2 / 21, abs=1e-6)
+    assert overall["info_sufficient_accuracy"] == pytest.approx(11 / 20, abs=1e-6)
+    assert cells[("city", "london")]["accuracy"] == pytest.approx(4 / 11, abs=1e-6)
+    # unparsed and failed samples have no quality; the rest do
+    assert cells[("city", "helsinki")]["quality_n"] == 8
+
+
+def test_report_city_range_and_figures(tmp_path):
+    res = tmp_path / "res"
+    res.mkdir()
+    rows = _rows()
+    (res / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (res / "summary.json").write_text(json.dumps({"benchmark": {"city": "two", "manifest_sha256": "x" * 64}}))
+    ctx = build_context([res])
+    r = ctx["city_rows"][0]
+    assert r["range"] == pytest.approx(100 * (0.8 - 4 / 11), abs=0.05)
+    assert ctx["fig_cities"].startswith("data:image/png;base64,")
