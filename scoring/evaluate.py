@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +53,25 @@ class AgentProcess:
                 self.proc.wait()
 
 
+# A served agent is part of the run's identity (its base URL is in every request key), so each
+# agent gets a stable loopback port: re-running the main job then resumes from the journals.
+AGENT_PORTS = {"tools": 18770, "centroid": 18771, "chance": 18772}
+
+
 def start_agent(name: str, workers: int | None = None, timeout_s: float = 60.0) -> AgentProcess:
-    """Start agent `name` on a free loopback port; return once it is listening."""
-    cmd = [sys.executable, "-m", "scoring", "serve-agent", "--agent", name, "--port", "0"]
+    """Start agent `name` on its stable loopback port (a free one if that is taken; finished runs
+    are then not reused) and return once it is listening."""
+    for port in (AGENT_PORTS.get(name, 0), 0):
+        try:
+            return _start_agent_on(name, port, workers, timeout_s)
+        except SpatialGapError:
+            if port == 0:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_agent_on(name: str, port: int, workers: int | None, timeout_s: float) -> AgentProcess:
+    cmd = [sys.executable, "-m", "scoring", "serve-agent", "--agent", name, "--port", str(port)]
     if workers:
         cmd += ["--workers", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -72,12 +89,12 @@ def start_agent(name: str, workers: int | None = None, timeout_s: float = 60.0) 
         m = _SERVING.search(line)
         if m:
             # Keep draining stderr so a chatty agent never blocks on a full pipe.
-            import threading
             threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
             return AgentProcess(name, proc, m.group(1))
     proc.kill()
+    proc.wait()
     tail = " | ".join(seen[-3:]) or "no output"
-    raise SpatialGapError(f"agent {name} did not start serving within {timeout_s:.0f} s ({tail})")
+    raise SpatialGapError(f"agent {name} did not start serving on port {port} within {timeout_s:.0f} s ({tail})")
 
 
 @dataclass
@@ -111,18 +128,25 @@ def _say(msg: str) -> None:
 
 
 def _bench_ready(plan: EvaluationPlan) -> bool:
-    """An existing benchmark is reused only if it was built from the same request."""
+    """An existing benchmark is reused only if it was built from the same request: same source
+    bytes, seed and counts, and with maps when a map modality is asked for."""
+    from scoring.extract import default_osm_path, sha256_file
     path = plan.bench / "manifest.json"
     if plan.force or not path.exists():
         return False
     try:
         m = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        source = Path(plan.osm) if plan.osm else default_osm_path()
+        same_source = m["source"]["sha256"] == sha256_file(source)
+        req = m["requested"]
+        n_instances = m["counts"]["qa"] + m["counts"]["edit"]
+    except (OSError, ValueError, KeyError, TypeError, SpatialGapError):
         return False
     want_maps = "image" in plan.modalities or "together" in plan.modalities
-    has_maps = (plan.bench / "maps").is_dir() and any((plan.bench / "maps").glob("*.png"))
-    return (m.get("seed") == plan.seed and (want_maps <= has_maps)
-            and (plan.osm is None or Path(plan.osm).name in json.dumps(m.get("source", {}))))
+    maps = plan.bench / "maps"
+    has_maps = maps.is_dir() and len(list(maps.glob("*.png"))) >= n_instances
+    return (same_source and m.get("seed") == plan.seed and req.get("qa_per_relation") == plan.n_qa
+            and req.get("edit_per_relation") == plan.n_edit and (has_maps or not want_maps))
 
 
 def evaluate(plan: EvaluationPlan) -> dict:
