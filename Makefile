@@ -4,19 +4,24 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SYS_PY := /usr/bin/python3
-APT_PKGS := python3-qgis qgis-providers gdal-bin python3-gdal python3-venv xvfb
+APT_PKGS := python3-qgis qgis-providers gdal-bin python3-gdal python3-venv xvfb qttools5-dev-tools
+# The QGIS desktop application is needed only by `make screenshot`.
+SCREENSHOT_PKGS := qgis
 STAMP := $(VENV)/.setup-done
 OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test run bench reference clean-venv help
+.PHONY: setup test run bench reference clean-venv help zip i18n screenshot
 
 help:
-	@echo "make run    - set up, then build the embedded Helsinki benchmark into $(OUT)/"
+	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
 	@echo "make test   - set up, then run the whole test suite"
 	@echo "make bench  - set up, then run the benchmark script"
 	@echo "make setup  - install apt packages, the venv and the Python dependencies"
+	@echo "make i18n   - compile the plugin translations (i18n/*.ts -> .qm)"
+	@echo "make zip    - build the installable QGIS plugin: dist/spatialgap.zip"
+	@echo "make screenshot - real QGIS under Xvfb with the plugin from the zip -> $(OUT)/screenshot.png"
 
 setup: $(STAMP)
 
@@ -44,7 +49,7 @@ test: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
-	$(VENV)/bin/spatialgap build --out $(OUT)/helsinki --force
+	$(VENV)/bin/spatialgap evaluate --out $(OUT)/helsinki
 
 bench: setup
 	$(PY) tests/bench/bench.py
@@ -54,3 +59,20 @@ reference: setup
 
 clean-venv:
 	rm -rf $(VENV)
+
+# ---- QGIS plugin ---------------------------------------------------------------------------
+i18n: setup
+	$(PY) tools/i18n.py check
+	lrelease -silent i18n/*.ts
+
+zip: i18n
+	$(PY) tools/make_zip.py --out dist/spatialgap.zip
+
+# Real QGIS (the Debian `qgis` app) under Xvfb, the plugin installed from the zip into a throw-away
+# profile, a benchmark opened, an edit instance sent to the `tools` agent and its constraints drawn.
+screenshot: zip
+	@dpkg-query -W -f='$${Status}' $(SCREENSHOT_PKGS) 2>/dev/null | grep -q "install ok installed" || { \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
+	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 --qa 1 --edit 2 --no-render --force
+	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png

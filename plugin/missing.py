@@ -1,0 +1,39 @@
+"""Stand-in plugin when the scoring package's dependencies are absent: says what is missing and
+how to install it, without importing anything that would fail."""
+from __future__ import annotations
+
+from qgis.PyQt.QtWidgets import QAction, QMessageBox
+
+from .compat import MSG_WARNING
+from .deps import install_hint
+from .i18n import install_translator, tr
+
+
+class MissingDependenciesPlugin:
+    def __init__(self, iface, missing):
+        self.iface = iface
+        self.missing = missing
+        self.action = None
+        self.translator = install_translator()
+
+    def message(self) -> str:
+        names = ", ".join(pip for _, pip, _ in self.missing)
+        return tr("Spatial Gap needs Python packages that QGIS's Python lacks: {names}.").format(names=names) \
+            + "\n\n" + tr("Install them, then restart QGIS:") + "\n" + install_hint(self.missing)
+
+    def initGui(self):  # noqa: N802 - QGIS API
+        self.action = QAction(tr("Spatial Gap: missing dependencies"), self.iface.mainWindow())
+        self.action.triggered.connect(self.show)
+        self.iface.addPluginToMenu(tr("&Spatial Gap"), self.action)
+        bar = self.iface.messageBar()
+        if bar is not None:
+            bar.pushMessage(tr("Spatial Gap"), self.message().replace("\n", " "), MSG_WARNING, 0)
+
+    def show(self):
+        QMessageBox.warning(self.iface.mainWindow(), tr("Spatial Gap"), self.message())
+
+    def unload(self):
+        if self.action is not None:
+            self.iface.removePluginMenu(tr("&Spatial Gap"), self.action)
+            self.action.deleteLater()
+            self.action = None

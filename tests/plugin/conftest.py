@@ -1,0 +1,74 @@
+"""Fixtures for the QGIS plugin tests (pytest-qgis, headless)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+RELATIONS = ["D01", "D04", "M01", "M02", "M15", "O02", "O03", "O06", "T03", "T11"]
+MASTER_PASSWORD = "spatialgap-test-master"
+
+
+@pytest.fixture(scope="session")
+def small_bench(tmp_path_factory):
+    """A small real benchmark (embedded Helsinki, a few relations, 2 instances each)."""
+    from scoring.build import build_benchmark
+    out = tmp_path_factory.mktemp("plugin-bench") / "hel"
+    build_benchmark(None, out, seed=0, n_qa=2, n_edit=2, relations=RELATIONS, jobs=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def instances(small_bench):
+    out = {}
+    for name in ("qa.jsonl", "edit.jsonl"):
+        for line in (small_bench / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                inst = json.loads(line)
+                out[inst["id"]] = inst
+    return out
+
+
+@pytest.fixture(scope="session")
+def agent_url():
+    """The `tools` reference agent served over loopback HTTP."""
+    from scoring.runner.agents import start_server
+    server, thread = start_server("tools")
+    yield server.base_url
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def auth_ready(qgis_app):
+    """The auth manager of the test profile, unlocked with a master password set here."""
+    from qgis.core import QgsApplication
+    am = QgsApplication.authManager()
+    db = Path(QgsApplication.qgisAuthDatabaseFilePath()).resolve()
+    # Never touch a real user's auth database: pytest-qgis points the profile at .qgis-settings.
+    assert ".qgis-settings" in str(db) or str(db).startswith(("/tmp", os.environ.get("TMPDIR", "/tmp"))), db
+    assert am.setMasterPassword(MASTER_PASSWORD, True)
+    return am
+
+
+@pytest.fixture
+def dock(qgis_iface, qgis_new_project):
+    from plugin.dock import SpatialGapDock
+    d = SpatialGapDock(qgis_iface)
+    yield d
+    d.cancel_tasks()
+    d.deleteLater()
+
+
+def wait_for(predicate, timeout: float = 60.0):
+    """Process Qt events until predicate() holds (task callbacks arrive through the event loop)."""
+    from qgis.PyQt.QtCore import QCoreApplication
+    t0 = time.monotonic()
+    while not predicate():
+        QCoreApplication.processEvents()
+        if time.monotonic() - t0 > timeout:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.01)
