@@ -141,7 +141,6 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
     avoid if they can (penalty only).
     """
     soft_polygons = soft_polygons or {}
-    all_obstacles = shapely.union_all(list(obstacles.values())) if obstacles else shapely.GeometryCollection()
     placed: dict[str, Placement] = {}
     placed_boxes: list[Box] = list(blocked)
     leaders: list[LineString] = []
@@ -153,19 +152,20 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
         boxes = shapely.box(x0, y0, x0 + w, y0 + h)
         inside = (x0 >= bx0) & (y0 >= by0) & (x0 + w <= bx1) & (y0 + h <= by1)
         others = [obstacles[k] for k in obstacles if k != item.fid]
+        # each union is tested against a few hundred candidate boxes: prepare it once
+        others_u = _prepared(shapely.union_all(others)) if others else None
         own = obstacles.get(item.fid)
-        hit_own = shapely.intersects(boxes, own) if own is not None else np.zeros(len(c), bool)
-        hit_others = (shapely.intersects(boxes, shapely.union_all(others)) if others
-                      else np.zeros(len(c), bool))
+        hit_own = shapely.intersects(boxes, _prepared(own)) if own is not None else np.zeros(len(c), bool)
+        hit_others = shapely.intersects(boxes, others_u) if others else np.zeros(len(c), bool)
         if placed_boxes:
-            pb = shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes])
+            pb = _prepared(shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes]))
             hit_labels = shapely.intersects(boxes, pb)
         else:
             hit_labels = np.zeros(len(c), bool)
         cost = c[:, 5].copy()
         if others:
             # prefer positions that are not right next to another feature (ambiguous labels)
-            near = shapely.union_all(others).buffer(16, quad_segs=2)
+            near = _prepared(others_u.buffer(16, quad_segs=2))
             cost += 15.0 * shapely.intersects(boxes, near)
         if is_large_polygon(item.geom):
             cover = shapely.area(shapely.intersection(boxes, item.geom)) / item.geom.area
@@ -188,7 +188,7 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
                 if placed_boxes:
                     crossing |= shapely.intersects(lg, pb)
                 if others:
-                    crossing |= shapely.intersects(lg, shapely.union_all(others))
+                    crossing |= shapely.intersects(lg, others_u)
                 if leaders:
                     crossing |= shapely.intersects(lg, shapely.union_all(leaders))
                 leader_bad[idx] = crossing
@@ -213,6 +213,13 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
         placed[item.fid] = Placement(item.fid, bb, anchor, displaced, leader, fallback)
         placed_boxes.append(bb)
     return placed
+
+
+def _prepared(geom):
+    """geom with a prepared GEOS index (in place): same predicate results, much faster when
+    tested against many candidate boxes."""
+    shapely.prepare(geom)
+    return geom
 
 
 def _leader(ax: float, ay: float, b) -> list[tuple[float, float]]:

@@ -22,6 +22,7 @@ import numpy as np
 import PIL
 import pyproj
 import shapely
+import shapely.ops
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
@@ -45,6 +46,7 @@ ATTRIBUTION = "© OpenStreetMap contributors"
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 _EPSG_RE = re.compile(r"EPSG:{1,2}(?:[0-9.]*:)?(\d+)$")
 MARGIN = 16.0  # px between furniture and the image edge
+LEVEL_ATTRIBUTES = ("layer", "bridge", "tunnel")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -84,6 +86,25 @@ def scene_features(instance: dict[str, Any]) -> list[TaskFeature]:
     if not feats:
         raise InputError(f"instance {instance.get('id')}: scene has no features")
     return feats
+
+
+def assign_colors(features: list[TaskFeature], palette: list[str], target_color: str) -> None:
+    """The target (and F0) get the target colour; the others take palette colours in id order.
+    Once every palette colour is used, a colour is reused where its nearest same-coloured
+    feature is farthest away, so two features of one colour are never neighbours."""
+    used: dict[str, list[TaskFeature]] = {}
+    for f in features:
+        if f.target or f.fid == "F0":
+            f.color = target_color
+            continue
+        free = [c for c in palette if c not in used]
+        if free:
+            f.color = free[0]
+        else:
+            def gap(c):
+                return min(f.geom_px.distance(o.geom_px) for o in used[c])
+            f.color = max(palette, key=lambda c: (gap(c), -palette.index(c)))
+        used.setdefault(f.color, []).append(f)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -220,6 +241,8 @@ class _Map:
         self.withheld = [str(a) for a in info.get("withheld") or []]
         self.attributes = [str(a) for a in info.get("attributes") or [] if str(a) not in self.withheld]
         self.is_edit = instance.get("task") == "edit"
+        # questions about vertical order (O06): the drawing must not suggest which road is on top
+        self.levels = any(a in LEVEL_ATTRIBUTES for a in self.attributes + self.withheld)
         self.target_id = str(instance.get("target", "F0"))
 
     # ---- setup -----------------------------------------------------------------------------
@@ -232,16 +255,10 @@ class _Map:
             f.geom_3857 = shapely.transform(f.geom_task, fwd)
         x_min, y_max, res = compute_view([f.geom_3857 for f in self.features], st)
         self.pt = PixelTransform.from_view(x_min, y_max, res, self.n, self.n, self.task_epsg)
-        palette = st["task"]["palette"]
-        k = 0
         for f in self.features:
             f.geom_px = self.pt.geometry_3857_to_pixel(f.geom_3857)
             f.target = f.fid == self.target_id if self.is_edit else f.fid == "F0"
-            if f.target or f.fid == "F0":
-                f.color = st["task"]["target_color"]
-            else:
-                f.color = palette[k % len(palette)]
-                k += 1
+        assign_colors(self.features, st["task"]["palette"], st["task"]["target_color"])
         self.fig = Figure(figsize=(self.n / DPI, self.n / DPI), dpi=DPI, facecolor=st["background"])
         self.canvas = FigureCanvasAgg(self.fig)
         self.renderer = self.canvas.get_renderer()
@@ -378,7 +395,10 @@ class _Map:
         halo = t["halo_color"]
         lw = px_to_pt
         order = {"Polygon": 0, "MultiPolygon": 0, "LineString": 1, "MultiLineString": 1, "Point": 2, "MultiPoint": 2}
-        feats = sorted(self.features, key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), _fid_key(f.fid)))
+        # the target's stroke is the widest and goes first in its class, so where another
+        # feature coincides with it (equal / shared edges) a fringe of the target colour shows
+        feats = sorted(self.features, key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), not f.target,
+                                                     _fid_key(f.fid)))
         for f in feats:
             g = geoms_by_fid[f.fid]
             gt = g.geom_type
@@ -393,12 +413,12 @@ class _Map:
                 alpha = t["polygon_alpha"].get(f.kind, 0.3)
                 if f.kind in t.get("knockout_kinds", []):
                     # hide the context underneath (often the very same OSM object) for a clean fill
-                    ax.add_patch(PathPatch(path, facecolor=self.style["background"], edgecolor="none",
+                    _add_patch(ax, PathPatch(path, facecolor=self.style["background"], edgecolor="none",
                                            zorder=z_halo - 0.1))
                 face = matplotlib.colors.to_rgba(f.color, alpha)
-                ax.add_patch(PathPatch(path, facecolor="none", edgecolor=halo, lw=lw(ew + 2 * t["halo_width"] - 1),
+                _add_patch(ax, PathPatch(path, facecolor="none", edgecolor=halo, lw=lw(ew + 2 * t["halo_width"] - 1),
                                        joinstyle="round", zorder=z_halo))
-                ax.add_patch(PathPatch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round",
+                _add_patch(ax, PathPatch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round",
                                        zorder=z))
             elif gt in ("LineString", "MultiLineString"):
                 w = t["target_line_width"] if f.target else t["line_width"]
@@ -414,6 +434,28 @@ class _Map:
                                    mfc=f.color, mec=halo, mew=px_to_pt(3.0), zorder=z))
                 ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(3.5),
                                    mfc="#ffffff", mec="none", zorder=z + 0.05))
+        if self.levels:
+            # Whichever stroke is drawn last looks like the upper road. Where task roads cross,
+            # a neutral disc covers both strokes, so only the cards (or nothing, when withheld)
+            # tell the vertical order.
+            xy = self.crossings(geoms_by_fid)
+            if len(xy):
+                cst = self.style["task"]["crossing"]
+                ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(cst["size"]),
+                                   mfc=cst["face"], mec=cst["edge"], mew=px_to_pt(cst["edge_width"]),
+                                   zorder=zbase + 1.5))
+
+    def crossings(self, geoms_by_fid: dict[str, Any]) -> np.ndarray:
+        """Pixel points where two task lines cross (sorted, for determinism)."""
+        lines = [geoms_by_fid[f.fid] for f in self.features
+                 if geoms_by_fid[f.fid].geom_type in ("LineString", "MultiLineString")]
+        pts = []
+        for i, a in enumerate(lines):
+            for b in lines[i + 1:]:
+                for part in shapely.get_parts(a.intersection(b)):
+                    p = part if part.geom_type == "Point" else part.representative_point()
+                    pts.append((round(p.x, 3), round(p.y, 3)))
+        return np.array(sorted(set(pts)), dtype=float).reshape(-1, 2)
 
     # ---- labels -------------------------------------------------------------------------------
     def label_prop(self, f: TaskFeature):
@@ -436,7 +478,7 @@ class _Map:
                                solid_capstyle="round", zorder=zbase - 30.5))
         face = f.color if f.target else "#ffffff"
         ink = "#ffffff" if f.target else "#111111"
-        ax.add_patch(Rectangle((x0 + bw / 2, y0 + bw / 2), (x1 - x0) - bw, (y1 - y0) - bw, facecolor=face,
+        _add_patch(ax, Rectangle((x0 + bw / 2, y0 + bw / 2), (x1 - x0) - bw, (y1 - y0) - bw, facecolor=face,
                                edgecolor=f.color, lw=px_to_pt(bw), joinstyle="miter", zorder=zbase))
         self.text(ax, (x0 + x1) / 2, (y0 + y1) / 2, f.fid, self.label_prop(f), "label", color=ink,
                   ha="center", va="center_baseline", zorder=zbase + 0.1)
@@ -445,7 +487,7 @@ class _Map:
     def panel(self, ax, bbox, z=50.0, edge=None):
         fs = self.style["furniture"]
         x0, y0, x1, y1 = bbox
-        ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=matplotlib.colors.to_rgba(
+        _add_patch(ax, Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=matplotlib.colors.to_rgba(
             fs["panel_face"], fs["panel_alpha"]), edgecolor=edge or fs["panel_edge"], lw=px_to_pt(1.2), zorder=z))
 
     def scalebar_layout(self, ground_px: float, max_px: float = 240.0):
@@ -468,7 +510,7 @@ class _Map:
         bx, by = x0 + 12, y1 - 12
         seg = bar_px / 4
         for i in range(4):
-            ax.add_patch(Rectangle((bx + i * seg, by - 7), seg, 7, facecolor="#222222" if i % 2 == 0 else "#ffffff",
+            _add_patch(ax, Rectangle((bx + i * seg, by - 7), seg, 7, facecolor="#222222" if i % 2 == 0 else "#ffffff",
                                    edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
         self.text(ax, bx, by - 12, "0", prop, role, color=fs["text"], ha="center", va="baseline", zorder=z + 2)
         self.text(ax, bx + bar_px, by - 12, lab, prop, role, color=fs["text"], ha="center", va="baseline",
@@ -480,9 +522,9 @@ class _Map:
         self.panel(ax, bbox, z)
         top, bot = y0 + 30, y1 - 10
         mid = bot - 10
-        ax.add_patch(MplPolygon([(cx, top), (cx - 13, bot), (cx, mid)], closed=True, facecolor="#222222",
+        _add_patch(ax, MplPolygon([(cx, top), (cx - 13, bot), (cx, mid)], closed=True, facecolor="#222222",
                                 edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
-        ax.add_patch(MplPolygon([(cx, top), (cx + 13, bot), (cx, mid)], closed=True, facecolor="#ffffff",
+        _add_patch(ax, MplPolygon([(cx, top), (cx + 13, bot), (cx, mid)], closed=True, facecolor="#ffffff",
                                 edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
         self.text(ax, cx, y0 + 15, "N", font(13, bold=True), "north_arrow", color="#222222", ha="center",
                   va="center_baseline", zorder=z + 2)
@@ -492,6 +534,8 @@ class _Map:
         for f in self.features:
             suffix = "  (edit target)" if (self.is_edit and f.target) else ""
             rows.append(("task", f"{f.fid}  {f.kind}{suffix}", f))
+        if self.levels and len(self.crossings({f.fid: f.geom_px for f in self.features})):
+            rows.append(("crossing", "crossing (level not drawn)", None))
         ctx = [("road", "road"), ("building", "building"), ("area", "land use / area"), ("poi", "point of interest")]
         present = [(p, lab) for p, lab in ctx if counts.get(p)]
         if present:
@@ -499,29 +543,53 @@ class _Map:
             rows.extend(("context", lab, p) for p, lab in present)
         return rows
 
-    def legend_layout(self, rows):
+    def legend_layout(self, rows, ncols: int = 1):
+        """Size and row positions of the legend: each section header spans the panel, the
+        section's entries fill `ncols` columns top to bottom (long scenes, e.g. M18 with 17
+        features, would otherwise need a panel half the map tall)."""
         fs = self.style["furniture"]
         prop, hprop = font(fs["legend_size_pt"]), font(fs["legend_size_pt"], bold=True)
-        widths = [self.measure(t, hprop if k == "header" else prop)[0] for k, t, _ in rows]
         row_h = 23.0
-        w = 14 + 34 + 8 + max(widths) + 14
-        h = 12 + row_h * len(rows) + 8
-        return (w, h), prop, hprop, row_h
+        entry_w = max([self.measure(t, prop)[0] for k, t, _ in rows if k != "header"] or [0.0])
+        head_w = max([self.measure(t, hprop)[0] for k, t, _ in rows if k == "header"] or [0.0])
+        col_w = 34 + 8 + entry_w + 18
+        sections: list[list] = []
+        for r in rows:
+            if r[0] == "header" or not sections:
+                sections.append([r])
+            else:
+                sections[-1].append(r)
+        placed, line = [], 0
+        for sec in sections:
+            head, items = (sec[0], sec[1:]) if sec[0][0] == "header" else (None, sec)
+            if head:
+                placed.append((*head, 0.0, line))
+                line += 1
+            per = -(-len(items) // ncols) if items else 0
+            for i, r in enumerate(items):
+                placed.append((*r, (i // per) * col_w, line + i % per))
+            line += per
+        w = 14 + max(head_w, ncols * col_w - 18) + 14
+        h = 12 + row_h * line + 8
+        return (w, h), prop, hprop, row_h, placed
 
-    def draw_legend(self, ax, bbox, rows, prop, hprop, row_h, z=50.0):
+    def draw_legend(self, ax, bbox, placed, prop, hprop, row_h, z=50.0):
         t = self.style["task"]
         c = self.style["context"]
         self.panel(ax, bbox, z)
         x0, y0, _, _ = bbox
-        y = y0 + 12 + row_h / 2
-        sx = x0 + 14
-        for kind, label, obj in rows:
+        for kind, label, obj, dx, line in placed:
+            y = y0 + 12 + row_h / 2 + line * row_h
+            sx = x0 + 14 + dx
             if kind == "header":
                 self.text(ax, x0 + 12, y, label, hprop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
-                y += row_h
                 continue
             tx = sx + 42
-            if kind == "task":
+            if kind == "crossing":
+                cst = t["crossing"]
+                ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(cst["size"] - 2),
+                                   mfc=cst["face"], mec=cst["edge"], mew=px_to_pt(cst["edge_width"]), zorder=z + 1))
+            elif kind == "task":
                 f = obj
                 gt = f.geom_px.geom_type
                 if gt in ("Point", "MultiPoint"):
@@ -531,7 +599,7 @@ class _Map:
                     ax.add_line(Line2D([sx + 2, sx + 32], [y, y], color=f.color, lw=px_to_pt(6 if not f.target else 8),
                                        solid_capstyle="round", zorder=z + 1))
                 else:
-                    ax.add_patch(Rectangle((sx + 4, y - 8), 26, 16, facecolor=matplotlib.colors.to_rgba(
+                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=matplotlib.colors.to_rgba(
                         f.color, t["polygon_alpha"].get(f.kind, 0.3)), edgecolor=f.color, lw=px_to_pt(2.5),
                         zorder=z + 1))
             else:
@@ -545,10 +613,9 @@ class _Map:
                     ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(c["poi"]["size"] + 1),
                                        mfc=c["poi"]["face"], mec=c["poi"]["edge"], zorder=z + 1))
                 else:
-                    ax.add_patch(Rectangle((sx + 4, y - 8), 26, 16, facecolor=c[p]["face"], edgecolor=c[p]["edge"],
+                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=c[p]["face"], edgecolor=c[p]["edge"],
                                            lw=px_to_pt(1.2), zorder=z + 1))
             self.text(ax, tx, y, label, prop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
-            y += row_h
 
     def card_lines(self) -> list[tuple[TaskFeature, str]]:
         if not self.attributes:
@@ -556,7 +623,9 @@ class _Map:
         has = [f for f in self.features if any(a in f.props for a in self.attributes)]
         out = []
         for f in has or self.features:
-            vals = ", ".join(f"{a} {_fmt_value(f.props.get(a, 'n/a'))}" for a in self.attributes)
+            # "not set" is the questions' own wording for an absent attribute ("`layer` if set")
+            vals = ", ".join(f"{a} {_fmt_value(f.props[a]) if a in f.props else 'not set'}"
+                             for a in self.attributes)
             out.append((f, f"{f.fid}: {vals}"))
         return out
 
@@ -589,9 +658,20 @@ class _Map:
         # legend and attribute cards
         counts = self.draw_context(ax, self.pt, full)
         rows = self.legend_rows(counts)
-        (lw_, lh_), lprop, lhprop, row_h = self.legend_layout(rows)
-        slots = self.slots((lw_, lh_), north, scalebar, attribution)
-        legend = place_box((lw_, lh_), slots, task_union, blocked, full)
+        # one column unless that panel would hide task geometry and a wider, shorter one does not
+        options = []
+        for ncols in (1, 2, 3):
+            if ncols > 1 and len(rows) < 10:
+                break
+            (lw_, lh_), lprop, lhprop, row_h, placed = self.legend_layout(rows, ncols)
+            bb = place_box((lw_, lh_), self.slots((lw_, lh_), north, scalebar, attribution), task_union, blocked,
+                           full)
+            hidden = box(*bb).intersection(task_union).area + 10.0 * sum(
+                box(*bb).intersection(box(*o)).area for o in blocked)
+            options.append((hidden, ncols, bb, placed))
+            if hidden == 0.0:
+                break
+        _, _, legend, placed = min(options, key=lambda o: (o[0], o[1]))
         blocked.append(legend)
         cards = []
         lines = self.card_lines()
@@ -624,14 +704,14 @@ class _Map:
             self.draw_label(ax, f, labels[f.fid])
         for ins in insets:
             fx0, fy0, fx1, fy1 = ins["frame"]
-            ax.add_patch(Rectangle((fx0, fy0), fx1 - fx0, fy1 - fy0, facecolor="none",
+            _add_patch(ax, Rectangle((fx0, fy0), fx1 - fx0, fy1 - fy0, facecolor="none",
                                    edgecolor=st["insets"]["frame_color"], lw=px_to_pt(1.6), ls=(0, (3, 2)),
                                    zorder=30))
             self.text(ax, fx0, fy0 - 3, ins["id"], font(11, bold=True), "inset_frame", color="#222222",
                       ha="left", va="bottom", zorder=30)
         self.draw_north(ax, north)
         self.draw_scalebar(ax, scalebar, sb_len, sb_px, sb_lab, sb_prop)
-        self.draw_legend(ax, legend, rows, lprop, lhprop, row_h)
+        self.draw_legend(ax, legend, placed, lprop, lhprop, row_h)
         for c in cards:
             self.draw_card(ax, c)
         at = self.text(ax, attribution[2] - 6, (attribution[1] + attribution[3]) / 2, ATTRIBUTION, a_prop,
@@ -670,65 +750,130 @@ class _Map:
         f = c["_f"]
         x0, y0, x1, y1 = c["bbox"]
         self.panel(ax, c["bbox"], z=50, edge=f.color)
-        ax.add_patch(Rectangle((x0, y0), 8, y1 - y0, facecolor=f.color, edgecolor="none", zorder=51))
+        _add_patch(ax, Rectangle((x0, y0), 8, y1 - y0, facecolor=f.color, edgecolor="none", zorder=51))
         self.text(ax, x0 + 18, (y0 + y1) / 2, c["text"], font(self.style["furniture"]["card_size_pt"]),
                   "attribute_card", color="#111111", va="center_baseline", zorder=52)
 
     # ---- insets -------------------------------------------------------------------------------
     def plan_insets(self, obstacles, blocked) -> list[dict[str, Any]]:
         ist = self.style["insets"]
-        small = [f for f in self.features
-                 if f.geom_px.geom_type not in ("Point", "MultiPoint") and self.pixel_extent(f) < ist["min_feature_px"]]
-        if not small:
+        # what each inset must show, in pixels: a tiny feature itself; a crowded point together
+        # with the nearest parts of its neighbours (an inset showing the point alone is useless)
+        focus: dict[str, Any] = {}
+        need: dict[str, float] = {}   # magnification each one needs to become readable
+        for f in self.features:
+            if f.geom_px.geom_type not in ("Point", "MultiPoint"):
+                ext = self.pixel_extent(f)
+                if ext < ist["min_feature_px"]:
+                    focus[f.fid] = f.geom_px
+                    need[f.fid] = min(max(ist["readable_px"] / max(ext, 1.0), 3.0), 20.0)
+            else:
+                near = self.crowding(f)
+                if near:
+                    focus[f.fid] = shapely.union_all([f.geom_px, *near])
+                    need[f.fid] = 3.0
+        if not focus:
             return []
-        # group small features lying close together (single-linkage, 80 px)
+        small = [f for f in self.features if f.fid in focus]
+        # group small features lying close together (single-linkage, 80 px), but only as long as
+        # the largest inset can still give every member the magnification it needs (Kibera T08:
+        # three 5-px buildings 60 px apart shared one x2 inset in which they stayed unreadable)
+        fill, biggest = ist["fill_fraction"], float(ist["max_size_px"])
+
+        def extent(fs):
+            b = shapely.union_all([focus[o.fid] for o in fs]).bounds
+            return max(b[2] - b[0], b[3] - b[1], 1.0)
         groups: list[list[TaskFeature]] = []
         for f in small:
             for gr in groups:
-                if any(f.geom_px.distance(o.geom_px) < 80 for o in gr):
+                if (any(focus[f.fid].distance(focus[o.fid]) < 80 for o in gr)
+                        and biggest * fill / extent(gr + [f]) >= max(need[o.fid] for o in gr + [f])):
                     gr.append(f)
                     break
             else:
                 groups.append([f])
         groups = groups[:3]
-        size = float(ist["size_px"])
         n = self.n
         out = []
         task_union = shapely.union_all(list(obstacles.values()))
+        res = self.pt.resolution
         for k, gr in enumerate(groups):
-            g3857 = shapely.union_all([f.geom_3857 for f in gr])
-            minx, miny, maxx, maxy = g3857.bounds
-            cx, cy = (minx + maxx) / 2, (miny + maxy) / 2
-            _, lat = m3857_to_lonlat(cx, cy)
-            side = max(maxx - minx, maxy - miny) / ist["fill_fraction"]
-            side = max(side, ist["min_side_m"] / _ground_per_3857(cx, cy))
-            side = min(side, self.pt.resolution * size * 0.5)  # an inset must magnify at least 2x
-            pminx, pminy, pmaxx, pmaxy = shapely.union_all([f.geom_px for f in gr]).bounds
+            pminx, pminy, pmaxx, pmaxy = shapely.union_all([focus[f.fid] for f in gr]).bounds
+            # a wide cluster (a dozen POIs along an edge, Kibera M18) needs a bigger inset to
+            # leave room at the magnification its members need; but an inset must not hide task
+            # geometry, so the size shrinks (below the default if need be) until one fits
+            ext = max(pmaxx - pminx, pmaxy - pminy)
+            mag = max(need[f.fid] for f in gr)
+            want = float(min(max(ist["size_px"], mag * ext / fill), ist["max_size_px"]))
+            base = float(ist["size_px"])
+            sizes = ([want, (want + base) / 2] if want > base else []) + [base, 0.8 * base, 0.65 * base]
             pcx, pcy = (pminx + pmaxx) / 2, (pminy + pmaxy) / 2
-            half = side / self.pt.resolution / 2
-            frame = (pcx - half, pcy - half, pcx + half, pcy + half)
-            slots = self.inset_slots(size)
-            bb = place_box((size, size), slots, task_union, blocked + [frame], (0.0, 0.0, float(n), float(n)),
-                           near=(pcx, pcy))
+            cx, cy = (float(v) for v in self.pt.pixel_to_3857(pcx, pcy))
+            tries = []
+            for size in sizes:
+                side = ext * res / ist["fill_fraction"]
+                side = max(side, ist["min_side_m"] / _ground_per_3857(cx, cy))
+                side = min(side, res * size * 0.5)  # an inset must magnify at least 2x
+                half = side / res / 2
+                frame = (pcx - half, pcy - half, pcx + half, pcy + half)
+                bb = place_box((size, size), self.inset_slots(size), task_union, blocked + [frame],
+                               (0.0, 0.0, float(n), float(n)), near=(pcx, pcy))
+                hidden = box(*bb).intersection(task_union).area
+                hidden += 10.0 * sum(box(*bb).intersection(box(*o)).area for o in blocked + [frame])
+                tries.append((hidden, size, side, frame, bb))
+                if hidden == 0.0:
+                    break
+            _, size, side, frame, bb = min(tries, key=lambda t: (t[0], t[1]))
             blocked = blocked + [bb]
             ipt = PixelTransform.from_view(cx - side / 2, cy + side / 2, side / size, n, n, self.task_epsg,
                                            col0=bb[0], row0=bb[1])
             out.append({"id": "ABC"[k], "bbox": bb, "frame": frame, "features": [f.fid for f in gr],
-                        "pt": ipt, "magnification": self.pt.resolution / ipt.resolution})
+                        "pt": ipt, "magnification": res / ipt.resolution})
         return out
+
+    def crowding(self, f: TaskFeature) -> list:
+        """For a point whose marker merges with another task point, or sits on another feature's
+        stroke or outline (inside or outside?), the nearest points of those neighbours; else []."""
+        if f.geom_px.geom_type not in ("Point", "MultiPoint"):
+            return []
+        t = self.style["task"]
+        r = (t["target_point_size"] if f.target else t["point_size"]) / 2.0
+        near = []
+        for o in self.features:
+            if o is f:
+                continue
+            og = o.geom_px
+            if og.geom_type in ("Point", "MultiPoint"):
+                ro = (t["target_point_size"] if o.target else t["point_size"]) / 2.0
+                gap = r + ro + 4.0
+            else:
+                if og.geom_type in ("Polygon", "MultiPolygon"):
+                    og = og.boundary
+                gap = r + self.clearance(o) + 1.0
+            if f.geom_px.distance(og) < gap:
+                near.append(shapely.ops.nearest_points(f.geom_px, og)[1])
+        return near
 
     def inset_slots(self, size):
         n, m = self.n, MARGIN
-        return [(m, m + 60), (n - m - size, m + 96), (m, n - m - size - 70), (n - m - size, n - m - size - 40),
-                ((n - size) / 2, m), ((n - size) / 2, n - m - size - 40), (m, (n - size) / 2),
-                (n - m - size, (n - size) / 2)]
+        lo_x, hi_x = m, n - m - size
+        lo_y, hi_y = m + 60, n - m - size - 40  # clear of the top and bottom furniture rows
+        mid_x, mid_y = (n - size) / 2, (n - size) / 2
+        q = [(lo_x, lo_y), (hi_x, m + 96), (lo_x, hi_y - 30), (hi_x, hi_y),
+             (mid_x, m), (mid_x, hi_y), (lo_x, mid_y), (hi_x, mid_y)]
+        # then quarter points along each edge, for large insets on crowded maps
+        for t in (0.25, 0.75):
+            x = lo_x + t * (hi_x - lo_x)
+            y = lo_y + t * (hi_y - lo_y)
+            q += [(x, m), (x, hi_y), (lo_x, y), (hi_x, y)]
+        return q
 
     def draw_inset(self, ins) -> dict[str, Any]:
         st = self.style
         bb = ins["bbox"]
         ipt: PixelTransform = ins["pt"]
         ax = self._axes(bb, zorder=5)
-        ax.add_patch(Rectangle((bb[0], bb[1]), bb[2] - bb[0], bb[3] - bb[1], facecolor=st["background"],
+        _add_patch(ax, Rectangle((bb[0], bb[1]), bb[2] - bb[0], bb[3] - bb[1], facecolor=st["background"],
                                edgecolor="none", zorder=0))
         self.draw_context(ax, ipt, bb)
         geoms = {f.fid: ipt.geometry_3857_to_pixel(f.geom_3857) for f in self.features}
@@ -760,7 +905,7 @@ class _Map:
             (bb[0] + bb[2]) / 2, (bb[1] + bb[3]) / 2), max_px=110)
         sbb = (bb[0] + 8, bb[3] - 8 - sbh, bb[0] + 8 + sbw, bb[3] - 8)
         self.draw_scalebar(ax, sbb, sb_len, sb_px, sb_lab, sb_prop, z=50, role="inset_scalebar")
-        ax.add_patch(Rectangle((bb[0] + 1, bb[1] + 1), bb[2] - bb[0] - 2, bb[3] - bb[1] - 2, facecolor="none",
+        _add_patch(ax, Rectangle((bb[0] + 1, bb[1] + 1), bb[2] - bb[0] - 2, bb[3] - bb[1] - 2, facecolor="none",
                                edgecolor=st["insets"]["frame_color"], lw=px_to_pt(2.0), zorder=60))
         return {
             "id": ins["id"],
@@ -828,9 +973,17 @@ class _Map:
             "attribution": {"text": ATTRIBUTION, "drawn": True, "bbox": [round(v, 2) for v in attribution],
                             "text_bbox": [round(at_bb.x0, 2), round(n - at_bb.y1, 2), round(at_bb.x1, 2),
                                           round(n - at_bb.y0, 2)]},
+            "crossings": [[round(float(x), 2), round(float(y), 2)] for x, y in
+                          (self.crossings({f.fid: f.geom_px for f in self.features}) if self.levels else [])],
             "context_counts": counts,
             "texts": self.texts,
         }
+
+
+def _add_patch(ax, patch):
+    """ax.add_patch without its data-limit update (the axes limits are fixed: autoscale is
+    off), which costs more than drawing the patch."""
+    return ax.add_artist(patch)
 
 
 def _fid_key(fid: str):
