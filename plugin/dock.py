@@ -13,9 +13,9 @@ from qgis.core import (QgsApplication, QgsMapRendererSequentialJob, QgsMessageLo
 from qgis.PyQt.QtCore import QSize, Qt, QUrl
 from qgis.PyQt.QtGui import QDesktopServices
 from qgis.PyQt.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDockWidget, QFileDialog, QFormLayout,
-                                 QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
-                                 QMessageBox, QPushButton, QSplitter, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+                                 QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
+from scoring.benchfiles import iter_instances, load_manifest
 from scoring.errors import InputError, SpatialGapError
 from scoring.explain import explain_constraints
 
@@ -32,28 +32,8 @@ VERDICTS = ("correct", "wrong", "unparsed", "error", "correct_refusal", "unfound
 
 def read_benchmark(bench_dir: Path) -> tuple[dict, list[dict]]:
     """(manifest, instances) of a benchmark directory; InputError with the reason otherwise."""
-    mpath = bench_dir / "manifest.json"
-    if not mpath.is_file():
-        raise InputError(tr("{path} is not a benchmark directory (no manifest.json)").format(path=bench_dir))
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InputError(tr("{path}: manifest.json is not valid JSON").format(path=bench_dir)) from None
-    instances = []
-    for name in ("qa.jsonl", "edit.jsonl"):
-        p = bench_dir / name
-        if not p.is_file():
-            continue
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    inst = json.loads(line)
-                except ValueError:
-                    raise InputError(f"{p}:{n}: " + tr("invalid JSON")) from None
-                if isinstance(inst, dict) and "id" in inst and "scene" in inst:
-                    instances.append(inst)
+    manifest, _ = load_manifest(bench_dir)
+    instances = list(iter_instances(bench_dir))
     if not instances:
         raise InputError(tr("{path}: no instances (qa.jsonl / edit.jsonl)").format(path=bench_dir))
     return manifest, instances

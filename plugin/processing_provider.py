@@ -6,8 +6,8 @@ from pathlib import Path
 
 from qgis.core import (QgsCoordinateReferenceSystem, QgsCoordinateTransform, QgsFeature, QgsFeatureSink,
                        QgsFields, QgsGeometry, QgsProcessing, QgsProcessingAlgorithm, QgsProcessingException,
-                       QgsProcessingOutputBoolean, QgsProcessingOutputFile, QgsProcessingOutputFolder,
-                       QgsProcessingOutputNumber, QgsProcessingParameterBoolean, QgsProcessingParameterFeatureSink,
+                       QgsProcessingOutputBoolean, QgsProcessingOutputFile,
+                       QgsProcessingOutputNumber, QgsProcessingParameterFeatureSink,
                        QgsProcessingParameterFeatureSource, QgsProcessingParameterFile,
                        QgsProcessingParameterFolderDestination, QgsProcessingParameterNumber,
                        QgsProcessingParameterString, QgsProcessingProvider, QgsProject, QgsWkbTypes, QgsField)

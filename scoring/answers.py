@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 __all__ = [
@@ -669,6 +669,9 @@ def _find_ids(seg: str, valid_ids: Iterable[str]) -> tuple[list[str], list[str]]
     return got, unknown
 
 
+_NEITHER = re.compile(r"\b(?:neither|same (?:vertical )?level)\b", re.I)
+
+
 def parse_feature_id(text: Any, valid_ids: Iterable[str]) -> Parsed:
     """One id of ``valid_ids`` (case-insensitive; ``feature F3``; ``Feature 3`` when exactly one
     valid id ends in that number). Two different ids -> not ok, unless a final-answer line names
@@ -685,6 +688,9 @@ def parse_feature_id(text: Any, valid_ids: Iterable[str]) -> Parsed:
     if len(distinct) > 1:
         return _fail("two different feature ids")
     if not distinct:
+        # "neither" (e.g. two roads at the same level) is an answer, right or wrong, not noise.
+        if not unknown and _NEITHER.search(pre.segment):
+            return Parsed(True, "neither")
         return _fail("feature id not among the valid ids" if unknown else "no feature id found")
     return Parsed(True, got[0])
 

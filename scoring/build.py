@@ -25,7 +25,7 @@ from scoring import __version__
 from scoring.errors import InputError, OutputError
 from scoring.extract import FeaturePools, PoolFeature, load_pools, sha256_file
 from scoring.relations import CATALOGUE
-from scoring.relations.base import REFUSAL, TOLERANCES, UNITS, Ctx, EditItem, QAItem
+from scoring.relations.base import TOLERANCES, UNITS, Ctx, QAItem
 
 log = logging.getLogger(__name__)
 

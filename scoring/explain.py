@@ -441,7 +441,6 @@ def edit_from_geometries(original: BaseGeometry, edited: BaseGeometry, props_bef
     `edited`, fitted as a similarity transform over corresponding vertices (least squares), so an
     analyst's move / rotate / scale in a GIS is scored like a model's edit. Raises
     scoring.edits.EditError when the shapes are not related by such a transform (vertex edits)."""
-    import numpy as np
     from scoring.edits import EditError, apply_geometry_ops
 
     p = shapely.get_coordinates(original)

@@ -18,7 +18,7 @@ from pathlib import Path
 import shapely
 import shapely.errors
 from pyproj import CRS, Transformer
-from shapely.geometry import LineString, MultiPolygon, Point, Polygon
+from shapely.geometry import LineString, MultiPolygon, Polygon
 from shapely.geometry.base import BaseGeometry
 
 from scoring.errors import InputError

@@ -61,7 +61,7 @@ import json
 import math
 import re
 import unicodedata
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterable
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import shapely
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import LineString, Point
 from shapely.geometry.base import BaseGeometry
 
 # ---------------------------------------------------------------- registry

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import shapely
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 

@@ -176,6 +176,8 @@ IDS = ["F1", "F2", "F3", "F10"]
 @pytest.mark.parametrize("text,fid", [
     ("F3", "F3"), ("f3", "F3"), ("feature F3", "F3"), ("Feature 3", "F3"), ("The answer is **F10**", "F10"),
     ("I compared F1 and F2. Final answer: F2", "F2"),
+    # a layer question's "same level" option is an answer (scored wrong or right), not unparsed
+    ("Answer: neither: they are at the same level", "neither"), ("They are on the same level.", "neither"),
 ])
 def test_feature_id(text, fid):
     ok(A.parse_feature_id(text, IDS), fid)

@@ -3,9 +3,7 @@ solvable but not pre-solved, determinism, bad input."""
 import hashlib
 import re
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema

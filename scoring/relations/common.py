@@ -147,7 +147,7 @@ def edit_item(ctx: Ctx, members: list[Member], constraints: list[dict], proposal
         allowed_text = ", ".join(ops_text[o] for o in allowed)
         lines = [f"{i + 1}. {describe_constraint(c)}" for i, c in enumerate(constraints)]
         instruction = ((lead + " ") if lead else "") + (
-            f"Edit only F0 so that all of the following hold:\n" + "\n".join(lines) +
+            "Edit only F0 so that all of the following hold:\n" + "\n".join(lines) +
             f"\nYou may {allowed_text} F0. Do not change any other feature.")
         return EditItem(scene=scene, instruction=instruction, constraints=constraints,
                         allowed_operations=list(allowed), reference_edit=edit, facts=facts,

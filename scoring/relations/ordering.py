@@ -11,8 +11,8 @@ from shapely.geometry import LineString, Point
 from scoring import oracle
 from scoring.oracle import EDIT_EPS, ref_point, vertical_level
 from scoring.relations.base import REFUSAL, Ctx, Member, QAItem, fact, make_scene, mcq, relation
-from scoring.relations.common import (ALL_OPERATIONS, at_most, between, edit_item,
-                                      max_displacement, pred, translate_proposals)
+from scoring.relations.common import (at_most, between, edit_item,
+                                      max_displacement, pred)
 
 FAMILY = "ordering"
 GAP = 10.0       # m between consecutive positions along a line
@@ -509,7 +509,6 @@ class Connectivity:
         pairs = sorted(((p.distance(q), p, q) for p in _ends(g0) for q in _ends(g1)), key=lambda t: t[0])
         proposals = [[{"op": "translate", "dx": round(q.x - p.x, 3), "dy": round(q.y - p.y, 3)}]
                      for _, p, q in pairs]
-        d = pairs[0][0]
         cons = [pred("endpoint_connected", "F0", "F1", eps=EDIT_EPS), pred("crosses", "F0", "F1", value=False),
                 max_displacement(pairs[-1][0] + 5)]
         return edit_item(ctx, members, cons, proposals)

@@ -1,7 +1,6 @@
 """Render every instance of a benchmark directory into <bench>/maps/, in parallel."""
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing as mp
 import os
@@ -10,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
 from scoring.errors import InputError
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_instance
 
 log = logging.getLogger(__name__)
-INSTANCE_FILES = ("qa.jsonl", "edit.jsonl")
 
 
 @dataclass
@@ -30,36 +29,13 @@ class RenderSummary:
 
 
 def read_manifest(bench_dir: Path) -> dict[str, Any]:
-    if not bench_dir.is_dir():
-        raise InputError(f"benchmark directory not found: {bench_dir}")
-    mpath = bench_dir / "manifest.json"
-    if not mpath.is_file():
-        raise InputError(f"not a benchmark directory (no manifest.json): {bench_dir}")
+    manifest, _ = load_manifest(bench_dir)
     try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
         epsg = int(manifest["crs"]["epsg"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise InputError(f"{mpath}: invalid manifest (needs crs.epsg)") from None
+    except (KeyError, TypeError, ValueError):
+        raise InputError(f"{bench_dir / 'manifest.json'}: invalid manifest (needs crs.epsg)") from None
     manifest["_epsg"] = epsg
     return manifest
-
-
-def iter_instances(bench_dir: Path) -> Iterable[dict[str, Any]]:
-    for name in INSTANCE_FILES:
-        p = bench_dir / name
-        if not p.is_file():
-            continue
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    inst = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{p}:{n}: invalid JSON ({exc.msg})") from None
-                if not isinstance(inst, dict) or "id" not in inst or "scene" not in inst:
-                    raise InputError(f"{p}:{n}: not an instance (needs id and scene)")
-                yield inst
 
 
 def load_benchmark(bench_dir: str | Path, ids: Iterable[str] | None = None):
@@ -68,7 +44,7 @@ def load_benchmark(bench_dir: str | Path, ids: Iterable[str] | None = None):
     manifest = read_manifest(bench_dir)
     instances = list(iter_instances(bench_dir))
     if not instances:
-        raise InputError(f"no instances in {bench_dir} (expected {' or '.join(INSTANCE_FILES)})")
+        raise InputError(f"no instances in {bench_dir} (expected {' or '.join(TASK_FILES.values())})")
     if ids:
         wanted = list(dict.fromkeys(ids))
         by_id = {i["id"]: i for i in instances}

@@ -14,7 +14,6 @@ scorer can import it cheaply.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path

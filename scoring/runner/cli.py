@@ -4,12 +4,10 @@ Also runnable on its own: ``python -m scoring.runner.cli run ...``.
 """
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 from pathlib import Path
 
-from scoring.errors import InputError, SpatialGapError
+from scoring.errors import InputError
 
 
 def add_parser(subparsers) -> None:

@@ -15,13 +15,13 @@ import platform
 import re
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import scoring
+from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.runner import prompts
 from scoring.runner.client import AdaptiveLimiter, ChatClient, Outcome
@@ -29,7 +29,6 @@ from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redact
 from scoring.runner.journal import (Journal, instance_hash, request_key, sample_id, sha256_hex)
 
 log = logging.getLogger(__name__)
-TASK_FILES = {"qa": "qa.jsonl", "edit": "edit.jsonl"}
 
 
 class EndpointUnreachable(SpatialGapError):
@@ -95,24 +94,7 @@ def load_instances(bench_dir: Path, task: str) -> list[dict]:
     path = bench_dir / TASK_FILES[task]
     if not path.is_file():
         raise InputError(f"{path}: no {task} instances file in the benchmark directory")
-    out, seen = [], set()
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                inst = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(inst, dict) or not isinstance(inst.get("id"), str):
-                raise InputError(f"{path}:{lineno}: instance must be an object with a string id")
-            if inst.get("task", task) != task:
-                continue
-            if inst["id"] in seen:
-                raise InputError(f"{path}:{lineno}: duplicate instance id {inst['id']}")
-            seen.add(inst["id"])
-            out.append(inst)
-    return out
+    return [inst for inst in iter_instances(bench_dir, (task,)) if inst.get("task", task) == task]
 
 
 def _now() -> str:
@@ -234,10 +216,7 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
         forms = ["edit"]
 
     # -- benchmark
-    manifest_path = bench_dir / "manifest.json"
-    if not manifest_path.is_file():
-        raise InputError(f"{bench_dir}: not a benchmark directory (no manifest.json)")
-    bench_sha = sha256_hex(manifest_path.read_bytes())
+    _, bench_sha = load_manifest(bench_dir)
     instances = load_instances(bench_dir, task)
     if ids:
         wanted = list(dict.fromkeys(ids))

@@ -22,13 +22,13 @@ from importlib import metadata
 from pathlib import Path
 
 import scoring
+from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest, read_jsonl
 from scoring.errors import InputError, OutputError
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
 from scoring.score.verdicts import score_prediction, set_precision_recall
 
 log = logging.getLogger(__name__)
 FORMAT = "spatialgap.scores/1"
-TASK_FILES = {"qa": "qa.jsonl", "edit": "edit.jsonl"}
 
 
 def library_versions() -> dict:
@@ -48,36 +48,14 @@ def library_versions() -> dict:
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    out = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        out.append(json.loads(line))
-                    except ValueError:
-                        raise InputError(f"{path}:{n}: not valid JSON") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    return out
+    return [value for _, value in read_jsonl(path)]
 
 
 def load_benchmark(bench_dir) -> tuple[dict, dict[str, dict[str, dict]]]:
     """(manifest, {task: {id: instance}}) of a benchmark directory."""
-    bench = Path(bench_dir)
-    mpath = bench / "manifest.json"
-    if not mpath.is_file():
-        raise InputError(f"{bench}: not a benchmark directory (no manifest.json)")
-    raw = mpath.read_bytes()
-    try:
-        manifest = json.loads(raw)
-    except ValueError:
-        raise InputError(f"{mpath}: not valid JSON") from None
-    manifest["_sha256"] = hashlib.sha256(raw).hexdigest()
-    tasks = {}
-    for task, name in TASK_FILES.items():
-        p = bench / name
-        tasks[task] = {i["id"]: i for i in _read_jsonl(p)} if p.exists() else {}
+    manifest, sha = load_manifest(bench_dir)
+    manifest["_sha256"] = sha
+    tasks = {task: {i["id"]: i for i in iter_instances(bench_dir, (task,))} for task in TASK_FILES}
     return manifest, tasks
 
 

@@ -66,6 +66,25 @@ def bench_runner() -> dict:
         return {"output": r.stdout.strip().splitlines()}
 
 
+def bench_evaluate(tmp: Path) -> dict:
+    """The main job (`make run`: build, render, every reference agent over every task and modality
+    it reads through real loopback HTTP, score, report), then scoring speed over its runs."""
+    work = tmp / "evaluate"
+    t0 = time.perf_counter()
+    r = subprocess.run([str(BIN / "spatialgap"), "evaluate", "--out", str(work), "--no-progress"],
+                       capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:]}
+    rec = json.loads((work / "evaluate.json").read_text())
+    out = {"wall_s": round(wall, 1), "seconds": rec["seconds"]}
+    runs = [a for rd in rec["runs"] for a in ("--run", rd)]
+    s = subprocess.run([str(BIN / "python"), str(REPO / "tests" / "bench" / "score_bench.py"),
+                        "--bench", rec["bench"], *runs], capture_output=True, text=True)
+    out["scoring"] = json.loads(s.stdout) if s.returncode == 0 else {"error": s.stderr.strip().splitlines()[-1:]}
+    return out
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="spatialgap-bench-") as d:
         build, bench = bench_build(Path(d))
@@ -73,6 +92,7 @@ def main() -> int:
         print(json.dumps({"runner": bench_runner()}, indent=1), flush=True)
         if "--no-render" not in sys.argv:
             print(json.dumps({"render": bench_render(bench)}, indent=1), flush=True)
+            print(json.dumps({"evaluate": bench_evaluate(Path(d))}, indent=1), flush=True)
     return 0
 
 

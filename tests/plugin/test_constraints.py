@@ -8,7 +8,6 @@ import math
 import pytest
 import shapely
 from qgis.core import QgsProject
-from shapely.geometry import Point
 
 from scoring import oracle
 from scoring.edits import apply_edit

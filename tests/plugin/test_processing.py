@@ -46,7 +46,6 @@ def test_check_edit(processing_ready, small_bench, instances):
     assert res["ALL_PASSED"] is True and res["PASSED"] == len(inst["constraints"])
     report = res["REPORT"] if isinstance(res["REPORT"], QgsVectorLayer) else None
     if report is None:
-        from qgis.core import QgsProcessingContext
         pytest.fail("report is not a layer")
     assert report.featureCount() == len(inst["constraints"])
     assert res["LINES"].featureCount() > 0 and res["POLYGONS"].featureCount() > 0

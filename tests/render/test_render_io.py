@@ -1,7 +1,5 @@
 """Determinism, atomic output, CLI and benchmark loading errors."""
 import argparse
-import json
-from pathlib import Path
 
 import pytest
 
