@@ -49,6 +49,16 @@ def m3857_to_lonlat(x, y):
     return _transformer(WEB_MERCATOR, WGS84).transform(x, y)
 
 
+def grid_convergence_deg(task_epsg: int, x: float, y: float) -> float:
+    """Clockwise angle from true north (straight up on a north-up Web Mercator map, which is
+    conformal) to the task CRS's grid north (+y) at task point (x, y): the true azimuth of a
+    step along +y. Question bearings are grid bearings; map bearing = grid bearing + this."""
+    t = _transformer(task_epsg, WGS84)
+    lon0, lat0 = t.transform(x, y)
+    lon1, lat1 = t.transform(x, y + 100.0)
+    return float(_GEOD.inv(lon0, lat0, lon1, lat1)[0])
+
+
 def _apply_xy(geom, func):
     """Apply a vectorised (x, y) -> (x, y) function to every vertex of a shapely geometry."""
     def f(coords: np.ndarray) -> np.ndarray:

@@ -139,7 +139,26 @@ def _context(instance: dict, modality: str) -> dict[str, Any]:
     if modality != "image":   # the image modality never sees coordinates
         ctx["scene_json"] = json.dumps(scene, ensure_ascii=False, separators=(",", ":"))
         ctx["crs_name"] = crs_name(scene)
+    ctx["grid_north_deg"] = grid_north_on_map(instance) if modality != "geojson" else None
     return ctx
+
+
+def grid_north_on_map(instance: dict) -> float | None:
+    """Where the task CRS's grid north points on the north-up map (degrees clockwise from up), at
+    the scene's centre: the question's bearings are grid bearings, and the few degrees between the
+    two norths would otherwise exceed the 1° bearing tolerance for a model reading the map."""
+    from scoring.render.transform import grid_convergence_deg
+    try:
+        epsg = int((instance.get("crs") or {})["epsg"])
+        from shapely.geometry import shape
+        xs, ys = [], []
+        for f in instance["scene"]["features"]:
+            b = shape(f["geometry"]).bounds
+            xs += [b[0], b[2]]
+            ys += [b[1], b[3]]
+        return round(grid_convergence_deg(epsg, (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2), 2)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
