@@ -32,6 +32,16 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
 
 
+def read_json(path: Path) -> Any:
+    """A JSON file's value; InputError naming the file when it is unreadable or not JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError:
+        raise InputError(f"{path}: not valid JSON") from None
+
+
 def load_manifest(bench_dir: str | Path) -> tuple[dict, str]:
     """(manifest, SHA-256 of its bytes: the benchmark's identity recorded by runs)."""
     bench = Path(bench_dir)

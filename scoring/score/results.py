@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 import scoring
-from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest, read_jsonl
+from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest, read_json, read_jsonl
 from scoring.errors import InputError, OutputError
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
 from scoring.score.verdicts import score_prediction, set_precision_recall
@@ -68,10 +68,7 @@ def _load_run(run_dir: Path, bench_sha: str) -> tuple[dict, dict[str, dict]]:
     mpath, ppath = run_dir / "manifest.json", run_dir / "predictions.jsonl"
     if not mpath.is_file() or not ppath.is_file():
         raise InputError(f"{run_dir}: not a run directory (needs manifest.json and predictions.jsonl)")
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InputError(f"{mpath}: not valid JSON") from None
+    manifest = read_json(mpath)
     run_sha = manifest.get("benchmark_manifest_sha256")
     if run_sha and run_sha != bench_sha:
         raise InputError(f"{run_dir}: was run on another benchmark (manifest sha256 {run_sha[:12]}… "
@@ -232,10 +229,6 @@ def load_results(results_dir) -> tuple[dict, list[dict]]:
     sp, vp = d / "summary.json", d / "verdicts.jsonl"
     if not sp.is_file() or not vp.is_file():
         raise InputError(f"{d}: not a results directory (needs summary.json and verdicts.jsonl)")
-    try:
-        summary = json.loads(sp.read_text(encoding="utf-8"))
-    except ValueError:
-        raise InputError(f"{sp}: not valid JSON") from None
-    return summary, _read_jsonl(vp)
+    return read_json(sp), _read_jsonl(vp)
 
 
