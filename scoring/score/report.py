@@ -86,11 +86,15 @@ def _fig_heatmap(cells, relations, columns):
                 data[i, j] = 1 - c["accuracy"]
     fig = Figure(figsize=(1.0 + 0.55 * len(columns), 0.28 * len(relations) + 1.6))
     ax = fig.subplots()
-    im = ax.imshow(data, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    # grey, not white, where a relation has no instances: white would read as "no errors"
+    import matplotlib
+    cmap = matplotlib.colormaps["Reds"].copy()
+    cmap.set_bad("#c8c8c8")
+    im = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     ax.set_yticks(range(len(relations)), relations, fontsize=7)
     ax.set_xticks(range(len(columns)), [" · ".join(c) for c in columns], rotation=60, ha="right", fontsize=7)
     fig.colorbar(im, ax=ax, label="error rate", shrink=0.6)
-    ax.set_title("Error rate per relation", fontsize=10)
+    ax.set_title("Error rate per relation (grey: no instances)", fontsize=10)
     return _figure_uri(fig)
 
 
