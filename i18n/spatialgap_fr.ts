@@ -332,6 +332,10 @@
       <translation>contexte</translation>
     </message>
     <message>
+      <source>water</source>
+      <translation>eau</translation>
+    </message>
+    <message>
       <source>other</source>
       <translation>autre</translation>
     </message>

@@ -212,22 +212,30 @@ class ContextSource:
         epsg = int(instance["crs"]["epsg"])
         out = []
         for kind, _, _ in GEOM_TYPES:
-            chosen = [i for i in idx if _geom_class(self.geoms[i]) == kind]
-            if not chosen:
-                continue
-            layer = memory_layer(kind, epsg, f"{tr('context')} {kind_name(kind)}", [("pool", QVariant.String)])
-            feats = []
-            for i in chosen:
-                qf = QgsFeature(layer.fields())
-                qf.setAttributes([self.pools[i]])
-                qf.setGeometry(_to_qgs(self.geoms[i]))
-                feats.append(qf)
-            layer.dataProvider().addFeatures(feats)
-            sym = _symbol(kind, "#b8b8b8", width=0.3, size=1.4, fill_alpha=40, outline="#c8c8c8")
-            layer.setRenderer(QgsSingleSymbolRenderer(sym))
-            layer.setOpacity(0.6)
-            out.append(_add(layer, group))
+            chosen = [i for i in idx if _geom_class(self.geoms[i]) == kind and self.pools[i] != "water"]
+            if chosen:
+                sym = _symbol(kind, "#b8b8b8", width=0.3, size=1.4, fill_alpha=40, outline="#c8c8c8")
+                out.append(self._layer(kind, epsg, f"{tr('context')} {kind_name(kind)}", chosen, sym, group))
+        # Sea, lakes and basins: their own layer at the bottom, in the headless maps' water colour
+        # (a grey wash over the harbour would read as land).
+        water = [i for i in idx if self.pools[i] == "water" and _geom_class(self.geoms[i]) == "polygon"]
+        if water:
+            sym = _symbol("polygon", "#c6dbe9", width=0.0, fill_alpha=255, outline="#c6dbe9")
+            out.append(self._layer("polygon", epsg, f"{tr('context')} {tr('water')}", water, sym, group))
         return out
+
+    def _layer(self, kind: str, epsg: int, name: str, chosen: list[int], sym, group) -> QgsVectorLayer:
+        layer = memory_layer(kind, epsg, name, [("pool", QVariant.String)])
+        feats = []
+        for i in chosen:
+            qf = QgsFeature(layer.fields())
+            qf.setAttributes([self.pools[i]])
+            qf.setGeometry(_to_qgs(self.geoms[i]))
+            feats.append(qf)
+        layer.dataProvider().addFeatures(feats)
+        layer.setRenderer(QgsSingleSymbolRenderer(sym))
+        layer.setOpacity(0.6)
+        return _add(layer, group)
 
 
 # ------------------------------------------------------------------------- edits

@@ -276,11 +276,21 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
 
 
 def context_features(pools: FeaturePools):
-    """The real OSM context of the city (for map rendering), in task coordinates."""
+    """The real OSM context of the city (for map rendering), in task coordinates: water first
+    (the sea derived from the coastline, `sea/<k>`, then lakes, rivers and basins), then the
+    task pools. A basin or reservoir that is also a task-pool area is written once, as water."""
     from shapely.geometry import mapping
     from scoring.scene import _rounded
+    water = list(getattr(pools, "context", {}).get("water", []))
+    as_water = {f.uid for f in water}
+    for f in water:
+        yield {"type": "Feature", "id": f.uid,
+               "properties": {"pool": "water", "osm_id": f.uid, **f.props},
+               "geometry": _rounded(mapping(f.geom))}
     for kind in ("area", "building", "road", "poi"):
         for f in pools.features[kind]:
+            if kind == "area" and f.uid in as_water:
+                continue
             yield {"type": "Feature", "id": f.uid,
                    "properties": {"pool": kind, "osm_id": f.uid, **f.props},
                    "geometry": _rounded(mapping(f.geom))}

@@ -275,3 +275,133 @@ def test_builds_every_shared_city(tmp_path, name):
         # Paris has (almost) no buildings: relations that need them say so.
         assert any(s["relation"] in ("T09", "M02", "T11") for s in m["shortfalls"])
         assert ("O08", "qa") in built
+
+
+# ---------------------------------------------------------------- water in the map context
+
+def _sea_checks(ctx: list[dict]):
+    """The sea polygons of a context file and the buildings whose inside point is in them."""
+    import shapely
+    from shapely.geometry import shape
+    sea = [f for f in ctx if f["properties"]["pool"] == "water" and f["properties"].get("water") == "sea"]
+    union = shapely.union_all([shape(f["geometry"]) for f in sea]) if sea else None
+    buildings = [shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "building"]
+    flooded = [b for b in buildings if union is not None and union.contains(b.representative_point())]
+    return sea, union, buildings, flooded
+
+
+def test_water_context_is_written_and_stays_out_of_the_tasks(helsinki_bench, qa, edit):
+    """Helsinki: the Kaisaniemenlahti bay (mapped only by natural=coastline) and the lakes are
+    context "water"; the sea covers no more than the boats and pavilions moored on it; no task
+    feature comes from a water tag or the derived sea."""
+    ctx = load(helsinki_bench, "context.geojsonl")
+    water = [f for f in ctx if f["properties"]["pool"] == "water"]
+    assert any(f["properties"].get("natural") == "water" for f in water)
+    sea, union, buildings, flooded = _sea_checks(ctx)
+    assert sea and union.area > 50_000
+    assert len(flooded) <= 3 and len(buildings) > 300
+    from shapely.geometry import shape
+    roads = [shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "road"]
+    assert sum(r.intersection(union).length for r in roads) < 0.01 * sum(r.length for r in roads)
+    # a basin that is also a task-pool area is written once, as water
+    areas = {f["id"] for f in ctx if f["properties"]["pool"] == "area"}
+    assert not areas & {f["id"] for f in water}
+    # tasks never see water: no sea, no natural=water / waterway polygon (one with a landuse
+    # tag, e.g. a basin or reservoir, was a task area before water was drawn and stays one)
+    not_task = {f["id"] for f in water if "landuse" not in f["properties"]}
+    for inst in qa + edit:
+        for prov in inst["provenance"]["features"].values():
+            assert prov.get("osm") not in not_task, inst["id"]
+            assert not str(prov.get("osm", "")).startswith("sea/"), inst["id"]
+        for f in inst["scene"]["features"]:
+            assert not {"natural", "waterway", "water"} & set(f["properties"]), inst["id"]
+
+
+def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
+    """The same extract read with the water collection switched off gives the same task pools."""
+    import shapely
+    import scoring.extract as extract
+    with_water = extract.load_pools(None)
+    assert with_water.context["water"] and set(with_water.features) == set(extract.POOL_KINDS)
+    monkeypatch.setattr(extract, "WATER_TAGS", ())
+    monkeypatch.setattr(extract, "_sea_from_coastline", lambda *a, **k: [])
+    without = extract.load_pools(None)
+    assert without.context["water"] == []
+    assert with_water.counts() == without.counts()
+    assert with_water.thresholds.as_dict() == without.thresholds.as_dict()
+    for kind in extract.POOL_KINDS:
+        a, b = with_water.features[kind], without.features[kind]
+        assert [f.uid for f in a] == [f.uid for f in b]
+        assert [f.props for f in a] == [f.props for f in b]
+        assert all(shapely.equals_exact(f.geom, g.geom, 0) for f, g in zip(a, b))
+
+
+@pytest.mark.shared
+def test_hong_kong_harbour_is_sea_and_the_peninsula_is_not():
+    from shapely.geometry import Point
+    from scoring.extract import load_pools
+    pools = load_pools(shared_path("osm", "hongkong_tsimshatsui.osm"))
+    sea = [f for f in pools.context["water"] if f.props.get("water") == "sea"]
+    assert sea
+    import shapely
+    union = shapely.union_all([f.geom for f in sea])
+    assert union.contains(Point(826250, 2469200))        # Victoria Harbour, west of Canton Road
+    assert not union.contains(Point(827000, 2469400))    # Tsim Sha Tsui, inland
+    inside = [f for f in pools.features["building"] if union.contains(f.geom.representative_point())]
+    assert inside == []
+
+
+def _synthetic_pools():
+    """A 1 km box: buildings and roads in the west half (land), a coastline running north
+    along x = 600 (land on its left, i.e. west), nothing east of it."""
+    from shapely.geometry import LineString, box as sbox
+    from scoring.extract import PoolFeature
+    buildings = [PoolFeature(f"way/{k}", "building", sbox(50 + 40 * (k % 10), 50 + 40 * (k // 10),
+                                                          70 + 40 * (k % 10), 70 + 40 * (k // 10)), {})
+                 for k in range(200)]
+    roads = [PoolFeature(f"way/{1000 + k}", "road", LineString([(20, 45 + 40 * k), (560, 45 + 40 * k)]), {})
+             for k in range(20)]
+    corner = PoolFeature("node/1", "poi", __import__("shapely").Point(1000, 1000), {})
+    return {"road": roads, "building": buildings, "area": [], "poi": [corner]}
+
+
+def test_sea_is_on_the_right_of_the_coastline_and_never_floods_the_land():
+    from shapely.geometry import LineString, Point
+    from scoring.extract import _sea_from_coastline
+    pools = _synthetic_pools()
+    north = LineString([(600, -50), (600, 300), (620, 700), (600, 1050)])   # water east
+    sea = _sea_from_coastline([north], [], pools)
+    assert len(sea) == 1 and sea[0].props["water"] == "sea"
+    assert sea[0].geom.contains(Point(800, 500)) and not sea[0].geom.contains(Point(300, 500))
+    # the same line drawn the other way round would put the sea over the buildings: refused
+    assert _sea_from_coastline([LineString(list(north.coords)[::-1])], [], pools) == []
+    # a coastline ending in the middle of the extract divides nothing: no sea
+    assert _sea_from_coastline([LineString([(600, -50), (600, 400)])], [], pools) == []
+    # cut by the extract 30 m short of its edge: carried on to the edge
+    short = LineString([(600, 30), (600, 300), (620, 700), (600, 970)])
+    sea = _sea_from_coastline([short], [], pools)
+    assert sea and sea[0].geom.contains(Point(800, 500))
+    # two pieces of one shore with a missing way between them are joined
+    parts = [LineString([(600, -50), (600, 400)]), LineString([(610, 480), (600, 1050)])]
+    sea = _sea_from_coastline(parts, [], pools)
+    assert sea and sea[0].geom.contains(Point(800, 440)) and not sea[0].geom.contains(Point(300, 440))
+
+
+def test_helsinki_map_by_the_bay_shows_water_and_says_so(helsinki_bench, qa):
+    """A map of a scene on the Kaisaniemenlahti shore draws the sea and lists "water" in its
+    legend; a map far from any water does not."""
+    import shapely
+    from shapely.geometry import shape
+    from scoring.render import ContextIndex, render_map
+    ctx = load(helsinki_bench, "context.geojsonl")
+    water = shapely.union_all([shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "water"])
+    index = ContextIndex.from_file(helsinki_bench / "context.geojsonl", 32635)
+
+    def scene_of(inst):
+        return shapely.union_all([shape(f["geometry"]) for f in inst["scene"]["features"]])
+    near = next(i for i in qa if 0 < scene_of(i).distance(water) < 20)
+    far = next(i for i in qa if scene_of(i).distance(water) > 400)
+    _, rec = render_map(near, index)
+    assert "water" in rec["legend"]["context"] and rec["context_counts"]["water"] >= 1
+    _, rec = render_map(far, index)
+    assert "water" not in rec["legend"]["context"] and rec["context_counts"]["water"] == 0

@@ -118,7 +118,7 @@ def render_with_qgis(instance: dict[str, Any], context_index, out_png: str | Pat
     pools = [context_index.pools[i] for i in idx]
     c = style["context"]
     layers = []  # top first
-    by = {p: [g for g, q in zip(ctx, pools) if q == p and not g.is_empty] for p in ("area", "building", "road", "poi")}
+    by = {p: [g for g, q in zip(ctx, pools) if q == p and not g.is_empty] for p in ("water", "area", "building", "road", "poi")}
     palette = style["task"]["palette"]
 
     def rgba(hexcol: str, a: int = 255) -> str:
@@ -144,6 +144,9 @@ def render_with_qgis(instance: dict[str, Any], context_index, out_png: str | Pat
                               QgsFillSymbol.createSimple({"color": c["building"]["face"], "outline_color": c["building"]["edge"]})))
     layers.append(_qgis_layer("MultiPolygon", by["area"], "area",
                               QgsFillSymbol.createSimple({"color": c["area"]["face"], "outline_style": "no"})))
+    if by["water"]:
+        layers.append(_qgis_layer("MultiPolygon", by["water"], "water",
+                                  QgsFillSymbol.createSimple({"color": c["water"]["face"], "outline_style": "no"})))
     ms = QgsMapSettings()
     ms.setLayers(layers)
     ms.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:3857"))

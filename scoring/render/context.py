@@ -14,7 +14,7 @@ from shapely.geometry import shape
 from scoring.errors import InputError
 from scoring.render.transform import task_to_3857
 
-POOLS = ("area", "building", "road", "poi")
+POOLS = ("water", "area", "building", "road", "poi")
 
 
 @dataclass
@@ -40,7 +40,7 @@ class ContextIndex:
                 continue
             geoms.append(g)
             pools.append(pool)
-            keep = {k: p[k] for k in ("highway", "osm_id") if k in p}
+            keep = {k: p[k] for k in ("highway", "osm_id", "water") if k in p}
             props.append(keep)
         arr = np.array(geoms, dtype=object) if geoms else np.empty(0, dtype=object)
         if len(arr):

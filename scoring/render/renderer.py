@@ -312,7 +312,7 @@ class _Map:
         pad = 0.02 * (mx1 - mx0)
         bounds = (float(mx0) - pad, float(my0) - pad, float(mx1) + pad, float(my1) + pad)
         idx = self.context.query(bounds) if self.context is not None else np.empty(0, int)
-        counts = {"area": 0, "building": 0, "road": 0, "poi": 0}
+        counts = {"water": 0, "area": 0, "building": 0, "road": 0, "poi": 0}
         if not len(idx):
             return counts
         geoms = shapely.clip_by_rect(self.context.geoms[idx], *bounds)
@@ -329,9 +329,24 @@ class _Map:
             by_pool[self.context.pools[j]].append((gi, self.context.props[j]))
         for p, lst in by_pool.items():
             counts[p] = len(lst)
+        # water counts (and gets a legend entry) only where it shows: a few pixels inside the
+        # view, not merely in the margin fetched for strokes crossing the edge
+        view = box(x0, y0, x1, y1)
+        counts["water"] = sum(1 for gi, _ in by_pool["water"] if gi.intersection(view).area >= 4.0)
         lw = px_to_pt
         # roads widen a little when zoomed in (large scale), thin out when zoomed out
         zoom = min(max(math.sqrt(0.3 / max(pt.ground_pixel_size(), 1e-6)), 0.75), 1.8)
+        # water: the sea (derived from the coastline) under everything, lakes, rivers and
+        # basins over land use (a pond in a park) but under buildings, roads and POIs
+        water = st.get("water")
+        if water is not None:
+            for sea, z in ((True, zbase - 0.2), (False, zbase + 0.05)):
+                polys = [gi for gi, pr in by_pool["water"] if gi.geom_type in ("Polygon", "MultiPolygon")
+                         and (pr.get("water") == "sea") == sea]
+                paths = _poly_paths(polys)
+                if paths:
+                    ax.add_collection(PathCollection(paths, facecolors=water["face"], edgecolors=water["edge"],
+                                                     linewidths=lw(water["width"]), zorder=z))
         # land use / areas
         polys = [gi for gi, _ in by_pool["area"] if gi.geom_type in ("Polygon", "MultiPolygon")]
         paths = _poly_paths(polys)
@@ -536,7 +551,8 @@ class _Map:
             rows.append(("task", f"{f.fid}  {f.kind}{suffix}", f))
         if self.levels and len(self.crossings({f.fid: f.geom_px for f in self.features})):
             rows.append(("crossing", "crossing (level not drawn)", None))
-        ctx = [("road", "road"), ("building", "building"), ("area", "land use / area"), ("poi", "point of interest")]
+        ctx = [("road", "road"), ("building", "building"), ("area", "land use / area"), ("water", "water"),
+               ("poi", "point of interest")]
         present = [(p, lab) for p, lab in ctx if counts.get(p)]
         if present:
             rows.append(("header", "OpenStreetMap context", None))
@@ -613,7 +629,8 @@ class _Map:
                     ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(c["poi"]["size"] + 1),
                                        mfc=c["poi"]["face"], mec=c["poi"]["edge"], zorder=z + 1))
                 else:
-                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=c[p]["face"], edgecolor=c[p]["edge"],
+                    edge = c[p]["edge"] if c[p]["edge"] != "none" else c[p]["face"]
+                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=c[p]["face"], edgecolor=edge,
                                            lw=px_to_pt(1.2), zorder=z + 1))
             self.text(ax, tx, y, label, prop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
 
@@ -658,6 +675,7 @@ class _Map:
         # legend and attribute cards
         counts = self.draw_context(ax, self.pt, full)
         rows = self.legend_rows(counts)
+        self.legend_context = [obj for kind, _, obj in rows if kind == "context"]
         # one column unless that panel would hide task geometry and a wider, shorter one does not
         options = []
         for ncols in (1, 2, 3):
@@ -967,7 +985,7 @@ class _Map:
             "attribute_cards": [{"feature": c["feature"], "text": c["text"], "attributes": c["attributes"],
                                  "bbox": [round(v, 2) for v in c["bbox"]]} for c in cards],
             "information": {"attributes_shown": self.attributes, "withheld": self.withheld},
-            "legend": {"bbox": [round(v, 2) for v in legend]},
+            "legend": {"bbox": [round(v, 2) for v in legend], "context": list(getattr(self, "legend_context", []))},
             "north_arrow": {"bbox": [round(v, 2) for v in north]},
             "scalebar": {"bbox": [round(v, 2) for v in scalebar], "length_m": sb[0], "length_px": round(sb[1], 3)},
             "attribution": {"text": ATTRIBUTION, "drawn": True, "bbox": [round(v, 2) for v in attribution],

@@ -1,6 +1,7 @@
 """The plugin loads and unloads cleanly; an instance becomes correctly styled layers."""
 from __future__ import annotations
 
+import json
 import subprocess
 from collections import Counter
 
@@ -119,3 +120,28 @@ def test_exports(dock, small_bench, instances, tmp_path):
     # Not a blank image: the scene was drawn.
     colors = {img.pixel(x, y) for x in range(0, 1536, 24) for y in range(0, 1536, 24)}
     assert len(colors) > 3
+
+
+def test_context_water_is_drawn_as_water_below_land(qgis_new_project, instances, tmp_path):
+    """Sea and lakes from context.geojsonl get their own blue layer at the bottom of the context
+    group (a grey wash over a harbour would read as land)."""
+    from shapely.geometry import box, mapping
+
+    from plugin.layers import ContextSource
+    inst = next(iter(instances.values()))
+    scene = box(*shape(inst["scene"]["features"][0]["geometry"]).bounds)
+    sea = scene.buffer(200, join_style=2)
+    quay = scene.buffer(20, join_style=2)
+    path = tmp_path / "context.geojsonl"
+    path.write_text("\n".join(json.dumps(f) for f in (
+        {"type": "Feature", "id": "sea/0", "properties": {"pool": "water", "water": "sea"}, "geometry": mapping(sea)},
+        {"type": "Feature", "id": "way/1", "properties": {"pool": "building"}, "geometry": mapping(quay)},
+    )) + "\n")
+    group = QgsProject.instance().layerTreeRoot().addGroup("ctx")
+    layers = ContextSource(path).layers(inst, group)
+    names = [n.layer().name() for n in group.findLayers()]
+    assert len(layers) == 2 and names[-1].endswith("water")       # water last = drawn underneath
+    water = layers[-1]
+    assert water.featureCount() == 1 and next(water.getFeatures())["pool"] == "water"
+    assert water.renderer().symbol().color().name() == "#c6dbe9"
+    assert layers[0].featureCount() == 1 and next(layers[0].getFeatures())["pool"] == "building"

@@ -53,7 +53,8 @@ def test_task_colours_are_mutually_distinct_and_stand_out_from_the_context():
     labs = [_srgb_to_lab(c) for c in colours]
     worst = min(np.linalg.norm(a - b) for i, a in enumerate(labs) for b in labs[i + 1:])
     assert worst >= 25, worst
-    for ground in (st["background"], st["context"]["building"]["face"], st["context"]["area"]["face"]):
+    for ground in (st["background"], st["context"]["building"]["face"], st["context"]["area"]["face"],
+                   st["context"]["water"]["face"]):
         assert min(np.linalg.norm(_srgb_to_lab(ground) - lab) for lab in labs) >= 30
 
 
