@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scoring import __version__
 from scoring.errors import InputError, OutputError, SpatialGapError
 
 # What each built-in agent can read: `tools` and `centroid` compute from coordinates, so they
@@ -143,10 +144,41 @@ def _bench_ready(plan: EvaluationPlan) -> bool:
     except (OSError, ValueError, KeyError, TypeError, SpatialGapError):
         return False
     want_maps = "image" in plan.modalities or "together" in plan.modalities
-    maps = plan.bench / "maps"
-    has_maps = maps.is_dir() and len(list(maps.glob("*.png"))) >= n_instances
+    has_maps = _maps_current(plan.bench, n_instances)
     return (same_source and m.get("seed") == plan.seed and req.get("qa_per_relation") == plan.n_qa
-            and req.get("edit_per_relation") == plan.n_edit and (has_maps or not want_maps))
+            and req.get("edit_per_relation") == plan.n_edit and m.get("tool_version") == __version__
+            and (has_maps or not want_maps))
+
+
+def _maps_current(bench: Path, n_instances: int) -> bool:
+    """Every instance has a map, drawn by this renderer version (maps from an older renderer
+    would silently give image-modality results for pixels the current code no longer draws)."""
+    from scoring.render.version import RENDERER_VERSION
+    maps = bench / "maps"
+    sidecars = sorted(maps.glob("*.json")) if maps.is_dir() else []
+    if len(list(maps.glob("*.png"))) < n_instances or not sidecars:
+        return False
+    try:
+        versions = {json.loads(p.read_text(encoding="utf-8"))["renderer"]["version"]
+                    for p in (sidecars[0], sidecars[-1])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return versions == {RENDERER_VERSION}
+
+
+def _set_aside_runs(out: Path) -> None:
+    """Runs journaled against a benchmark that is about to be rebuilt cannot be resumed on the
+    new one; they are moved aside (never deleted) so the new runs start clean."""
+    runs = out / "runs"
+    if not runs.is_dir():
+        return
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = out / f"runs-superseded-{stamp}"
+    try:
+        runs.rename(target)
+    except OSError as exc:
+        raise OutputError(f"{runs}: cannot move aside before rebuilding ({exc.strerror})") from None
+    _say(f"benchmark rebuilt: previous runs moved to {target}")
 
 
 def evaluate(plan: EvaluationPlan) -> dict:
@@ -169,6 +201,7 @@ def evaluate(plan: EvaluationPlan) -> dict:
     if _bench_ready(plan):
         _say(f"reusing benchmark {plan.bench} (use --force to rebuild)")
     else:
+        _set_aside_runs(plan.out)
         m = build_benchmark(plan.osm, plan.bench, plan.city, plan.seed, plan.n_qa, plan.n_edit,
                             None, plan.jobs, force=True, progress=plan.progress)
         _say(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances ({m['city']})")

@@ -79,3 +79,15 @@ def test_unknown_agent_is_a_one_line_error(tmp_path):
     assert p.stderr.strip().splitlines() == [
         "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance)"]
     assert not (tmp_path / "x").exists()
+
+
+def test_stale_maps_are_not_reused(evaluated, monkeypatch):
+    """Maps drawn by another renderer version make the benchmark stale (image results would
+    describe pixels the current code no longer draws)."""
+    from scoring import evaluate as ev
+    out, _ = evaluated
+    plan = ev.EvaluationPlan(out=out, n_qa=1, n_edit=1)
+    assert ev._bench_ready(plan)
+    monkeypatch.setattr("scoring.render.version.RENDERER_VERSION", "0.0.0-older")
+    assert not ev._bench_ready(plan)
+    assert ev._bench_ready(ev.EvaluationPlan(out=out, n_qa=1, n_edit=1, modalities=("geojson",)))
