@@ -53,11 +53,12 @@ class RunTask(QgsTask):
         super().cancel()
 
     def run(self) -> bool:
-        from scoring.runner.run import run_benchmark
-        total = max(1, len(self.ids) * len(self.forms))
-        transport = ThreadedTransport(_Progressing(self.transport, self, total),
-                                      max_workers=max(1, self.spec.concurrency))
+        # Everything, the import included, inside the try: an exception escaping run() aborts QGIS.
         try:
+            from scoring.runner.run import run_benchmark
+            total = max(1, len(self.ids) * len(self.forms))
+            transport = ThreadedTransport(_Progressing(self.transport, self, total),
+                                          max_workers=max(1, self.spec.concurrency))
             self.summary = run_benchmark(self.bench_dir, self.spec, self.modality, self.task, self.forms,
                                          self.out_dir, transport=transport,
                                          key_provider=StaticKeyProvider(self._key), progress=False,
