@@ -131,12 +131,12 @@ def _say(msg: str) -> None:
 def _bench_ready(plan: EvaluationPlan) -> bool:
     """An existing benchmark is reused only if it was built from the same request: same source
     bytes, seed and counts, and with maps when a map modality is asked for."""
+    from scoring.benchfiles import load_manifest
     from scoring.extract import default_osm_path, sha256_file
-    path = plan.bench / "manifest.json"
-    if plan.force or not path.exists():
+    if plan.force or not (plan.bench / "manifest.json").exists():
         return False
     try:
-        m = json.loads(path.read_text(encoding="utf-8"))
+        m, _ = load_manifest(plan.bench)
         source = Path(plan.osm) if plan.osm else default_osm_path()
         same_source = m["source"]["sha256"] == sha256_file(source)
         req = m["requested"]

@@ -124,8 +124,8 @@ def describe_constraint(c: dict) -> str:
         return f"the bearing from {a} to {b} is within {_n(c['tolerance'])}° of {_n(c['target'])}°"
     if m in ("direction4", "direction8"):
         # 4- and 8-sector constraints differ in width; say which, with the sector's bounds.
-        n = 4 if m == "direction4" else 8
-        lo, hi = _sector(c["value"], n)
+        n, labels = (4, oracle.DIRECTIONS4) if m == "direction4" else (8, oracle.DIRECTIONS8)
+        lo, hi = oracle.sector_bounds(c["value"], labels)
         return (f"{b} lies {DIRECTION_WORDS[c['value']]} of {a} ({n} compass sectors: the bearing from "
                 f"{a}'s centroid to {b}'s centroid is in [{lo:g}°, {hi:g}°))")
     if m == "relative_direction":
@@ -164,15 +164,6 @@ def describe_constraint(c: dict) -> str:
 def _n(v: float) -> str:
     """A limit printed in full (no rounding: the stated range must be the checked range)."""
     return f"{v:.12g}"
-
-
-_SECTOR_ORDER = {4: ["N", "E", "S", "W"], 8: ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]}
-
-
-def _sector(label: str, n: int) -> tuple[float, float]:
-    width = 360.0 / n
-    centre = _SECTOR_ORDER[n].index(label) * width
-    return (centre - width / 2) % 360.0, (centre + width / 2) % 360.0
 
 
 DIRECTION_WORDS = {"N": "north", "NE": "north-east", "E": "east", "SE": "south-east", "S": "south",

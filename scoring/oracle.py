@@ -77,6 +77,14 @@ def sector(angle: float, n: int) -> tuple[int, float]:
     return idx, min(pos, width - pos)
 
 
+def sector_bounds(label: str, labels: tuple[str, ...]) -> tuple[float, float]:
+    """[start, end) bearings of the sector named `label` among `labels` (centred on 0, 360/n, ...),
+    the inverse of `sector`; e.g. ("E", DIRECTIONS4) -> (45.0, 135.0), ("N", ...) -> (315.0, 45.0)."""
+    width = 360.0 / len(labels)
+    centre = labels.index(label) * width
+    return (centre - width / 2) % 360.0, (centre + width / 2) % 360.0
+
+
 def dim_class(g: BaseGeometry) -> str:
     return {0: "point", 1: "line", 2: "polygon"}[shapely.get_dimensions(g)]
 

@@ -39,7 +39,7 @@ from scoring.render.context import ContextIndex
 from scoring.render.labels import (LabelItem, Placement, is_large_polygon, obstacle_for, place_box,
                                    place_labels)
 from scoring.render.style import DPI, PINNED_RC, font, load_style, px_to_pt
-from scoring.render.transform import PixelTransform, m3857_to_lonlat, task_to_3857
+from scoring.render.transform import PixelTransform, grid_convergence_at, m3857_to_lonlat, task_to_3857
 from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
 
 ATTRIBUTION = "© OpenStreetMap contributors"
@@ -943,7 +943,10 @@ class _Map:
         cx, cy = self.pt.pixel_to_3857(n / 2, n / 2)
         lon, lat = m3857_to_lonlat(cx, cy)
         # grid convergence: angle from true north (map up) to the task CRS's grid north
-        conv = _grid_convergence(self.task_epsg, float(lon), float(lat))
+        try:
+            conv = grid_convergence_at(self.task_epsg, float(lon), float(lat))
+        except Exception:  # noqa: BLE001 - informative only
+            conv = float("nan")
         x0, y1 = self.pt.pixel_to_3857(0, 0)
         x1, y0 = self.pt.pixel_to_3857(n, n)
         feats = {}
@@ -1007,14 +1010,6 @@ def _add_patch(ax, patch):
 def _fid_key(fid: str):
     m = re.match(r"^([A-Za-z]*)(\d+)$", fid)
     return (m.group(1), int(m.group(2)), "") if m else (fid, 0, fid)
-
-
-def _grid_convergence(epsg: int, lon: float, lat: float) -> float:
-    try:
-        f = pyproj.Proj(f"EPSG:{epsg}").get_factors(lon, lat)
-        return float(f.meridian_convergence)
-    except Exception:  # noqa: BLE001 - informative only
-        return float("nan")
 
 
 # ----------------------------------------------------------------------------------------------

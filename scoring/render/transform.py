@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import shapely
-from pyproj import Geod, Transformer
+from pyproj import Geod, Proj, Transformer
 
 WEB_MERCATOR = 3857
 WGS84 = 4326
@@ -49,14 +49,22 @@ def m3857_to_lonlat(x, y):
     return _transformer(WEB_MERCATOR, WGS84).transform(x, y)
 
 
-def grid_convergence_deg(task_epsg: int, x: float, y: float) -> float:
+def grid_convergence_at(task_epsg: int, lon: float, lat: float) -> float:
     """Clockwise angle from true north (straight up on a north-up Web Mercator map, which is
-    conformal) to the task CRS's grid north (+y) at task point (x, y): the true azimuth of a
-    step along +y. Question bearings are grid bearings; map bearing = grid bearing + this."""
-    t = _transformer(task_epsg, WGS84)
-    lon0, lat0 = t.transform(x, y)
-    lon1, lat1 = t.transform(x, y + 100.0)
-    return float(_GEOD.inv(lon0, lat0, lon1, lat1)[0])
+    conformal) to the task CRS's grid north (+y) at (lon, lat): PROJ's meridian convergence.
+    Question bearings are grid bearings; map bearing = grid bearing + this."""
+    return float(_proj(task_epsg).get_factors(lon, lat).meridian_convergence)
+
+
+def grid_convergence_deg(task_epsg: int, x: float, y: float) -> float:
+    """`grid_convergence_at` for a point given in task coordinates."""
+    lon, lat = _transformer(task_epsg, WGS84).transform(x, y)
+    return grid_convergence_at(task_epsg, lon, lat)
+
+
+@lru_cache(maxsize=None)
+def _proj(epsg: int) -> Proj:
+    return Proj(f"EPSG:{epsg}")
 
 
 def _apply_xy(geom, func):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from shapely.geometry import shape
 
 import scoring
 from scoring.runner.client import png_data_url
@@ -147,10 +148,11 @@ def grid_north_on_map(instance: dict) -> float | None:
     """Where the task CRS's grid north points on the north-up map (degrees clockwise from up), at
     the scene's centre: the question's bearings are grid bearings, and the few degrees between the
     two norths would otherwise exceed the 1° bearing tolerance for a model reading the map."""
+    # Imported here: the scoring.render package pulls in matplotlib, which GeoJSON-only runs
+    # (and the QGIS plugin's start-up) do not need.
     from scoring.render.transform import grid_convergence_deg
     try:
         epsg = int((instance.get("crs") or {})["epsg"])
-        from shapely.geometry import shape
         xs, ys = [], []
         for f in instance["scene"]["features"]:
             b = shape(f["geometry"]).bounds

@@ -25,8 +25,8 @@ def main(argv=None) -> int:
     ap.add_argument("--run", required=True, action="append", type=Path)
     args = ap.parse_args(argv)
 
-    _, tasks = results.load_benchmark(args.bench)
-    sha = results.load_benchmark(args.bench)[0]["_sha256"]
+    manifest, tasks = results.load_benchmark(args.bench)
+    sha = manifest["_sha256"]
     per = defaultdict(lambda: {"samples": 0, "seconds": 0.0})
     verdicts._pixel_transform.cache_clear()      # sidecar loads are part of the cost
     for rd in args.run:
