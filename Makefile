@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test run bench reference clean-venv help zip i18n screenshot
+.PHONY: setup test lint run bench reference clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -45,7 +45,7 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 
-test: setup
+test: setup lint
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
@@ -76,3 +76,10 @@ screenshot: zip
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
 	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
+
+# ---- code hygiene -------------------------------------------------------------------------
+# `make test` runs this first, so CI enforces it; .pre-commit-config.yaml runs the same on commit.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy

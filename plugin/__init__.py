@@ -1,4 +1,5 @@
 """QGIS plugin entry point (GUI only; all geometry logic lives in the `scoring` package)."""
+
 import sys
 from pathlib import Path
 
@@ -14,9 +15,12 @@ def _expose_scoring() -> None:
 def classFactory(iface):  # noqa: N802 - QGIS's required name
     _expose_scoring()
     from .deps import missing_dependencies
+
     missing = missing_dependencies()
     if missing:
         from .missing import MissingDependenciesPlugin
+
         return MissingDependenciesPlugin(iface, missing)
     from .main import SpatialGapPlugin
+
     return SpatialGapPlugin(iface)

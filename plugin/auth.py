@@ -2,6 +2,7 @@
 
 QGIS 3.22 has no API-header auth method, so a key is stored as the password of a Basic config;
 the plugin builds the bearer header itself. Settings keep only the auth config id."""
+
 from __future__ import annotations
 
 from qgis.core import QgsApplication, QgsAuthMethodConfig
@@ -32,8 +33,9 @@ def store_key(name: str, key: str, authcfg: str | None = None) -> str:
         res = am.storeAuthenticationConfig(cfg)
         ok, cfg = (res[0], res[1]) if isinstance(res, tuple) else (res, cfg)
     if not ok or not cfg.id():
-        raise InputError("cannot store the key in the QGIS authentication database "
-                         "(is the master password set?)")
+        raise InputError(
+            "cannot store the key in the QGIS authentication database " "(is the master password set?)"
+        )
     return cfg.id()
 
 

@@ -1,4 +1,5 @@
 """Enum spellings that work on QGIS 3.22 (Qt5, unscoped QGIS enums) and newer 3.x."""
+
 from __future__ import annotations
 
 from qgis.core import Qgis, QgsWkbTypes

@@ -1,4 +1,5 @@
 """Which Python packages the scoring package needs that QGIS's Python lacks (no scoring import)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,6 +22,7 @@ REQUIRED = (
 def _shapely_too_old() -> bool:
     try:
         from importlib.metadata import version
+
         return int(version("shapely").split(".")[0]) < 2
     except Exception:  # metadata missing: trust the import
         return False
@@ -40,8 +42,11 @@ def install_hint(missing: list[tuple[str, str, str]]) -> str:
     # A pip wheel of pyproj bundles its own PROJ; two PROJ builds in the QGIS process abort it,
     # so pyproj must come from the same distribution as QGIS.
     pip_reqs = " ".join(f'"{p}"' if ">" in p else p for m, p, _ in missing if m != "pyproj")
-    proj_note = ("\npyproj: install your distribution's package (the pip wheel's own PROJ clashes "
-                 "with QGIS's)") if any(m == "pyproj" for m, _, _ in missing) else ""
+    proj_note = (
+        ("\npyproj: install your distribution's package (the pip wheel's own PROJ clashes " "with QGIS's)")
+        if any(m == "pyproj" for m, _, _ in missing)
+        else ""
+    )
     if platform.system() == "Linux":
         debs = " ".join(d for _, _, d in missing)
         pip_line = f"\nor: python3 -m pip install --user {pip_reqs}" if pip_reqs else ""

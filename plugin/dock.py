@@ -1,5 +1,6 @@
 """The Spatial Gap dock: open a benchmark, browse and filter instances, show one as layers, send
 it to a model, draw and score the result, record a human answer, export maps."""
+
 from __future__ import annotations
 
 import html
@@ -8,12 +9,36 @@ import os
 import traceback
 from pathlib import Path
 
-from qgis.core import (QgsApplication, QgsMapRendererSequentialJob, QgsMessageLog, QgsProject,
-                       QgsRectangle, QgsTask)
+from qgis.core import (
+    QgsApplication,
+    QgsMapRendererSequentialJob,
+    QgsMessageLog,
+    QgsProject,
+    QgsRectangle,
+    QgsTask,
+)
 from qgis.PyQt.QtCore import QSize, Qt, QUrl
 from qgis.PyQt.QtGui import QDesktopServices
-from qgis.PyQt.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDockWidget, QFileDialog, QFormLayout,
-                                 QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from qgis.PyQt.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDockWidget,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from scoring.benchfiles import iter_instances, load_manifest
 from scoring.errors import InputError, SpatialGapError
@@ -50,8 +75,8 @@ class SpatialGapDock(QDockWidget):
         self.instances: list[dict] = []
         self.by_id: dict[str, dict] = {}
         self.current: dict | None = None
-        self.verdicts: dict[str, str] = {}          # instance id -> verdict of the last run
-        self.results: dict[str, dict] = {}          # instance id -> last verdict dict
+        self.verdicts: dict[str, str] = {}  # instance id -> verdict of the last run
+        self.results: dict[str, dict] = {}  # instance id -> last verdict dict
         self.group = None
         self._constraint_groups: set[str] = set()
         self.scene_layers = []
@@ -81,10 +106,15 @@ class SpatialGapDock(QDockWidget):
         self.f_modality, self.f_verdict = QComboBox(), QComboBox()
         self.f_text = QLineEdit()
         self.f_text.setPlaceholderText(tr("id or text contains…"))
-        for label, widget in ((tr("Task"), self.f_task), (tr("Family"), self.f_family),
-                              (tr("Relation"), self.f_relation), (tr("City"), self.f_city),
-                              (tr("Modality"), self.f_modality), (tr("Last verdict"), self.f_verdict),
-                              (tr("Search"), self.f_text)):
+        for label, widget in (
+            (tr("Task"), self.f_task),
+            (tr("Family"), self.f_family),
+            (tr("Relation"), self.f_relation),
+            (tr("City"), self.f_city),
+            (tr("Modality"), self.f_modality),
+            (tr("Last verdict"), self.f_verdict),
+            (tr("Search"), self.f_text),
+        ):
             k = filters.count() // 2
             filters.addWidget(QLabel(label), k // 2, (k % 2) * 2)
             filters.addWidget(widget, k // 2, (k % 2) * 2 + 1)
@@ -108,7 +138,7 @@ class SpatialGapDock(QDockWidget):
         split.addWidget(self.text)
         self.verdict_view = QTextBrowser()
         split.addWidget(self.verdict_view)
-        split.setSizes([110, 150, 190])   # the instruction and the verdict need the room
+        split.setSizes([110, 150, 190])  # the instruction and the verdict need the room
         v.addWidget(split, 1)
 
         self.reveal_btn = QPushButton(tr("Reveal reference answer"))
@@ -202,6 +232,7 @@ class SpatialGapDock(QDockWidget):
 
     def _open_settings(self):
         from .settings_dialog import EndpointsDialog
+
         EndpointsDialog(self).exec()
         self.reload_endpoints()
 
@@ -232,6 +263,7 @@ class SpatialGapDock(QDockWidget):
             for val in values:
                 combo.addItem(str(val), val)
             combo.blockSignals(False)
+
         fill(self.f_task, sorted({i.get("task") for i in instances}))
         fill(self.f_family, sorted({i.get("family") for i in instances if i.get("family")}))
         fill(self.f_relation, sorted({i.get("relation") for i in instances if i.get("relation")}))
@@ -259,8 +291,15 @@ class SpatialGapDock(QDockWidget):
         return self._context
 
     def filtered(self) -> list[dict]:
-        sel = {k: c.currentData() for k, c in (("task", self.f_task), ("family", self.f_family),
-                                               ("relation", self.f_relation), ("city", self.f_city))}
+        sel = {
+            k: c.currentData()
+            for k, c in (
+                ("task", self.f_task),
+                ("family", self.f_family),
+                ("relation", self.f_relation),
+                ("city", self.f_city),
+            )
+        }
         mod = self.f_modality.currentData()
         verdict = self.f_verdict.currentData()
         text = self.f_text.text().strip().lower()
@@ -274,8 +313,11 @@ class SpatialGapDock(QDockWidget):
                     continue
             if verdict is not None and self.verdicts.get(inst["id"], "") != verdict:
                 continue
-            if text and text not in inst["id"].lower() and \
-                    text not in (inst.get("question") or inst.get("instruction") or "").lower():
+            if (
+                text
+                and text not in inst["id"].lower()
+                and text not in (inst.get("question") or inst.get("instruction") or "").lower()
+            ):
                 continue
             out.append(inst)
         return out
@@ -295,7 +337,9 @@ class SpatialGapDock(QDockWidget):
             if inst["id"] == keep:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
-        self.count_label.setText(tr("{n} of {total} instances").format(n=len(shown), total=len(self.instances)))
+        self.count_label.setText(
+            tr("{n} of {total} instances").format(n=len(shown), total=len(self.instances))
+        )
         self._update_buttons()
 
     def _on_selected(self, item, _previous=None):
@@ -327,19 +371,26 @@ class SpatialGapDock(QDockWidget):
         if inst is None:
             self.text.clear()
             return
-        parts = [f"<b>{html.escape(inst['id'])}</b> — {html.escape(inst.get('relation', ''))} "
-                 f"({html.escape(inst.get('family', ''))}, {html.escape(inst.get('task', ''))})"]
+        parts = [
+            f"<b>{html.escape(inst['id'])}</b> — {html.escape(inst.get('relation', ''))} "
+            f"({html.escape(inst.get('family', ''))}, {html.escape(inst.get('task', ''))})"
+        ]
         if inst.get("task") == "edit":
             parts.append(html.escape(inst.get("instruction", "")).replace("\n", "<br>"))
         else:
             parts.append(html.escape(inst.get("question", "")))
             choices = inst.get("choices") or []
             if choices:
-                parts.append("<br>".join(f"{'ABCD'[i]}. {html.escape(str(c))}" for i, c in enumerate(choices[:4])))
+                parts.append(
+                    "<br>".join(f"{'ABCD'[i]}. {html.escape(str(c))}" for i, c in enumerate(choices[:4]))
+                )
             flags = inst.get("answerable") or {}
             if flags and not all(flags.values()):
-                parts.append("<i>" + tr("Not answerable in: {m}").format(
-                    m=", ".join(k for k, v in flags.items() if not v)) + "</i>")
+                parts.append(
+                    "<i>"
+                    + tr("Not answerable in: {m}").format(m=", ".join(k for k, v in flags.items() if not v))
+                    + "</i>"
+                )
         if self.reveal_btn.isChecked():
             if inst.get("task") == "edit":
                 ref = json.dumps(inst.get("reference_edit"), ensure_ascii=False)
@@ -349,15 +400,19 @@ class SpatialGapDock(QDockWidget):
                 unit = inst.get("unit") or ""
                 choice = inst.get("correct_choice")
                 extra = f" ({tr('choice')} {choice})" if choice else ""
-                parts.append("<b>" + tr("Reference answer:") + f"</b> {html.escape(str(ans))} {html.escape(unit)}"
-                             + html.escape(extra))
+                parts.append(
+                    "<b>"
+                    + tr("Reference answer:")
+                    + f"</b> {html.escape(str(ans))} {html.escape(unit)}"
+                    + html.escape(extra)
+                )
         self.text.setHtml("<p>" + "</p><p>".join(parts) + "</p>")
 
     def load_layers(self, inst: dict):
         if self.group is not None:
             try:
                 L.remove_group(self.group)
-            except RuntimeError:   # already deleted by the user
+            except RuntimeError:  # already deleted by the user
                 pass
         self.group = L._group(tr("Spatial Gap: {id}").format(id=inst["id"]))
         self._constraint_groups = set()
@@ -402,11 +457,16 @@ class SpatialGapDock(QDockWidget):
             L.remove_group(old)
         return self.group.insertGroup(0, name)
 
-    def show_constraints(self, inst: dict, edited_scene: dict | None, title: str, verdict: dict | None = None):
+    def show_constraints(
+        self, inst: dict, edited_scene: dict | None, title: str, verdict: dict | None = None
+    ):
         """Draw the edit (if any) beside the ghost of F0 and one set of constraint layers; list
         the same constraints in the verdict panel."""
-        views = explain_constraints(inst, edited_scene,
-                                    results=(verdict or {}).get("constraints") if edited_scene is not None else None)
+        views = explain_constraints(
+            inst,
+            edited_scene,
+            results=(verdict or {}).get("constraints") if edited_scene is not None else None,
+        )
         if self.group is not None:
             # One set of constraint drawings at a time: two overlapping sets cannot be read.
             for node in list(self.group.children()):
@@ -417,8 +477,12 @@ class SpatialGapDock(QDockWidget):
             g = self._sub_group(name)
             edits = []
             if edited_scene is not None:
-                edits = L.edit_layers(inst, edited_scene, g, tr("edited {id}: {title}").format(
-                    id=inst.get("target", "F0"), title=title))
+                edits = L.edit_layers(
+                    inst,
+                    edited_scene,
+                    g,
+                    tr("edited {id}: {title}").format(id=inst.get("target", "F0"), title=title),
+                )
             drawn = L.constraint_layers(inst, views, g)
             L.collapse_legends(g)
             # Frame the features and their constraint drawings, but not beyond 3x the features'
@@ -431,24 +495,33 @@ class SpatialGapDock(QDockWidget):
             mark = "✔" if v.passed else "✘"
             color = L.PASS_COLOR if v.passed else L.FAIL_COLOR
             err = f" <i>({html.escape(v.error)})</i>" if v.error else ""
-            rows.append(f"<span style='color:{color}'><b>{mark} #{v.index + 1}</b></span> "
-                        f"{html.escape(v.text)} — {tr('measured')}: <b>{html.escape(v.measured_text)}</b>{err}")
+            rows.append(
+                f"<span style='color:{color}'><b>{mark} #{v.index + 1}</b></span> "
+                f"{html.escape(v.text)} — {tr('measured')}: <b>{html.escape(v.measured_text)}</b>{err}"
+            )
         self.verdict_view.setHtml("<br>".join(rows))
         return views
 
     def _verdict_header(self, verdict: dict) -> str:
         color = L.PASS_COLOR if verdict.get("verdict") in ("correct", "correct_refusal") else L.FAIL_COLOR
         value = verdict.get("value")
-        shown = "" if value is None else f" — {tr('answer')}: {html.escape(json.dumps(value, ensure_ascii=False)[:300])}"
-        return (f"<b style='color:{color}'>{html.escape(str(verdict.get('verdict')))}</b>: "
-                f"{html.escape(str(verdict.get('reason') or ''))}{shown}")
+        shown = (
+            ""
+            if value is None
+            else f" — {tr('answer')}: {html.escape(json.dumps(value, ensure_ascii=False)[:300])}"
+        )
+        return (
+            f"<b style='color:{color}'>{html.escape(str(verdict.get('verdict')))}</b>: "
+            f"{html.escape(str(verdict.get('reason') or ''))}{shown}"
+        )
 
     def show_verdict(self, inst: dict, verdict: dict, draw: bool = True, title: str | None = None):
         self.results[inst["id"]] = verdict
         self.verdicts[inst["id"]] = verdict.get("verdict", "")
         if inst.get("task") == "edit" and draw:
-            self.show_constraints(inst, verdict.get("edited_scene"), title or verdict.get("_run", tr("model")),
-                                  verdict)
+            self.show_constraints(
+                inst, verdict.get("edited_scene"), title or verdict.get("_run", tr("model")), verdict
+            )
         else:
             self.verdict_view.setHtml(self._verdict_header(verdict))
 
@@ -471,7 +544,8 @@ class SpatialGapDock(QDockWidget):
         try:
             spec = ep.spec()
             from .auth import read_key
-            key = read_key(ep.authcfg)     # on the main thread: the auth manager may prompt
+
+            key = read_key(ep.authcfg)  # on the main thread: the auth manager may prompt
         except SpatialGapError as exc:
             self.message(str(exc), MSG_CRITICAL)
             return []
@@ -494,6 +568,7 @@ class SpatialGapDock(QDockWidget):
         """The run directory of this endpoint: resumed when it holds the same model, else a new
         numbered one (the runner refuses to mix models in one run)."""
         from scoring.runner.config import public_url
+
         want = {"kind": spec.kind, "base_url": public_url(spec.base_url), "model": spec.model}
         base = run_dir_name(spec.name, modality, task)
         for n in range(1, 1000):
@@ -511,13 +586,18 @@ class SpatialGapDock(QDockWidget):
         if task in self.tasks:
             self.tasks.remove(task)
         if task.cancelled_by_user:
-            self.message(tr("Run cancelled; finished samples are kept and a new run resumes them."), MSG_WARNING)
+            self.message(
+                tr("Run cancelled; finished samples are kept and a new run resumes them."), MSG_WARNING
+            )
         elif not ok:
-            self.message(tr("Run failed: {error}").format(error=task.error or tr("unknown error")), MSG_CRITICAL, 0)
+            self.message(
+                tr("Run failed: {error}").format(error=task.error or tr("unknown error")), MSG_CRITICAL, 0
+            )
         self.score_task_results(task)
 
     def score_task_results(self, task: RunTask) -> dict[str, dict]:
         from scoring.score import score_prediction
+
         out = {}
         finals = task.finals()
         for sid, rec in finals.items():
@@ -538,8 +618,10 @@ class SpatialGapDock(QDockWidget):
         self.apply_filter()
         if out:
             n_ok = sum(1 for v in out.values() if v.get("verdict") in ("correct", "correct_refusal"))
-            self.message(tr("{model}: {ok} of {n} correct").format(model=task.spec.name, ok=n_ok, n=len(out)),
-                         MSG_SUCCESS)
+            self.message(
+                tr("{model}: {ok} of {n} correct").format(model=task.spec.name, ok=n_ok, n=len(out)),
+                MSG_SUCCESS,
+            )
         return out
 
     # ------------------------------------------------------------------ human baseline
@@ -548,11 +630,13 @@ class SpatialGapDock(QDockWidget):
         if inst is None or inst.get("task") != "qa":
             return None
         from scoring.score import score_qa
+
         text = self.answer_edit.text().strip()
         form = self.form_combo.currentData()
         try:
-            record_human_answer(self.bench_dir, self.runs_root(), self.analyst_edit.text(), inst,
-                                f"Answer: {text}", form=form)
+            record_human_answer(
+                self.bench_dir, self.runs_root(), self.analyst_edit.text(), inst, f"Answer: {text}", form=form
+            )
         except (SpatialGapError, OSError) as exc:
             self.message(str(exc), MSG_CRITICAL)
             return None
@@ -569,19 +653,32 @@ class SpatialGapDock(QDockWidget):
             return None
         g = self._sub_group(tr("human edit"))
         target = inst.get("target", "F0")
-        props = next((f.get("properties") or {} for f in inst["scene"]["features"]
-                      if (f.get("id") or (f.get("properties") or {}).get("id")) == target), {})
+        props = next(
+            (
+                f.get("properties") or {}
+                for f in inst["scene"]["features"]
+                if (f.get("id") or (f.get("properties") or {}).get("id")) == target
+            ),
+            {},
+        )
         # The target's attributes, editable in QGIS's attribute form (never the reference edit's).
         self._human_attrs = [a for a in props if a not in ("id", "kind")]
         self._human_props = {a: props.get(a) for a in self._human_attrs if a in props}
-        layers = L.edit_layers(inst, inst["scene"], g, tr("edit {id} here").format(id=target),
-                               attributes=tuple(self._human_attrs))
+        layers = L.edit_layers(
+            inst,
+            inst["scene"],
+            g,
+            tr("edit {id} here").format(id=target),
+            attributes=tuple(self._human_attrs),
+        )
         self.human_layer = layers[-1]
         self.human_layer.startEditing()
         if self.iface is not None:
             self.iface.setActiveLayer(self.human_layer)
         self._update_buttons()
-        self.message(tr("Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit."))
+        self.message(
+            tr("Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit.")
+        )
         return self.human_layer
 
     def submit_human_edit(self) -> dict | None:
@@ -590,20 +687,30 @@ class SpatialGapDock(QDockWidget):
             return None
         from shapely import wkt as _wkt
         from shapely.geometry import shape
+
         from scoring.edits import EditError
         from scoring.explain import edit_from_geometries
         from scoring.score import score_edit
+
         feats = list(layer.getFeatures())
         target = inst.get("target", "F0")
-        orig = next(f for f in inst["scene"]["features"] if (f.get("id") or f["properties"].get("id")) == target)
+        orig = next(
+            f for f in inst["scene"]["features"] if (f.get("id") or f["properties"].get("id")) == target
+        )
         try:
             edited = _wkt.loads(feats[0].geometry().asWkt())
             original = shape(orig["geometry"])
-            if edited.geom_type.startswith("Multi") and not original.geom_type.startswith("Multi") \
-                    and len(edited.geoms) == 1:
+            if (
+                edited.geom_type.startswith("Multi")
+                and not original.geom_type.startswith("Multi")
+                and len(edited.geoms) == 1
+            ):
                 edited = edited.geoms[0]
-            after = {a: feats[0][a] for a in getattr(self, "_human_attrs", [])
-                     if feats[0][a] is not None and feats[0][a] != "" and not _is_null(feats[0][a])}
+            after = {
+                a: feats[0][a]
+                for a in getattr(self, "_human_attrs", [])
+                if feats[0][a] is not None and feats[0][a] != "" and not _is_null(feats[0][a])
+            }
             edit = edit_from_geometries(original, edited, self._human_props, after)
         except (EditError, IndexError, ValueError) as exc:
             self.message(str(exc), MSG_CRITICAL)
@@ -628,9 +735,11 @@ class SpatialGapDock(QDockWidget):
         if self.current is None:
             return None
         from scoring.render import ContextIndex, render_instance
+
         if self._context_index is None:
-            self._context_index = ContextIndex.from_file(self.bench_dir / "context.geojsonl",
-                                                         int(self.current["crs"]["epsg"]))
+            self._context_index = ContextIndex.from_file(
+                self.bench_dir / "context.geojsonl", int(self.current["crs"]["epsg"])
+            )
         return render_instance(self.current, self._context_index, out_dir)["png"]
 
     def export_canvas(self, path, size: int = 1536) -> Path:
@@ -639,7 +748,9 @@ class SpatialGapDock(QDockWidget):
         ext = QgsRectangle(settings.visibleExtent())
         side = max(ext.width(), ext.height())
         c = ext.center()
-        settings.setExtent(QgsRectangle(c.x() - side / 2, c.y() - side / 2, c.x() + side / 2, c.y() + side / 2))
+        settings.setExtent(
+            QgsRectangle(c.x() - side / 2, c.y() - side / 2, c.x() + side / 2, c.y() + side / 2)
+        )
         settings.setOutputSize(QSize(size, size))
         job = QgsMapRendererSequentialJob(settings)
         job.start()
@@ -661,10 +772,14 @@ class SpatialGapDock(QDockWidget):
                 self.message(str(exc), MSG_CRITICAL)
 
     def _export_canvas_dialog(self):
-        path, _ = QFileDialog.getSaveFileName(self, tr("Save the canvas (1536 × 1536 PNG)"), "", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, tr("Save the canvas (1536 × 1536 PNG)"), "", "PNG (*.png)"
+        )
         if path:
             try:
-                self.message(tr("Canvas written to {path}").format(path=self.export_canvas(path)), MSG_SUCCESS)
+                self.message(
+                    tr("Canvas written to {path}").format(path=self.export_canvas(path)), MSG_SUCCESS
+                )
             except SpatialGapError as exc:
                 self.message(str(exc), MSG_CRITICAL)
 
@@ -677,8 +792,10 @@ class SpatialGapDock(QDockWidget):
     def _score_dialog(self):
         runs = self.run_dirs()
         if not runs:
-            self.message(tr("No runs yet under {path}").format(path=self.runs_root() if self.bench_dir else "-"),
-                         MSG_WARNING)
+            self.message(
+                tr("No runs yet under {path}").format(path=self.runs_root() if self.bench_dir else "-"),
+                MSG_WARNING,
+            )
             return
         dlg = QDialog(self)
         dlg.setWindowTitle(tr("Score runs"))
@@ -698,8 +815,11 @@ class SpatialGapDock(QDockWidget):
         lay.addWidget(bb)
         if not dlg.exec():
             return
-        chosen = [Path(lst.item(i).data(ID_ROLE)) for i in range(lst.count())
-                  if lst.item(i).checkState() == Qt.CheckState.Checked]
+        chosen = [
+            Path(lst.item(i).data(ID_ROLE))
+            for i in range(lst.count())
+            if lst.item(i).checkState() == Qt.CheckState.Checked
+        ]
         if chosen:
             self.score_runs(chosen)
 
@@ -729,13 +849,18 @@ class SpatialGapDock(QDockWidget):
 
 def _is_null(value) -> bool:
     from qgis.PyQt.QtCore import QVariant
+
     return isinstance(value, QVariant) and value.isNull()
 
 
 class ScoreTask(QgsTask):
     def __init__(self, bench_dir, run_dirs, out_dir, on_done=None):
         super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(run_dirs)), QgsTask.CanCancel)
-        self.bench_dir, self.run_dirs, self.out_dir = Path(bench_dir), [Path(r) for r in run_dirs], Path(out_dir)
+        self.bench_dir, self.run_dirs, self.out_dir = (
+            Path(bench_dir),
+            [Path(r) for r in run_dirs],
+            Path(out_dir),
+        )
         self.on_done = on_done
         self.error = None
         self.report = None
@@ -744,6 +869,7 @@ class ScoreTask(QgsTask):
     def run(self):
         try:
             from scoring.score import score_runs, write_report
+
             self.summary = score_runs(self.bench_dir, self.run_dirs, self.out_dir)
             self.report = write_report([self.out_dir], self.out_dir / "report.html")
             return True

@@ -1,4 +1,5 @@
 """Model endpoints as plugin settings: the runner's ModelSpec fields plus an auth config id."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ class Endpoint:
     kind: str = "openai"
     base_url: str = "http://127.0.0.1:8765/v1"
     model: str = "chance"
-    authcfg: str = ""               # QGIS auth config id; the key itself is never in settings
+    authcfg: str = ""  # QGIS auth config id; the key itself is never in settings
     timeout_s: float = 120.0
     concurrency: int = 4
     temperature: float = 0.0
@@ -25,10 +26,17 @@ class Endpoint:
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> ModelSpec:
-        spec = ModelSpec(name=self.name, kind=self.kind, base_url=self.base_url.strip(), model=self.model.strip(),
-                         timeout_s=float(self.timeout_s), concurrency=int(self.concurrency),
-                         temperature=float(self.temperature), max_tokens=int(self.max_tokens),
-                         **self.extra)
+        spec = ModelSpec(
+            name=self.name,
+            kind=self.kind,
+            base_url=self.base_url.strip(),
+            model=self.model.strip(),
+            timeout_s=float(self.timeout_s),
+            concurrency=int(self.concurrency),
+            temperature=float(self.temperature),
+            max_tokens=int(self.max_tokens),
+            **self.extra,
+        )
         spec.validate(f"endpoint {self.name}")
         return spec
 

@@ -1,4 +1,5 @@
 """Translation: one context for every plugin string, a translator chosen from the QGIS locale."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,6 +18,7 @@ def qgis_locale() -> str:
     """The two-letter language QGIS runs in (its own setting wins over the system's)."""
     try:
         from qgis.core import QgsApplication
+
         loc = QgsApplication.locale()
         if loc:
             return loc[:2]

@@ -1,24 +1,44 @@
 """Scenes, edits and constraint explanations as styled memory layers (no geometry logic here:
 shapes come from the scene GeoJSON and scoring.explain)."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import shapely
-from qgis.core import (Qgis, QgsCategorizedSymbolRenderer, QgsCoordinateReferenceSystem, QgsFeature, QgsField,
-                       QgsFillSymbol, QgsGeometry, QgsLayerTreeGroup, QgsLineSymbol, QgsMarkerSymbol,
-                       QgsPalLayerSettings, QgsProject, QgsRendererCategory, QgsRuleBasedRenderer, QgsSingleSymbolRenderer,
-                       QgsTextBufferSettings, QgsTextFormat, QgsVectorLayer, QgsVectorLayerSimpleLabeling)
+from qgis.core import (
+    Qgis,
+    QgsCategorizedSymbolRenderer,
+    QgsCoordinateReferenceSystem,
+    QgsFeature,
+    QgsField,
+    QgsFillSymbol,
+    QgsGeometry,
+    QgsLayerTreeGroup,
+    QgsLineSymbol,
+    QgsMarkerSymbol,
+    QgsPalLayerSettings,
+    QgsProject,
+    QgsRendererCategory,
+    QgsRuleBasedRenderer,
+    QgsSingleSymbolRenderer,
+    QgsTextBufferSettings,
+    QgsTextFormat,
+    QgsVectorLayer,
+    QgsVectorLayerSimpleLabeling,
+)
 from qgis.PyQt.QtCore import QTimer, QVariant
 from qgis.PyQt.QtGui import QColor, QFont
 from shapely.geometry import shape
 
 from .i18n import tr
 
-GEOM_TYPES = (("point", "MultiPoint", ("Point", "MultiPoint")),
-              ("line", "MultiLineString", ("LineString", "MultiLineString", "LinearRing")),
-              ("polygon", "MultiPolygon", ("Polygon", "MultiPolygon")))
+GEOM_TYPES = (
+    ("point", "MultiPoint", ("Point", "MultiPoint")),
+    ("line", "MultiLineString", ("LineString", "MultiLineString", "LinearRing")),
+    ("polygon", "MultiPolygon", ("Polygon", "MultiPolygon")),
+)
 TARGET_COLOR = "#d7301f"
 FEATURE_COLOR = "#2b6cb0"
 PASS_COLOR = "#1a9850"
@@ -74,15 +94,21 @@ def _text_format(size: float = 9.0, bold: bool = False, color: str = "#111111") 
     return fmt
 
 
-def set_labels(layer: QgsVectorLayer, expression: str, size: float = 9.0, bold: bool = False,
-               show_all: bool = False, priority: int = 5) -> None:
+def set_labels(
+    layer: QgsVectorLayer,
+    expression: str,
+    size: float = 9.0,
+    bold: bool = False,
+    show_all: bool = False,
+    priority: int = 5,
+) -> None:
     pal = QgsPalLayerSettings()
-    pal.priority = priority         # verdict labels are placed first, names then find free room
+    pal.priority = priority  # verdict labels are placed first, names then find free room
     pal.fieldName = expression
     pal.isExpression = True
-    if show_all:                    # verdict labels must never be dropped for lack of room
+    if show_all:  # verdict labels must never be dropped for lack of room
         overlap = getattr(getattr(Qgis, "LabelOverlapHandling", None), "AllowOverlapIfRequired", None)
-        if overlap is not None and hasattr(pal, "placementSettings"):   # QGIS >= 3.26
+        if overlap is not None and hasattr(pal, "placementSettings"):  # QGIS >= 3.26
             placement = pal.placementSettings()
             placement.setOverlapHandling(overlap)
             pal.setPlacementSettings(placement)
@@ -93,19 +119,44 @@ def set_labels(layer: QgsVectorLayer, expression: str, size: float = 9.0, bold: 
     layer.setLabelsEnabled(True)
 
 
-def _symbol(kind: str, color: str, width: float = 0.6, size: float = 2.6, fill_alpha: int = 90,
-            dashed: bool = False, outline: str | None = None):
+def _symbol(
+    kind: str,
+    color: str,
+    width: float = 0.6,
+    size: float = 2.6,
+    fill_alpha: int = 90,
+    dashed: bool = False,
+    outline: str | None = None,
+):
     if kind == "point":
-        return QgsMarkerSymbol.createSimple({"name": "circle", "color": color, "size": str(size),
-                                             "outline_color": outline or "white", "outline_width": "0.3"})
+        return QgsMarkerSymbol.createSimple(
+            {
+                "name": "circle",
+                "color": color,
+                "size": str(size),
+                "outline_color": outline or "white",
+                "outline_width": "0.3",
+            }
+        )
     if kind == "line":
-        return QgsLineSymbol.createSimple({"line_color": color, "line_width": str(width),
-                                           "line_style": "dash" if dashed else "solid", "capstyle": "round"})
+        return QgsLineSymbol.createSimple(
+            {
+                "line_color": color,
+                "line_width": str(width),
+                "line_style": "dash" if dashed else "solid",
+                "capstyle": "round",
+            }
+        )
     c = QColor(color)
-    return QgsFillSymbol.createSimple({"color": f"{c.red()},{c.green()},{c.blue()},{fill_alpha}",
-                                       "outline_color": outline or color, "outline_width": str(width),
-                                       "outline_style": "dash" if dashed else "solid",
-                                       "style": "solid" if fill_alpha else "no"})
+    return QgsFillSymbol.createSimple(
+        {
+            "color": f"{c.red()},{c.green()},{c.blue()},{fill_alpha}",
+            "outline_color": outline or color,
+            "outline_width": str(width),
+            "outline_style": "dash" if dashed else "solid",
+            "style": "solid" if fill_alpha else "no",
+        }
+    )
 
 
 def _group(name: str, parent: QgsLayerTreeGroup | None = None, replace: bool = True) -> QgsLayerTreeGroup:
@@ -133,8 +184,10 @@ def _add(layer: QgsVectorLayer, group: QgsLayerTreeGroup) -> QgsVectorLayer:
 
 # ------------------------------------------------------------------------- scene
 
-def scene_layers(instance: dict, group: QgsLayerTreeGroup, context: "ContextSource | None" = None,
-                 name_prefix: str = "") -> list[QgsVectorLayer]:
+
+def scene_layers(
+    instance: dict, group: QgsLayerTreeGroup, context: ContextSource | None = None, name_prefix: str = ""
+) -> list[QgsVectorLayer]:
     """The instance's scene as one layer per geometry type (styled by role: the target F0
     emphasised), labelled with feature ids; optional muted OSM context underneath."""
     epsg = int(instance["crs"]["epsg"])
@@ -147,12 +200,23 @@ def scene_layers(instance: dict, group: QgsLayerTreeGroup, context: "ContextSour
         kind = _geom_class(geom)
         if kind:
             extra = {k: v for k, v in props.items() if k not in ("id", "kind")}
-            rows[kind].append((fid, props.get("kind", ""), "target" if fid == target else "feature",
-                               json.dumps(extra, ensure_ascii=False) if extra else "", geom))
-    fields = [("id", QVariant.String), ("kind", QVariant.String), ("role", QVariant.String),
-              ("attributes", QVariant.String)]
+            rows[kind].append(
+                (
+                    fid,
+                    props.get("kind", ""),
+                    "target" if fid == target else "feature",
+                    json.dumps(extra, ensure_ascii=False) if extra else "",
+                    geom,
+                )
+            )
+    fields = [
+        ("id", QVariant.String),
+        ("kind", QVariant.String),
+        ("role", QVariant.String),
+        ("attributes", QVariant.String),
+    ]
     layers = []
-    for kind, _, _ in GEOM_TYPES:   # added top-down: points above lines above polygons
+    for kind, _, _ in GEOM_TYPES:  # added top-down: points above lines above polygons
         if not rows[kind]:
             continue
         layer = memory_layer(kind, epsg, f"{name_prefix}{tr('scene')} {kind_name(kind)}", fields)
@@ -163,12 +227,23 @@ def scene_layers(instance: dict, group: QgsLayerTreeGroup, context: "ContextSour
             qf.setGeometry(_to_qgs(geom))
             feats.append(qf)
         layer.dataProvider().addFeatures(feats)
-        layer.setRenderer(QgsCategorizedSymbolRenderer("role", [
-            QgsRendererCategory("target", _symbol(kind, TARGET_COLOR, width=1.2, size=4.0, fill_alpha=110),
-                                tr("target (F0)")),
-            QgsRendererCategory("feature", _symbol(kind, FEATURE_COLOR, width=0.7, size=3.0, fill_alpha=60),
-                                tr("other features")),
-        ]))
+        layer.setRenderer(
+            QgsCategorizedSymbolRenderer(
+                "role",
+                [
+                    QgsRendererCategory(
+                        "target",
+                        _symbol(kind, TARGET_COLOR, width=1.2, size=4.0, fill_alpha=110),
+                        tr("target (F0)"),
+                    ),
+                    QgsRendererCategory(
+                        "feature",
+                        _symbol(kind, FEATURE_COLOR, width=0.7, size=3.0, fill_alpha=60),
+                        tr("other features"),
+                    ),
+                ],
+            )
+        )
         set_labels(layer, '"id"', size=10.0, bold=True)
         layers.append(_add(layer, group))
     if context is not None:
@@ -240,6 +315,7 @@ class ContextSource:
 
 # ------------------------------------------------------------------------- edits
 
+
 def _qvariant_type(value):
     if isinstance(value, bool):
         return QVariant.Bool
@@ -250,24 +326,30 @@ def _qvariant_type(value):
     return QVariant.String
 
 
-def edit_layers(instance: dict, edited_scene: dict, group: QgsLayerTreeGroup,
-                title: str, attributes: tuple[str, ...] = ()) -> list[QgsVectorLayer]:
+def edit_layers(
+    instance: dict, edited_scene: dict, group: QgsLayerTreeGroup, title: str, attributes: tuple[str, ...] = ()
+) -> list[QgsVectorLayer]:
     """The edited target beside a ghost of the original one. `attributes`: extra fields on the
     edited layer (the target's attributes an analyst may change in the attribute form)."""
     epsg = int(instance["crs"]["epsg"])
     target = instance.get("target", "F0")
     out = []
-    for label, fc, style in ((tr("original {id} (ghost)").format(id=target), instance["scene"], "ghost"),
-                             (title, edited_scene, "edited")):
-        feats = [f for f in fc["features"] if (f.get("id") or (f.get("properties") or {}).get("id")) == target]
+    for label, fc, style in (
+        (tr("original {id} (ghost)").format(id=target), instance["scene"], "ghost"),
+        (title, edited_scene, "edited"),
+    ):
+        feats = [
+            f for f in fc["features"] if (f.get("id") or (f.get("properties") or {}).get("id")) == target
+        ]
         if not feats:
             continue
         geom = shape(feats[0]["geometry"])
         kind = _geom_class(geom)
         props = feats[0].get("properties") or {}
         extra = [a for a in attributes if a not in ("id", "state")] if style == "edited" else []
-        fields = [("id", QVariant.String), ("state", QVariant.String)] + \
-            [(a, _qvariant_type(props.get(a, ""))) for a in extra]
+        fields = [("id", QVariant.String), ("state", QVariant.String)] + [
+            (a, _qvariant_type(props.get(a, ""))) for a in extra
+        ]
         layer = memory_layer(kind, epsg, label, fields)
         qf = QgsFeature(layer.fields())
         qf.setAttributes([target, style] + [props.get(a) for a in extra])
@@ -278,17 +360,28 @@ def edit_layers(instance: dict, edited_scene: dict, group: QgsLayerTreeGroup,
         else:
             sym = _symbol(kind, "#ff7f00", width=1.4, size=4.5, fill_alpha=120, outline="#b35900")
         layer.setRenderer(QgsSingleSymbolRenderer(sym))
-        set_labels(layer, f"'{target}' || if(\"state\" = 'ghost', ' ({tr('before')})', ' ({tr('after')})')",
-                   size=10.0, bold=style == "edited", priority=3)
+        set_labels(
+            layer,
+            f"'{target}' || if(\"state\" = 'ghost', ' ({tr('before')})', ' ({tr('after')})')",
+            size=10.0,
+            bold=style == "edited",
+            priority=3,
+        )
         out.append(_add(layer, group))
     return out
 
 
 # ------------------------------------------------------------------------- constraints
 
-CONSTRAINT_FIELDS = [("constraint", QVariant.Int), ("text", QVariant.String), ("measure", QVariant.String),
-                     ("role", QVariant.String), ("measured", QVariant.String), ("passed", QVariant.Bool),
-                     ("label", QVariant.String)]
+CONSTRAINT_FIELDS = [
+    ("constraint", QVariant.Int),
+    ("text", QVariant.String),
+    ("measure", QVariant.String),
+    ("role", QVariant.String),
+    ("measured", QVariant.String),
+    ("passed", QVariant.Bool),
+    ("label", QVariant.String),
+]
 
 
 def constraint_features(views) -> dict[str, list[tuple[list, object]]]:
@@ -327,30 +420,42 @@ def _constraint_renderer(kind: str, present: set[tuple[str, bool]] | None = None
     for passed, color in ((True, PASS_COLOR), (False, FAIL_COLOR)):
         cond = '"passed"' if passed else 'NOT "passed"'
         styles = {
-            "point": [("marker", _symbol("point", color, size=2.4)),
-                      ("intersection", _symbol("point", "#c51b7d", size=3.6, outline="black")),
-                      ("violation", _symbol("point", "#c51b7d", size=3.6, outline="black")),
-                      (None, _symbol("point", color, size=2.0))],
-            "line": [("measured", _symbol("line", color, width=1.1)),
-                     ("limit", _symbol("line", color, width=0.4, dashed=True)),
-                     ("reference", _symbol("line", "#555555", width=0.8)),
-                     ("intersection", _symbol("line", "#c51b7d", width=1.6)),
-                     ("violation", _symbol("line", "#c51b7d", width=1.6)),
-                     (None, _symbol("line", color, width=0.6))],
-            "polygon": [("allowed", _symbol("polygon", color, width=0.3, fill_alpha=45)),
-                        ("intersection", _symbol("polygon", "#c51b7d", width=0.8, fill_alpha=140)),
-                        ("violation", _symbol("polygon", "#c51b7d", width=0.8, fill_alpha=140)),
-                        ("reference", _symbol("polygon", "#555555", width=0.6, fill_alpha=0)),
-                        (None, _symbol("polygon", color, width=0.5, fill_alpha=30))],
+            "point": [
+                ("marker", _symbol("point", color, size=2.4)),
+                ("intersection", _symbol("point", "#c51b7d", size=3.6, outline="black")),
+                ("violation", _symbol("point", "#c51b7d", size=3.6, outline="black")),
+                (None, _symbol("point", color, size=2.0)),
+            ],
+            "line": [
+                ("measured", _symbol("line", color, width=1.1)),
+                ("limit", _symbol("line", color, width=0.4, dashed=True)),
+                ("reference", _symbol("line", "#555555", width=0.8)),
+                ("intersection", _symbol("line", "#c51b7d", width=1.6)),
+                ("violation", _symbol("line", "#c51b7d", width=1.6)),
+                (None, _symbol("line", color, width=0.6)),
+            ],
+            "polygon": [
+                ("allowed", _symbol("polygon", color, width=0.3, fill_alpha=45)),
+                ("intersection", _symbol("polygon", "#c51b7d", width=0.8, fill_alpha=140)),
+                ("violation", _symbol("polygon", "#c51b7d", width=0.8, fill_alpha=140)),
+                ("reference", _symbol("polygon", "#555555", width=0.6, fill_alpha=0)),
+                (None, _symbol("polygon", color, width=0.5, fill_alpha=30)),
+            ],
         }[kind]
         named = [r for r, _ in styles if r]
         for role, sym in styles:
             if present is not None and not any(
-                    p == passed and (r == role if role else r not in named) for r, p in present):
+                p == passed and (r == role if role else r not in named) for r, p in present
+            ):
                 continue
-            expr = f"{cond} AND \"role\" = '{role}'" if role else \
-                f"{cond} AND \"role\" NOT IN ({', '.join(repr(r) for r, _ in styles if r)})"
-            rule = QgsRuleBasedRenderer.Rule(sym, 0, 0, expr, f"{role or tr('other')} ({tr('pass') if passed else tr('fail')})")
+            expr = (
+                f"{cond} AND \"role\" = '{role}'"
+                if role
+                else f"{cond} AND \"role\" NOT IN ({', '.join(repr(r) for r, _ in styles if r)})"
+            )
+            rule = QgsRuleBasedRenderer.Rule(
+                sym, 0, 0, expr, f"{role or tr('other')} ({tr('pass') if passed else tr('fail')})"
+            )
             root.appendChild(rule)
     return QgsRuleBasedRenderer(root)
 
@@ -381,12 +486,14 @@ def constraint_layers(instance: dict, views, group: QgsLayerTreeGroup) -> list[Q
 def collapse_legends(group: QgsLayerTreeGroup) -> None:
     """Rule lists are long: keep the layer entries, fold their symbol lists (again once the layer
     tree view has expanded the new nodes)."""
+
     def fold():
         try:
             for node in group.findLayers():
                 node.setExpanded(False)
-        except RuntimeError:   # the group was removed meanwhile
+        except RuntimeError:  # the group was removed meanwhile
             pass
+
     fold()
     QTimer.singleShot(0, fold)
     QTimer.singleShot(400, fold)

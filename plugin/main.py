@@ -1,4 +1,5 @@
 """The plugin object: a dock, an endpoints dialog, a Processing provider, translations."""
+
 from __future__ import annotations
 
 from qgis.core import QgsApplication
@@ -9,10 +10,11 @@ from qgis.PyQt.QtWidgets import QAction
 from .i18n import PLUGIN_DIR, install_translator, tr
 
 
-
 def icon() -> QIcon:
-    for p in (PLUGIN_DIR / "resources" / "icons" / "spatialgap.svg",
-              PLUGIN_DIR.parent / "resources" / "icons" / "spatialgap.svg"):
+    for p in (
+        PLUGIN_DIR / "resources" / "icons" / "spatialgap.svg",
+        PLUGIN_DIR.parent / "resources" / "icons" / "spatialgap.svg",
+    ):
         if p.is_file():
             return QIcon(str(p))
     return QIcon()
@@ -28,6 +30,7 @@ class SpatialGapPlugin:
 
     def initGui(self):  # noqa: N802 - QGIS API
         from .processing_provider import SpatialGapProvider
+
         self.provider = SpatialGapProvider()
         QgsApplication.processingRegistry().addProvider(self.provider)
         a_dock = QAction(icon(), tr("Spatial Gap"), self.iface.mainWindow())
@@ -43,6 +46,7 @@ class SpatialGapPlugin:
     def ensure_dock(self):
         if self.dock is None:
             from .dock import SpatialGapDock
+
             self.dock = SpatialGapDock(self.iface, self, self.iface.mainWindow())
             self.iface.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         return self.dock
@@ -53,6 +57,7 @@ class SpatialGapPlugin:
 
     def open_settings(self):
         from .settings_dialog import EndpointsDialog
+
         EndpointsDialog(self.iface.mainWindow()).exec()
         if self.dock is not None:
             self.dock.reload_endpoints()
@@ -73,5 +78,6 @@ class SpatialGapPlugin:
             self.provider = None
         if self.translator is not None:
             from qgis.PyQt.QtCore import QCoreApplication
+
             QCoreApplication.removeTranslator(self.translator)
             self.translator = None

@@ -1,5 +1,6 @@
 """Stand-in plugin when the scoring package's dependencies are absent: says what is missing and
 how to install it, without importing anything that would fail."""
+
 from __future__ import annotations
 
 from qgis.PyQt.QtWidgets import QAction, QMessageBox
@@ -18,8 +19,13 @@ class MissingDependenciesPlugin:
 
     def message(self) -> str:
         names = ", ".join(pip for _, pip, _ in self.missing)
-        return tr("Spatial Gap needs Python packages that QGIS's Python lacks: {names}.").format(names=names) \
-            + "\n\n" + tr("Install them, then restart QGIS:") + "\n" + install_hint(self.missing)
+        return (
+            tr("Spatial Gap needs Python packages that QGIS's Python lacks: {names}.").format(names=names)
+            + "\n\n"
+            + tr("Install them, then restart QGIS:")
+            + "\n"
+            + install_hint(self.missing)
+        )
 
     def initGui(self):  # noqa: N802 - QGIS API
         self.action = QAction(tr("Spatial Gap: missing dependencies"), self.iface.mainWindow())

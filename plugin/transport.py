@@ -3,6 +3,7 @@
 `QgisTransport` implements scoring.runner.transport.SyncTransport with QgsBlockingNetworkRequest;
 the runner wraps it with ThreadedTransport. A request is aborted when its timeout expires or when
 the owning task is cancelled."""
+
 from __future__ import annotations
 
 import threading
@@ -38,8 +39,15 @@ class QgisTransport:
             for fb in list(self._feedbacks):
                 fb.cancel()
 
-    def _request(self, method: str, url: str, headers: dict[str, str], data: bytes | None,
-                 timeout: float, max_bytes: int) -> Response:
+    def _request(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        data: bytes | None,
+        timeout: float,
+        max_bytes: int,
+    ) -> Response:
         if self._is_cancelled():
             raise RunCancelled("cancelled")
         req = QNetworkRequest(QUrl(url))
@@ -79,17 +87,22 @@ class QgisTransport:
             kind = "connect" if err != QgsBlockingNetworkRequest.NoError and not body else "reset"
             raise TransportError(kind, f"cannot connect: {msg}" if kind == "connect" else msg)
         if len(body) > max_bytes:
-            raise TransportError("too_large", f"response larger than {max_bytes} bytes", body[:max_bytes],
-                                 int(status))
-        hdrs = {bytes(h).decode("latin-1").lower(): bytes(reply.rawHeader(h)).decode("latin-1")
-                for h in reply.rawHeaderList()}
+            raise TransportError(
+                "too_large", f"response larger than {max_bytes} bytes", body[:max_bytes], int(status)
+            )
+        hdrs = {
+            bytes(h).decode("latin-1").lower(): bytes(reply.rawHeader(h)).decode("latin-1")
+            for h in reply.rawHeaderList()
+        }
         self.completed += 1
         return Response(int(status), hdrs, body)
 
-    def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Response:
+    def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response:
         return self._request("POST", url, headers, encode_body(body), timeout, max_bytes)
 
-    def get(self, url: str, headers: dict[str, str], timeout: float,
-            max_bytes: int = DEFAULT_MAX_BYTES) -> Response:
+    def get(
+        self, url: str, headers: dict[str, str], timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response:
         return self._request("GET", url, headers, None, timeout, max_bytes)

@@ -3,4 +3,5 @@ instances -> rendered maps -> model runs -> predictions -> scores -> reports.
 
 Importable and fully usable without QGIS.
 """
+
 __version__ = "0.1.0"

@@ -46,24 +46,41 @@ abbreviations in capitals anywhere (``NE``, ``N.E.``) and in any case when they 
 answer (``ne``). ``northern``/``westernmost`` are not directions. 16-point names
 (``north-northeast``) are rejected; two different directions are ambiguous.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
-    "Parsed", "preprocess", "answer_segment", "is_refusal",
-    "parse_choice", "parse_number", "parse_direction", "parse_relative_direction", "parse_axis",
-    "parse_feature_id", "parse_ordering", "parse_yes_no", "parse_edit", "parse_answer",
-    "find_quantities", "find_directions", "Quantity", "ANSWER_TYPES", "DIRECTIONS8",
+    "Parsed",
+    "preprocess",
+    "answer_segment",
+    "is_refusal",
+    "parse_choice",
+    "parse_number",
+    "parse_direction",
+    "parse_relative_direction",
+    "parse_axis",
+    "parse_feature_id",
+    "parse_ordering",
+    "parse_yes_no",
+    "parse_edit",
+    "parse_answer",
+    "find_quantities",
+    "find_directions",
+    "Quantity",
+    "ANSWER_TYPES",
+    "DIRECTIONS8",
 ]
 
-RAW_CAP = 200_000       # characters of raw input looked at (the end of it)
-MAX_CHARS = 20_000      # characters considered after reasoning blocks are removed
-EDIT_CAP = 400_000      # characters of raw input looked at by parse_edit
+RAW_CAP = 200_000  # characters of raw input looked at (the end of it)
+MAX_CHARS = 20_000  # characters considered after reasoning blocks are removed
+EDIT_CAP = 400_000  # characters of raw input looked at by parse_edit
 MAX_OPERATIONS = 20
 MAX_MAGNITUDE = 1e9
 MAX_JSON_DEPTH = 32
@@ -97,16 +114,17 @@ _ANSWER_LINE = re.compile(
     r"(?:\bfinal\s+answer\b|\bcorrect\s+(?:answer|option|choice)\s+(?:is|would\s+be)\b"
     r"|\bthe\s+answer\s+(?:is|would\s+be)\b|\banswer\b(?=\s*[:=：]))"
     r"\s*(?:is\b)?\s*[:=：\-–]?[ \t]*(?P<rest>[^\n]*)",
-    re.I)
+    re.I,
+)
 _WS = re.compile(r"[ \t\r\f\v]+")
 
 
 @dataclass(frozen=True, slots=True)
 class _Pre:
-    text: str            # cleaned text (reasoning removed, markdown removed)
-    segment: str         # final-answer content, or the whole text
-    rest: str            # text from the final-answer content to the end (ordering lists)
-    explicit: bool       # segment comes from a final-answer line
+    text: str  # cleaned text (reasoning removed, markdown removed)
+    segment: str  # final-answer content, or the whole text
+    rest: str  # text from the final-answer content to the end (ordering lists)
+    explicit: bool  # segment comes from a final-answer line
     reasoning_only: bool  # an unclosed reasoning block covered the text
 
 
@@ -114,7 +132,7 @@ def _to_text(text: Any) -> str | None:
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text[-RAW_CAP * 4:]).decode("utf-8", errors="replace")
+        return bytes(text[-RAW_CAP * 4 :]).decode("utf-8", errors="replace")
     return None
 
 
@@ -124,14 +142,14 @@ def _strip_reasoning(text: str) -> tuple[str, bool]:
     for last_close in _THINK_CLOSE.finditer(text):
         pass
     if last_close is not None:
-        text = text[last_close.end():]
+        text = text[last_close.end() :]
     # after the last closing tag no block can be closed any more: only an unclosed opening remains
     m = _THINK_OPEN.search(text)
     reasoning_only = False
     if m is not None:
         # unclosed block: only an explicit final-answer line can rescue it
-        reasoning_only = not text[:m.start()].strip()
-        text = text[:m.start()] + " " + text[m.end():] if reasoning_only else text[:m.start()]
+        reasoning_only = not text[: m.start()].strip()
+        text = text[: m.start()] + " " + text[m.end() :] if reasoning_only else text[: m.start()]
     return text[-MAX_CHARS:], reasoning_only
 
 
@@ -154,7 +172,7 @@ def preprocess(text: Any) -> _Pre | None:
         pass
     if last is not None:
         seg = last.group("rest").strip()
-        rest = cleaned[last.start("rest"):]
+        rest = cleaned[last.start("rest") :]
         if not seg:
             tail = rest.lstrip()
             seg = tail.split("\n", 1)[0].strip()
@@ -179,8 +197,9 @@ def _prepare(text: Any) -> tuple[_Pre | None, Parsed | None]:
     if _refusal_in(pre.segment):
         return pre, _REFUSED
     if not pre.segment:
-        return pre, _fail("unterminated reasoning block, no final answer" if pre.reasoning_only
-                          else "empty response")
+        return pre, _fail(
+            "unterminated reasoning block, no final answer" if pre.reasoning_only else "empty response"
+        )
     return pre, None
 
 
@@ -199,7 +218,8 @@ _REFUSAL = re.compile(
     r"|\b(?:information|data)\s+(?:is\s+)?not\s+(?:available|provided|given)\b"
     r"|\b(?:is|remains)\s+unknown\b|\bno\s+(?:answer|information)\s+(?:can|is)\b"
     r"|^\W*(?:unknown|n/?a|not\s+applicable|i\s+don'?t\s+know|no\s+idea|unsure)\W*$",
-    re.I)
+    re.I,
+)
 
 
 def _refusal_in(segment: str) -> bool:
@@ -215,10 +235,10 @@ def is_refusal(text: Any) -> bool:
 # --------------------------------------------------------------------------- multiple choice
 
 _LETTER_STRONG = (
-    r"\(\s*(?P<a>{L})\s*\)"                                   # (B)
-    r"|\[\s*(?P<b>{L})\s*\]"                                  # [B]
-    r"|\b(?i:option|choice|letter)\s*[:#]?\s*\(?(?P<c>{L})\b(?![\w'’])"   # option B
-    r"|^[ \t]*(?P<d>{L})[ \t]*(?:[.):]|$)"                    # B.  B)  B:  B  (line start)
+    r"\(\s*(?P<a>{L})\s*\)"  # (B)
+    r"|\[\s*(?P<b>{L})\s*\]"  # [B]
+    r"|\b(?i:option|choice|letter)\s*[:#]?\s*\(?(?P<c>{L})\b(?![\w'’])"  # option B
+    r"|^[ \t]*(?P<d>{L})[ \t]*(?:[.):]|$)"  # B.  B)  B:  B  (line start)
 )
 
 
@@ -279,9 +299,9 @@ def parse_choice(text: Any, n_options: int = 4) -> Parsed:
 _NUMBER = (
     r"(?<![\w.,\u2009\u202f\u00a0])(?<![A-Za-z]-)"
     r"(?P<sign>[-+\u2212]?)"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"                 # 1,234,567.5
-    r"|\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+(?:[.,]\d+)?"             # 1 234,5 (thin/nbsp)
-    r"|\d+,(?:\d{1,2}|\d{4,})(?!\d)"                              # 12,5 decimal comma
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"  # 1,234,567.5
+    r"|\d{1,3}(?:[\u2009\u202f\u00a0]\d{3})+(?:[.,]\d+)?"  # 1 234,5 (thin/nbsp)
+    r"|\d+,(?:\d{1,2}|\d{4,})(?!\d)"  # 12,5 decimal comma
     r"|\d+(?:\.\d+)?|\.\d+)"
     r"(?:[eE](?P<exp>[-+]?\d{1,3}))?"
     r"(?![\d])"
@@ -319,41 +339,92 @@ _add("distance", _FT, "ft", "foot", "feet", "'", "’", "′")
 _add("distance", _MI, "mi", "mile", "miles")
 _add("distance", _YD, "yd", "yds", "yard", "yards")
 _add("distance", _NMI, "nmi", "nautical mile", "nautical miles")
-_add("area", 1.0, "m²", "m2", "m^2", "sq m", "sq. m", "square metre", "square metres",
-     "square meter", "square meters", "sq metres", "sq meters")
-_add("area", 1e6, "km²", "km2", "km^2", "sq km", "sq. km", "square kilometre",
-     "square kilometres", "square kilometer", "square kilometers", "square km")
+_add(
+    "area",
+    1.0,
+    "m²",
+    "m2",
+    "m^2",
+    "sq m",
+    "sq. m",
+    "square metre",
+    "square metres",
+    "square meter",
+    "square meters",
+    "sq metres",
+    "sq meters",
+)
+_add(
+    "area",
+    1e6,
+    "km²",
+    "km2",
+    "km^2",
+    "sq km",
+    "sq. km",
+    "square kilometre",
+    "square kilometres",
+    "square kilometer",
+    "square kilometers",
+    "square km",
+)
 _add("area", 1e4, "ha", "hectare", "hectares")
 _add("area", 4046.8564224, "acre", "acres")
-_add("area", _FT ** 2, "ft²", "ft2", "sq ft", "sq. ft", "square foot", "square feet")
-_add("area", _MI ** 2, "mi²", "mi2", "sq mi", "sq. mi", "square mile", "square miles")
+_add("area", _FT**2, "ft²", "ft2", "sq ft", "sq. ft", "square foot", "square feet")
+_add("area", _MI**2, "mi²", "mi2", "sq mi", "sq. mi", "square mile", "square miles")
 _add("angle", 1.0, "°", "º", "deg", "degs", "degree", "degrees")
 _add("percent", 1.0, "%", "percent", "per cent")
 
 # density: "per"/"/" + an area unit; factor converts "per <unit>" to per km²
 _DENSITY_AREA: dict[str, float] = {}
 _DENSITY_SPELLINGS: list[str] = []
-for _name, (_kind, _factor) in list(zip(_UNIT_SPELLINGS, [_UNITS[_ukey(n)] for n in _UNIT_SPELLINGS])):
+for _name, (_kind, _factor) in list(zip(_UNIT_SPELLINGS, [_UNITS[_ukey(n)] for n in _UNIT_SPELLINGS], strict=False)):
     if _kind == "area":
         _DENSITY_AREA[_ukey(_name)] = 1e6 / _factor
         _DENSITY_SPELLINGS.append(_name)
 
 _UNIT_RE = re.compile(
-    r"[ \t]*(?:-[ \t]*)?(?P<unit>" + _spelling_alt(_UNIT_SPELLINGS) + r")(?![a-zA-Z0-9²])", re.I)
+    r"[ \t]*(?:-[ \t]*)?(?P<unit>" + _spelling_alt(_UNIT_SPELLINGS) + r")(?![a-zA-Z0-9²])", re.I
+)
 _DENSITY_RE = re.compile(
     r"(?:[ \t]+[A-Za-z][\w\-]*){0,2}?[ \t]*(?:per|/|an?)[ \t]*(?P<area>"
-    + _spelling_alt(_DENSITY_SPELLINGS) + r")(?![a-zA-Z0-9²])", re.I)
+    + _spelling_alt(_DENSITY_SPELLINGS)
+    + r")(?![a-zA-Z0-9²])",
+    re.I,
+)
 
-_WORD_NUMS = {w: float(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
-_WORD_NUMS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0,
-                   "eighty": 80.0, "ninety": 90.0, "hundred": 100.0, "a hundred": 100.0,
-                   "thousand": 1000.0, "a thousand": 1000.0, "half a": 0.5, "a half": 0.5})
+_WORD_NUMS = {
+    w: float(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_WORD_NUMS.update(
+    {
+        "thirty": 30.0,
+        "forty": 40.0,
+        "fifty": 50.0,
+        "sixty": 60.0,
+        "seventy": 70.0,
+        "eighty": 80.0,
+        "ninety": 90.0,
+        "hundred": 100.0,
+        "a hundred": 100.0,
+        "thousand": 1000.0,
+        "a thousand": 1000.0,
+        "half a": 0.5,
+        "a half": 0.5,
+    }
+)
 _WORD_NUM_RE = re.compile(r"\b(?P<word>" + "|".join(sorted(_WORD_NUMS, key=len, reverse=True)) + r")\b", re.I)
 _NUMBER_RE = re.compile(_NUMBER)
-_RANGE_RE = re.compile(_NUMBER + r"[ \t]*(?:[a-zA-Z°²']{0,12}[ \t]*)?(?:-|–|—|to|and)[ \t]*" + _NUMBER.replace(
-    "?P<sign>", "?:").replace("?P<num>", "?:").replace("?P<exp>", "?:"), re.I)
+_RANGE_RE = re.compile(
+    _NUMBER
+    + r"[ \t]*(?:[a-zA-Z°²']{0,12}[ \t]*)?(?:-|–|—|to|and)[ \t]*"
+    + _NUMBER.replace("?P<sign>", "?:").replace("?P<num>", "?:").replace("?P<exp>", "?:"),
+    re.I,
+)
 
 _KINDS = ("distance", "area", "angle", "density", "count")
 
@@ -478,8 +549,11 @@ def parse_number(text: Any, unit_kind: str) -> Parsed:
         usable = [q for q in usable if q.unit is None]
     if not usable:
         return _fail("no unitless count" if unit_kind == "count" else f"no number with a {unit_kind} unit")
-    if unit_kind != "count" and all(q.unit is None for q in usable) and \
-            any(q.value is None and q.unit is not None for q in quantities):
+    if (
+        unit_kind != "count"
+        and all(q.unit is None for q in usable)
+        and any(q.value is None and q.unit is not None for q in quantities)
+    ):
         return _fail(f"number with a unit that is not a {unit_kind} unit")
     if pre.explicit:
         if len({round(q.value, 9) for q in usable}) > 1 and _RANGE_RE.search(seg):
@@ -508,10 +582,14 @@ DIRECTIONS8 = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 _CARD = {"north": "N", "south": "S", "east": "E", "west": "W"}
 _SIXTEEN = re.compile(
     r"\b(?:north|south|east|west)[\s\-–]+(?:north|south)[\s\-–]?(?:east|west)\b"
-    r"|\b(?:NNE|ENE|ESE|SSE|SSW|WSW|WNW|NNW)\b", re.I)
+    r"|\b(?:NNE|ENE|ESE|SSE|SSW|WSW|WNW|NNW)\b",
+    re.I,
+)
 _DIR_WORD = re.compile(
     r"\b(?P<ns>north|south)(?:[ \t]*[\-–][ \t]*|[ \t]+|)(?P<ew>east|west)(?:erly|wards?)?\b"
-    r"|\b(?P<one>north|south|east|west)(?:erly|wards?)?\b(?![ \t]*[\-–]?[ \t]*(?:east|west)ern\b)", re.I)
+    r"|\b(?P<one>north|south|east|west)(?:erly|wards?)?\b(?![ \t]*[\-–]?[ \t]*(?:east|west)ern\b)",
+    re.I,
+)
 _DIR_ABBR = re.compile(r"(?<![\w.'’\-])(?P<a>[NS]\.?[ \t]?[EW]|[NSEW])\.?(?![\w'’\-])")
 _DIR_WHOLE = re.compile(r"^\W*(?P<a>[nsNS]\.?\s?[ewEW]|[nsewNSEW])\W*$")
 
@@ -580,9 +658,15 @@ def parse_relative_direction(text: Any) -> Parsed:
 
 _AXIS_TOKEN = r"(?:north[\s\-]?east|north[\s\-]?west|south[\s\-]?east|south[\s\-]?west|north|south|east|west|NE|NW|SE|SW|N|S|E|W)"
 _AXIS_RE = re.compile(
-    rf"(?<![\w\-])(?P<a>{_AXIS_TOKEN})[ \t]*(?:-|–|—|/|to|\u2194|<->|↔)[ \t]*(?P<b>{_AXIS_TOKEN})(?![\w])", re.I)
-_AXES = {frozenset(("N", "S")): "N-S", frozenset(("NE", "SW")): "NE-SW",
-         frozenset(("E", "W")): "E-W", frozenset(("NW", "SE")): "NW-SE"}
+    rf"(?<![\w\-])(?P<a>{_AXIS_TOKEN})[ \t]*(?:-|–|—|/|to|\u2194|<->|↔)[ \t]*(?P<b>{_AXIS_TOKEN})(?![\w])",
+    re.I,
+)
+_AXES = {
+    frozenset(("N", "S")): "N-S",
+    frozenset(("NE", "SW")): "NE-SW",
+    frozenset(("E", "W")): "E-W",
+    frozenset(("NW", "SE")): "NW-SE",
+}
 
 
 def _dir_label(token: str) -> str:
@@ -641,8 +725,16 @@ def _id_matcher(valid_ids: Iterable[str]) -> tuple[re.Pattern, dict[str, str]] |
     alts = sorted(table, key=len, reverse=True)
     generic = r"[A-Za-z]{1,3}\d+"
     pattern = re.compile(
-        r"(?<![\w\-])(?:" + "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in alts)
-        + r"|feature\s+(?P<fid>" + generic + r")" + r"|(?P<gen>" + generic + r"))(?![\w\-])", re.I)
+        r"(?<![\w\-])(?:"
+        + "|".join(re.escape(a).replace(r"\ ", r"\s*") for a in alts)
+        + r"|feature\s+(?P<fid>"
+        + generic
+        + r")"
+        + r"|(?P<gen>"
+        + generic
+        + r"))(?![\w\-])",
+        re.I,
+    )
     return pattern, table
 
 
@@ -723,8 +815,7 @@ def parse_ordering(text: Any, ids: Iterable[str]) -> Parsed:
         if sorted(got) == sorted(expected) and len(set(got)) == len(expected):
             return Parsed(True, got)
         missing = set(expected) - set(got)
-        reason = (f"missing ids: {', '.join(sorted(missing))}" if missing
-                  else "an id appears more than once")
+        reason = f"missing ids: {', '.join(sorted(missing))}" if missing else "an id appears more than once"
     return _fail(reason)
 
 
@@ -839,10 +930,10 @@ def _origin(op: dict, i: int) -> Any:
     if isinstance(o, str):
         if o.strip().lower() == "centroid":
             return "centroid"
-        raise _BadJSON(f"operation {i}: origin must be [x, y] or \"centroid\"")
+        raise _BadJSON(f'operation {i}: origin must be [x, y] or "centroid"')
     if isinstance(o, list) and len(o) == 2:
         return [_finite(o[0], f"operation {i} origin x"), _finite(o[1], f"operation {i} origin y")]
-    raise _BadJSON(f"operation {i}: origin must be [x, y] or \"centroid\"")
+    raise _BadJSON(f'operation {i}: origin must be [x, y] or "centroid"')
 
 
 def _need(op: dict, key: str, i: int) -> Any:
@@ -862,13 +953,23 @@ def _validate_operations(ops: Any) -> list[dict]:
             raise _BadJSON(f"operation {i} is not an object")
         kind = op.get("op")
         if kind == "translate":
-            out.append({"op": "translate", "dx": _finite(_need(op, "dx", i), f"operation {i} dx"),
-                        "dy": _finite(_need(op, "dy", i), f"operation {i} dy")})
+            out.append(
+                {
+                    "op": "translate",
+                    "dx": _finite(_need(op, "dx", i), f"operation {i} dx"),
+                    "dy": _finite(_need(op, "dy", i), f"operation {i} dy"),
+                }
+            )
         elif kind == "rotate":
-            out.append({"op": "rotate",
-                        "degrees_clockwise": _finite(_need(op, "degrees_clockwise", i),
-                                                     f"operation {i} degrees_clockwise"),
-                        "origin": _origin(op, i)})
+            out.append(
+                {
+                    "op": "rotate",
+                    "degrees_clockwise": _finite(
+                        _need(op, "degrees_clockwise", i), f"operation {i} degrees_clockwise"
+                    ),
+                    "origin": _origin(op, i),
+                }
+            )
         elif kind == "scale":
             factor = _finite(_need(op, "factor", i), f"operation {i} factor")
             if factor <= 0:
@@ -889,13 +990,22 @@ def _validate_operations(ops: Any) -> list[dict]:
                 raise _BadJSON(f"operation {i}: value must be a string, number, boolean or null")
             out.append({"op": "set_attribute", "name": name, "value": value})
         else:
-            raise _BadJSON(f"operation {i}: unknown op {kind!r}" if isinstance(kind, str)
-                           else f"operation {i}: missing op")
+            raise _BadJSON(
+                f"operation {i}: unknown op {kind!r}"
+                if isinstance(kind, str)
+                else f"operation {i}: missing op"
+            )
     return out
 
 
-_GEOM_TYPES = {"Point": 1, "MultiPoint": 2, "LineString": 2, "MultiLineString": 3,
-               "Polygon": 3, "MultiPolygon": 4}
+_GEOM_TYPES = {
+    "Point": 1,
+    "MultiPoint": 2,
+    "LineString": 2,
+    "MultiLineString": 3,
+    "Polygon": 3,
+    "MultiPolygon": 4,
+}
 
 
 def _check_coords(c: Any, depth: int, what: str) -> None:
@@ -918,8 +1028,10 @@ def _validate_geometry(g: Any, what: str, depth: int = 0) -> dict:
     if gtype == "GeometryCollection":
         if depth > 2 or not isinstance(g.get("geometries"), list):
             raise _BadJSON(f"{what}: bad GeometryCollection")
-        return {"type": gtype, "geometries": [_validate_geometry(x, what, depth + 1)
-                                              for x in g["geometries"]]}
+        return {
+            "type": gtype,
+            "geometries": [_validate_geometry(x, what, depth + 1) for x in g["geometries"]],
+        }
     if gtype not in _GEOM_TYPES:
         raise _BadJSON(f"{what}: unknown geometry type {gtype!r}")
     _check_coords(g.get("coordinates"), _GEOM_TYPES[gtype], what)
@@ -952,7 +1064,7 @@ def parse_edit(text: Any) -> Parsed:
         for last in _THINK_CLOSE.finditer(raw):
             pass
         if last is not None:
-            raw = raw[last.end():]
+            raw = raw[last.end() :]
     spans = _top_level_objects(raw)
     if not spans:
         pre = preprocess(raw)
@@ -974,7 +1086,9 @@ def parse_edit(text: Any) -> Parsed:
         except (ValueError, RecursionError, OverflowError, MemoryError):
             first_error = first_error or "invalid JSON"
             continue
-        if not isinstance(obj, dict) or not any(k in obj for k in ("operations", "geometry", "pixel_geometry")):
+        if not isinstance(obj, dict) or not any(
+            k in obj for k in ("operations", "geometry", "pixel_geometry")
+        ):
             continue
         if _json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
             return _fail("JSON nested too deeply")
@@ -992,11 +1106,31 @@ def parse_edit(text: Any) -> Parsed:
 
 # --------------------------------------------------------------------------- dispatcher
 
-ANSWER_TYPES = ("choice", "distance", "perimeter", "area", "bearing", "density", "count",
-                "direction4", "direction8", "relative_direction", "axis", "feature_id",
-                "ordering", "yes_no", "edit")
-_NUMBER_KIND = {"distance": "distance", "perimeter": "distance", "area": "area",
-                "bearing": "angle", "density": "density", "count": "count"}
+ANSWER_TYPES = (
+    "choice",
+    "distance",
+    "perimeter",
+    "area",
+    "bearing",
+    "density",
+    "count",
+    "direction4",
+    "direction8",
+    "relative_direction",
+    "axis",
+    "feature_id",
+    "ordering",
+    "yes_no",
+    "edit",
+)
+_NUMBER_KIND = {
+    "distance": "distance",
+    "perimeter": "distance",
+    "area": "area",
+    "bearing": "angle",
+    "density": "density",
+    "count": "count",
+}
 
 
 def parse_answer(text: Any, answer_type: str, **context: Any) -> Parsed:

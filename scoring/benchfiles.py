@@ -5,12 +5,14 @@
     <bench>/qa.jsonl        one QA instance per line
     <bench>/edit.jsonl      one editing instance per line
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from scoring.errors import InputError
 

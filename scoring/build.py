@@ -4,6 +4,7 @@ Work is split into shards, one per (relation, task); every instance slot is a pu
 (pools, seed, relation, task, slot index), so shards can run on any worker (here a process pool;
 later Dask) and the same input and seed give byte-identical files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,15 @@ def anchor_order(pools: FeaturePools, code: str, seed: int) -> list[PoolFeature]
     return out
 
 
-def build_slot(pools: FeaturePools, code: str, task: str, seed: int, k: int, n_slots: int,
-               anchors: list[PoolFeature] | None = None) -> tuple[dict | None, int]:
+def build_slot(
+    pools: FeaturePools,
+    code: str,
+    task: str,
+    seed: int,
+    k: int,
+    n_slots: int,
+    anchors: list[PoolFeature] | None = None,
+) -> tuple[dict | None, int]:
     """Instance number k of (relation, task): (instance or None, attempts)."""
     rel = CATALOGUE[code]
     anchors = anchors if anchors is not None else anchor_order(pools, code, seed)
@@ -76,25 +84,47 @@ def build_slot(pools: FeaturePools, code: str, task: str, seed: int, k: int, n_s
 
 def to_instance(pools: FeaturePools, code: str, task: str, k: int, item) -> dict:
     rel = CATALOGUE[code]
-    head = {"id": f"{pools.city}-{task}-{code}-{k:03d}", "city": pools.city, "task": task,
-            "relation": code, "family": rel.family, "crs": pools.crs.as_dict(),
-            "scene": item.scene.to_geojson()}
+    head = {
+        "id": f"{pools.city}-{task}-{code}-{k:03d}",
+        "city": pools.city,
+        "task": task,
+        "relation": code,
+        "family": rel.family,
+        "crs": pools.crs.as_dict(),
+        "scene": item.scene.to_geojson(),
+    }
     info = item.information
     if isinstance(item, QAItem):
         answerable = item.answerable
-        inst = {**head,
-                "question": item.question, "answer_type": item.answer_type,
-                "answer": item.answer, "unit": UNITS.get(item.answer_type),
-                "tolerance": TOLERANCES.get(item.answer_type),
-                "choices": item.choices, "correct_choice": item.correct_choice,
-                "answerable": {m: answerable for m in MODALITIES},
-                "information": info}
+        inst = {
+            **head,
+            "question": item.question,
+            "answer_type": item.answer_type,
+            "answer": item.answer,
+            "unit": UNITS.get(item.answer_type),
+            "tolerance": TOLERANCES.get(item.answer_type),
+            "choices": item.choices,
+            "correct_choice": item.correct_choice,
+            "answerable": {m: answerable for m in MODALITIES},
+            "information": info,
+        }
     else:
-        inst = {**head, "target": item.target, "instruction": item.instruction,
-                "constraints": item.constraints, "allowed_operations": item.allowed_operations,
-                "reference_edit": item.reference_edit, "information": info}
-    inst.update({"facts": item.facts, "margin": item.margin,
-                 "provenance": {"source_sha256": pools.source_sha256, "features": item.provenance}})
+        inst = {
+            **head,
+            "target": item.target,
+            "instruction": item.instruction,
+            "constraints": item.constraints,
+            "allowed_operations": item.allowed_operations,
+            "reference_edit": item.reference_edit,
+            "information": info,
+        }
+    inst.update(
+        {
+            "facts": item.facts,
+            "margin": item.margin,
+            "provenance": {"source_sha256": pools.source_sha256, "features": item.provenance},
+        }
+    )
     return inst
 
 
@@ -126,22 +156,34 @@ def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
             if inst is None:
                 failed += 1
                 continue
-            key = hashlib.sha256(dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()).hexdigest()
+            key = hashlib.sha256(
+                dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()
+            ).hexdigest()
             if key in seen:
                 failed += 1
                 continue
             seen.add(key)
             instances.append(inst)
-    report = {"relation": shard.code, "task": shard.task, "requested": shard.n,
-              "built": len(instances), "attempts": attempts,
-              "seconds": round(time.perf_counter() - t0, 3)}
+    report = {
+        "relation": shard.code,
+        "task": shard.task,
+        "requested": shard.n,
+        "built": len(instances),
+        "attempts": attempts,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
     if missing:
         report["shortfall"] = f"the extract has no usable {', '.join(missing)} features"
     elif len(instances) < shard.n:
-        report["shortfall"] = (f"only {len(instances)} of {shard.n} candidates passed the margins "
-                               f"and checks ({failed} slots found no valid candidate)")
-    constructed = sum(1 for i in instances
-                      if any(f["origin"] == "constructed" for f in i["provenance"]["features"].values()))
+        report["shortfall"] = (
+            f"only {len(instances)} of {shard.n} candidates passed the margins "
+            f"and checks ({failed} slots found no valid candidate)"
+        )
+    constructed = sum(
+        1
+        for i in instances
+        if any(f["origin"] == "constructed" for f in i["provenance"]["features"].values())
+    )
     report["constructed"] = constructed
     return {"instances": instances, "report": report}
 
@@ -151,10 +193,18 @@ def _init_worker(pools):
     _POOLS = pools
 
 
-def build_benchmark(osm: str | None, out: Path, city: str | None = None, seed: int = 0,
-                    n_qa: int = DEFAULT_PER_RELATION, n_edit: int = DEFAULT_PER_RELATION,
-                    relations: list[str] | None = None, jobs: int | None = None,
-                    force: bool = False, progress: bool = True) -> dict:
+def build_benchmark(
+    osm: str | None,
+    out: Path,
+    city: str | None = None,
+    seed: int = 0,
+    n_qa: int = DEFAULT_PER_RELATION,
+    n_edit: int = DEFAULT_PER_RELATION,
+    relations: list[str] | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> dict:
     out = Path(out)
     _check_output(out, force)
     t0 = time.perf_counter()
@@ -180,6 +230,7 @@ def build_benchmark(osm: str | None, out: Path, city: str | None = None, seed: i
 
 def _map_shards(pools, shards, jobs, progress):
     from tqdm import tqdm
+
     bar = tqdm(total=len(shards), desc="build", unit="shard", disable=not progress, file=sys.stderr)
     results = []
     # imap keeps the shards' order, so the files do not depend on which worker finished first.
@@ -201,27 +252,42 @@ def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
     import pyproj
     import shapely
     from osgeo import gdal
+
     counts: dict = {}
     for r in reports:
         counts.setdefault(r["relation"], {})[r["task"]] = r["built"]
-    shortfalls = [{k: r[k] for k in ("relation", "task", "requested", "built", "shortfall")}
-                  for r in reports if "shortfall" in r]
+    shortfalls = [
+        {k: r[k] for k in ("relation", "task", "requested", "built", "shortfall")}
+        for r in reports
+        if "shortfall" in r
+    ]
     unanswerable = sum(1 for i in qa if not all(i["answerable"].values()))
     return {
         "format_version": FORMAT_VERSION,
-        "tool": "spatialgap", "tool_version": __version__,
-        "city": pools.city, "crs": pools.crs.as_dict(), "seed": seed,
+        "tool": "spatialgap",
+        "tool_version": __version__,
+        "city": pools.city,
+        "crs": pools.crs.as_dict(),
+        "seed": seed,
         "requested": {"qa_per_relation": n_qa, "edit_per_relation": n_edit, "relations": codes},
-        "counts": {"qa": len(qa), "edit": len(edit), "unanswerable_qa": unanswerable,
-                   "per_relation": counts},
+        "counts": {"qa": len(qa), "edit": len(edit), "unanswerable_qa": unanswerable, "per_relation": counts},
         "shortfalls": shortfalls,
-        "source": {"file": Path(pools.source).name, "sha256": pools.source_sha256,
-                   "pools": pools.counts(), "thresholds": pools.thresholds.as_dict(),
-                   "stats": pools.stats,
-                   "attribution": "Map data © OpenStreetMap contributors, ODbL 1.0"},
-        "versions": {"geos": shapely.geos_version_string, "shapely": shapely.__version__,
-                     "pyproj": pyproj.__version__, "proj": pyproj.proj_version_str,
-                     "gdal": gdal.__version__, "python": platform.python_version()},
+        "source": {
+            "file": Path(pools.source).name,
+            "sha256": pools.source_sha256,
+            "pools": pools.counts(),
+            "thresholds": pools.thresholds.as_dict(),
+            "stats": pools.stats,
+            "attribution": "Map data © OpenStreetMap contributors, ODbL 1.0",
+        },
+        "versions": {
+            "geos": shapely.geos_version_string,
+            "shapely": shapely.__version__,
+            "pyproj": pyproj.__version__,
+            "proj": pyproj.proj_version_str,
+            "gdal": gdal.__version__,
+            "python": platform.python_version(),
+        },
         "build_report": reports,
     }
 
@@ -258,8 +324,9 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
         manifest["files"] = {name: sha256_file(tmp / name) for name in sorted(files)}
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+        (tmp / "manifest.json").write_text(
+            json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         (tmp / "build_report.md").write_text(build_report_markdown(manifest), encoding="utf-8")
         if out.exists():
             if not force:
@@ -280,42 +347,62 @@ def context_features(pools: FeaturePools):
     (the sea derived from the coastline, `sea/<k>`, then lakes, rivers and basins), then the
     task pools. A basin or reservoir that is also a task-pool area is written once, as water."""
     from shapely.geometry import mapping
+
     from scoring.scene import _rounded
+
     water = list(getattr(pools, "context", {}).get("water", []))
     as_water = {f.uid for f in water}
     for f in water:
-        yield {"type": "Feature", "id": f.uid,
-               "properties": {"pool": "water", "osm_id": f.uid, **f.props},
-               "geometry": _rounded(mapping(f.geom))}
+        yield {
+            "type": "Feature",
+            "id": f.uid,
+            "properties": {"pool": "water", "osm_id": f.uid, **f.props},
+            "geometry": _rounded(mapping(f.geom)),
+        }
     for kind in ("area", "building", "road", "poi"):
         for f in pools.features[kind]:
             if kind == "area" and f.uid in as_water:
                 continue
-            yield {"type": "Feature", "id": f.uid,
-                   "properties": {"pool": kind, "osm_id": f.uid, **f.props},
-                   "geometry": _rounded(mapping(f.geom))}
+            yield {
+                "type": "Feature",
+                "id": f.uid,
+                "properties": {"pool": kind, "osm_id": f.uid, **f.props},
+                "geometry": _rounded(mapping(f.geom)),
+            }
 
 
 def build_report_markdown(m: dict) -> str:
-    lines = [f"# Build report: {m['city']}", "",
-             f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
-             f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}.", "",
-             f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.", "",
-             f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
-             f"design); editing instances: {m['counts']['edit']}.", "",
-             "| relation | task | requested | built | constructed | shortfall |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"# Build report: {m['city']}",
+        "",
+        f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
+        f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}.",
+        "",
+        f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.",
+        "",
+        f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
+        f"design); editing instances: {m['counts']['edit']}.",
+        "",
+        "| relation | task | requested | built | constructed | shortfall |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in m["build_report"]:
-        lines.append(f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
-                     f"{r['constructed']} | {r.get('shortfall', '')} |")
+        lines.append(
+            f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
+            f"{r['constructed']} | {r.get('shortfall', '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- CLI
 
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("build", help="build a benchmark from an OSM extract",
-                       description="Build QA and editing instances from a real OSM extract.")
+    p = sub.add_parser(
+        "build",
+        help="build a benchmark from an OSM extract",
+        description="Build QA and editing instances from a real OSM extract.",
+    )
     p.add_argument("--osm", help="an .osm.pbf or .osm file (default: the embedded Helsinki extract)")
     p.add_argument("--out", required=True, help="output directory (created atomically)")
     p.add_argument("--city", help="city name (default: from the file name)")
@@ -333,14 +420,27 @@ def add_parser(sub) -> None:
 def _cli(args: argparse.Namespace) -> int:
     if args.qa < 0 or args.edit < 0:
         raise InputError("--qa and --edit must be >= 0")
-    m = build_benchmark(args.osm, Path(args.out), args.city, args.seed, args.qa, args.edit,
-                        args.relations, args.jobs, args.force, progress=not args.no_progress)
-    print(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "
-          f"{m['city']} ({m['crs']['name']}) in {args.out}")
+    m = build_benchmark(
+        args.osm,
+        Path(args.out),
+        args.city,
+        args.seed,
+        args.qa,
+        args.edit,
+        args.relations,
+        args.jobs,
+        args.force,
+        progress=not args.no_progress,
+    )
+    print(
+        f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "
+        f"{m['city']} ({m['crs']['name']}) in {args.out}"
+    )
     for s in m["shortfalls"]:
         print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
     if not args.no_render:
         from scoring.render import render_benchmark
+
         render_benchmark(Path(args.out), jobs=args.jobs or os.cpu_count(), progress=not args.no_progress)
         print(f"rendered maps into {Path(args.out) / 'maps'}")
     return 0

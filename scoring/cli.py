@@ -1,5 +1,6 @@
 """The `spatialgap` command. Each sub-command lives in the module of its pipeline stage and
 registers itself through an `add_parser(subparsers)` function, so this file only wires them."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,13 +13,13 @@ from scoring.errors import SpatialGapError
 
 # Stage modules in data-flow order; each defines add_parser(subparsers) setting `func`.
 COMMAND_MODULES = [
-    "scoring.build",          # OSM extract -> pools -> scenes + oracle -> instances
+    "scoring.build",  # OSM extract -> pools -> scenes + oracle -> instances
     "scoring.reference_doc",  # catalogue -> resources/relations.md
-    "scoring.render.cli",     # instances -> rendered maps
-    "scoring.runner.cli",     # instances -> model runs -> predictions (run, serve-agent)
-    "scoring.frieda",         # FRIEDA-style free-form map answers -> verdicts
-    "scoring.score.cli",      # predictions -> verdicts -> reports (score, report, selfcheck, gate)
-    "scoring.evaluate",       # the main job: all of the above end to end with the reference agents
+    "scoring.render.cli",  # instances -> rendered maps
+    "scoring.runner.cli",  # instances -> model runs -> predictions (run, serve-agent)
+    "scoring.frieda",  # FRIEDA-style free-form map answers -> verdicts
+    "scoring.score.cli",  # predictions -> verdicts -> reports (score, report, selfcheck, gate)
+    "scoring.evaluate",  # the main job: all of the above end to end with the reference agents
 ]
 
 
@@ -38,8 +39,9 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

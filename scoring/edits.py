@@ -9,6 +9,7 @@ Edit JSON form (documented in the relation reference and the prompts):
         {"op": "set_attribute", "name": <str>, "value": <scalar>}]}
 Operations apply in order; "centroid" is the target's centroid at the time of that operation.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,8 +64,9 @@ def apply_geometry_ops(geom: BaseGeometry, operations: list[dict]) -> BaseGeomet
             geom = affinity.translate(geom, _finite(op.get("dx", 0), "dx"), _finite(op.get("dy", 0), "dy"))
         elif kind == "rotate":
             # shapely rotates counter-clockwise for positive angles.
-            geom = affinity.rotate(geom, -_finite(op.get("degrees_clockwise"), "degrees_clockwise"),
-                                   origin=_origin(op, geom))
+            geom = affinity.rotate(
+                geom, -_finite(op.get("degrees_clockwise"), "degrees_clockwise"), origin=_origin(op, geom)
+            )
         elif kind == "scale":
             f = _finite(op.get("factor"), "factor")
             if f <= 0:

@@ -9,6 +9,7 @@ so a cluster can run the stages separately over shards. Agents are served in the
 (`spatialgap serve-agent --port 0`), so an agent's CPU work and the runner's bookkeeping use
 different cores, exactly as a remote model would.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,7 @@ _SERVING = re.compile(r"serving agent \S+ on (http://\S+/v1)")
 @dataclass
 class AgentProcess:
     """One `spatialgap serve-agent` child process and its loopback base URL."""
+
     name: str
     proc: subprocess.Popen
     base_url: str
@@ -75,8 +77,13 @@ def _start_agent_on(name: str, port: int, workers: int | None, timeout_s: float)
     cmd = [sys.executable, "-m", "scoring", "serve-agent", "--agent", name, "--port", str(port)]
     if workers:
         cmd += ["--workers", str(workers)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     deadline = time.monotonic() + timeout_s
     seen: list[str] = []
     assert proc.stderr is not None
@@ -95,7 +102,9 @@ def _start_agent_on(name: str, port: int, workers: int | None, timeout_s: float)
     proc.kill()
     proc.wait()
     tail = " | ".join(seen[-3:]) or "no output"
-    raise SpatialGapError(f"agent {name} did not start serving on port {port} within {timeout_s:.0f} s ({tail})")
+    raise SpatialGapError(
+        f"agent {name} did not start serving on port {port} within {timeout_s:.0f} s ({tail})"
+    )
 
 
 @dataclass
@@ -133,6 +142,7 @@ def _bench_ready(plan: EvaluationPlan) -> bool:
     bytes, seed and counts, and with maps when a map modality is asked for."""
     from scoring.benchfiles import load_manifest
     from scoring.extract import default_osm_path, sha256_file
+
     if plan.force or not (plan.bench / "manifest.json").exists():
         return False
     try:
@@ -145,22 +155,30 @@ def _bench_ready(plan: EvaluationPlan) -> bool:
         return False
     want_maps = "image" in plan.modalities or "together" in plan.modalities
     has_maps = _maps_current(plan.bench, n_instances)
-    return (same_source and m.get("seed") == plan.seed and req.get("qa_per_relation") == plan.n_qa
-            and req.get("edit_per_relation") == plan.n_edit and m.get("tool_version") == __version__
-            and (has_maps or not want_maps))
+    return (
+        same_source
+        and m.get("seed") == plan.seed
+        and req.get("qa_per_relation") == plan.n_qa
+        and req.get("edit_per_relation") == plan.n_edit
+        and m.get("tool_version") == __version__
+        and (has_maps or not want_maps)
+    )
 
 
 def _maps_current(bench: Path, n_instances: int) -> bool:
     """Every instance has a map, drawn by this renderer version (maps from an older renderer
     would silently give image-modality results for pixels the current code no longer draws)."""
     from scoring.render.version import RENDERER_VERSION
+
     maps = bench / "maps"
     sidecars = sorted(maps.glob("*.json")) if maps.is_dir() else []
     if len(list(maps.glob("*.png"))) < n_instances or not sidecars:
         return False
     try:
-        versions = {json.loads(p.read_text(encoding="utf-8"))["renderer"]["version"]
-                    for p in (sidecars[0], sidecars[-1])}
+        versions = {
+            json.loads(p.read_text(encoding="utf-8"))["renderer"]["version"]
+            for p in (sidecars[0], sidecars[-1])
+        }
     except (OSError, ValueError, KeyError, TypeError):
         return False
     return versions == {RENDERER_VERSION}
@@ -202,11 +220,22 @@ def evaluate(plan: EvaluationPlan) -> dict:
         _say(f"reusing benchmark {plan.bench} (use --force to rebuild)")
     else:
         _set_aside_runs(plan.out)
-        m = build_benchmark(plan.osm, plan.bench, plan.city, plan.seed, plan.n_qa, plan.n_edit,
-                            None, plan.jobs, force=True, progress=plan.progress)
+        m = build_benchmark(
+            plan.osm,
+            plan.bench,
+            plan.city,
+            plan.seed,
+            plan.n_qa,
+            plan.n_edit,
+            None,
+            plan.jobs,
+            force=True,
+            progress=plan.progress,
+        )
         _say(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances ({m['city']})")
         if "image" in plan.modalities or "together" in plan.modalities:
             from scoring.render import render_benchmark
+
             render_benchmark(plan.bench, jobs=plan.jobs or os.cpu_count(), progress=plan.progress)
             _say("rendered maps")
     t_build = time.perf_counter() - t0
@@ -225,8 +254,9 @@ def evaluate(plan: EvaluationPlan) -> dict:
                 for task in plan.tasks:
                     rd = plan.run_dir(name, modality, task)
                     t1 = time.perf_counter()
-                    s = run_benchmark(plan.bench, spec, modality, task, None, rd,
-                                      progress=plan.progress, limit=plan.limit)
+                    s = run_benchmark(
+                        plan.bench, spec, modality, task, None, rd, progress=plan.progress, limit=plan.limit
+                    )
                     timings[f"{name}/{modality}/{task}"] = round(time.perf_counter() - t1, 2)
                     if s.failed:
                         failed[f"{name}/{modality}/{task}"] = s.failed
@@ -237,14 +267,19 @@ def evaluate(plan: EvaluationPlan) -> dict:
 
     results = plan.out / "results"
     # With --limit only part of each run exists: score what was recorded, not the whole benchmark.
-    summary = score_runs(plan.bench, plan.runs, results, progress=plan.progress,
-                         only_recorded=plan.limit is not None)
+    summary = score_runs(
+        plan.bench, plan.runs, results, progress=plan.progress, only_recorded=plan.limit is not None
+    )
     report = write_report([results], plan.out / "report.html")
     total = time.perf_counter() - t0
-    record = {"bench": str(plan.bench), "runs": [str(r) for r in plan.runs], "results": str(results),
-              "report": str(report), "seconds": {"build_and_render": round(t_build, 2), "runs": timings,
-                                                 "total": round(total, 2)},
-              "failed_samples": failed}
+    record = {
+        "bench": str(plan.bench),
+        "runs": [str(r) for r in plan.runs],
+        "results": str(results),
+        "report": str(report),
+        "seconds": {"build_and_render": round(t_build, 2), "runs": timings, "total": round(total, 2)},
+        "failed_samples": failed,
+    }
     try:
         (plan.out / "evaluate.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -255,24 +290,33 @@ def evaluate(plan: EvaluationPlan) -> dict:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "evaluate", help="the main job: build, serve reference agents, run, score and report",
+        "evaluate",
+        help="the main job: build, serve reference agents, run, score and report",
         description="Build a benchmark (default: the embedded Helsinki extract), serve the built-in "
-                    "reference agents on loopback, run them over every task and modality they can "
-                    "read, score the runs and write OUT/report.html. Re-running resumes finished runs.")
+        "reference agents on loopback, run them over every task and modality they can "
+        "read, score the runs and write OUT/report.html. Re-running resumes finished runs.",
+    )
     p.add_argument("--out", required=True, type=Path, metavar="DIR")
     p.add_argument("--osm", help="an .osm.pbf or .osm file (default: the embedded Helsinki extract)")
     p.add_argument("--city")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--qa", type=int, default=25, help="QA instances per relation")
     p.add_argument("--edit", type=int, default=25, help="editing instances per relation")
-    p.add_argument("--agents", default=",".join(DEFAULT_AGENTS),
-                   help=f"comma-separated built-in agents (default: {','.join(DEFAULT_AGENTS)})")
+    p.add_argument(
+        "--agents",
+        default=",".join(DEFAULT_AGENTS),
+        help=f"comma-separated built-in agents (default: {','.join(DEFAULT_AGENTS)})",
+    )
     p.add_argument("--modalities", default="geojson,image,together")
     p.add_argument("--tasks", default="qa,edit")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances per run")
     p.add_argument("--jobs", type=int, help="worker processes for build and render (default: all cores)")
-    p.add_argument("--agent-workers", type=int, metavar="N",
-                   help="processes each served agent computes replies in (default: all cores)")
+    p.add_argument(
+        "--agent-workers",
+        type=int,
+        metavar="N",
+        help="processes each served agent computes replies in (default: all cores)",
+    )
     p.add_argument("--force", action="store_true", help="rebuild the benchmark even if it exists")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cli)
@@ -291,15 +335,28 @@ def _split(value: str, allowed: tuple[str, ...] | None, what: str) -> tuple[str,
 
 def _cli(args: argparse.Namespace) -> int:
     plan = EvaluationPlan(
-        out=args.out, osm=args.osm, city=args.city, seed=args.seed, n_qa=args.qa, n_edit=args.edit,
+        out=args.out,
+        osm=args.osm,
+        city=args.city,
+        seed=args.seed,
+        n_qa=args.qa,
+        n_edit=args.edit,
         agents=_split(args.agents, tuple(AGENT_MODALITIES), "agents"),
         modalities=_split(args.modalities, ("geojson", "image", "together"), "modalities"),
-        tasks=_split(args.tasks, TASKS, "tasks"), jobs=args.jobs, force=args.force,
-        limit=args.limit, progress=not args.no_progress, agent_workers=args.agent_workers)
+        tasks=_split(args.tasks, TASKS, "tasks"),
+        jobs=args.jobs,
+        force=args.force,
+        limit=args.limit,
+        progress=not args.no_progress,
+        agent_workers=args.agent_workers,
+    )
     rec = evaluate(plan)
     print(f"report: {rec['report']}")
     print(f"verdicts: {rec['results']}")
     if rec["failed_samples"]:
-        print("failed requests (re-run to retry): " + ", ".join(f"{k} {v}" for k, v in rec["failed_samples"].items()))
+        print(
+            "failed requests (re-run to retry): "
+            + ", ".join(f"{k} {v}" for k, v in rec["failed_samples"].items())
+        )
         return 1
     return 0

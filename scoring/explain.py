@@ -16,6 +16,7 @@ and `parts`: (role, geometry) pairs in the task CRS. Roles name what a part show
     violation       the part that breaks the constraint (e.g. the bit of a poking outside)
     marker          a point of interest (projected position, endpoint, centroid)
 """
+
 from __future__ import annotations
 
 import math
@@ -60,9 +61,17 @@ class ConstraintView:
         return f"#{self.index + 1} {verdict}: {self.measured_text}"
 
     def as_dict(self) -> dict:
-        return {"index": self.index, "text": self.text, "measure": self.measure, "op": self.op,
-                "passed": self.passed, "measured": self.measured, "unit": self.unit, "error": self.error,
-                "parts": [{"role": r, "wkt": g.wkt} for r, g in self.parts]}
+        return {
+            "index": self.index,
+            "text": self.text,
+            "measure": self.measure,
+            "op": self.op,
+            "passed": self.passed,
+            "measured": self.measured,
+            "unit": self.unit,
+            "error": self.error,
+            "parts": [{"role": r, "wkt": g.wkt} for r, g in self.parts],
+        }
 
 
 def format_value(v: Any, unit: str | None = None) -> str:
@@ -80,8 +89,9 @@ def format_value(v: Any, unit: str | None = None) -> str:
     return str(v)
 
 
-def explain_constraints(instance: dict, edited_scene: "dict | Scene | None" = None, *,
-                        results: list[dict] | None = None) -> list[ConstraintView]:
+def explain_constraints(
+    instance: dict, edited_scene: dict | Scene | None = None, *, results: list[dict] | None = None
+) -> list[ConstraintView]:
     """One view per constraint of an edit instance, evaluated on `edited_scene` (a GeoJSON
     FeatureCollection or a Scene) or, when None, on the instance's own (initial) scene.
 
@@ -107,8 +117,9 @@ def explain_constraints(instance: dict, edited_scene: "dict | Scene | None" = No
             except (FactError, KeyError, TypeError, ValueError) as exc:
                 view.error = str(exc) or type(exc).__name__
         try:
-            view.parts = [(r, g) for r, g in _parts(c, scene, initial, target)
-                          if g is not None and not g.is_empty]
+            view.parts = [
+                (r, g) for r, g in _parts(c, scene, initial, target) if g is not None and not g.is_empty
+            ]
         except (KeyError, ValueError, TypeError, shapely.errors.GEOSException) as exc:
             view.error = view.error or f"cannot draw: {exc}"
         views.append(view)
@@ -124,6 +135,7 @@ def _describe(c: dict) -> str:
 
 # ---------------------------------------------------------------- drawing helpers
 
+
 def _pivot(args: list[str], target: str) -> tuple[str, str]:
     """(moving, fixed) among two args: the target moves, the other one is the reference."""
     a, b = args[0], args[1]
@@ -132,8 +144,9 @@ def _pivot(args: list[str], target: str) -> tuple[str, str]:
 
 def _ray(origin: Point, bearing: float, length: float) -> LineString:
     r = math.radians(bearing)
-    return LineString([(origin.x, origin.y),
-                       (origin.x + length * math.sin(r), origin.y + length * math.cos(r))])
+    return LineString(
+        [(origin.x, origin.y), (origin.x + length * math.sin(r), origin.y + length * math.cos(r))]
+    )
 
 
 def _sector(origin: Point, start: float, end: float, radius: float) -> Polygon:
@@ -205,6 +218,7 @@ def _side_region(line: LineString, side: str, width: float) -> BaseGeometry:
 
 
 # ---------------------------------------------------------------- per-measure parts
+
 
 def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str, BaseGeometry]]:
     m, args, params = c["measure"], list(c["args"]), c.get("params") or {}
@@ -305,17 +319,20 @@ def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str
             parts.append(("allowed", _sector(p, tgt - tol, tgt + tol, radius)))
             parts.append(("limit", _ray(p, tgt, radius)))
         else:
-            labels, offset = {"direction4": (oracle.DIRECTIONS4, 0.0), "direction8": (oracle.DIRECTIONS8, 0.0),
-                              "relative_direction": (oracle.RELATIVE, float(params.get("heading", 0.0)))}[m]
+            labels, offset = {
+                "direction4": (oracle.DIRECTIONS4, 0.0),
+                "direction8": (oracle.DIRECTIONS8, 0.0),
+                "relative_direction": (oracle.RELATIVE, float(params.get("heading", 0.0))),
+            }[m]
             n = len(labels)
             width = 360.0 / n
             if c.get("value") in labels:
                 centre = offset + labels.index(c["value"]) * width
                 parts.append(("allowed", _sector(p, centre - width / 2, centre + width / 2, radius)))
-            for k in range(n):   # sector edges
+            for k in range(n):  # sector edges
                 parts.append(("limit", _ray(p, offset + k * width + width / 2, radius)))
             if m == "relative_direction":
-                parts.append(("reference", _ray(p, offset, radius)))   # the observer's heading
+                parts.append(("reference", _ray(p, offset, radius)))  # the observer's heading
         parts.append(("marker", p))
         if p.distance(q) > 0:
             parts.append(("measured", _ray(p, actual, p.distance(q))))
@@ -328,7 +345,7 @@ def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str
         radius = max(MIN_RAY_M, 0.6 * a0.distance(a1))
         if m == "axis" and c.get("value") in oracle.AXES:
             centre = oracle.AXES.index(c["value"]) * 45.0
-            for base in (centre, centre + 180.0):   # an axis is a double sector
+            for base in (centre, centre + 180.0):  # an axis is a double sector
                 parts.append(("allowed", _sector(mid, base - 22.5, base + 22.5, radius)))
         parts.append(("reference", line))
         parts.append(("measured", LineString([a0, a1])))
@@ -360,7 +377,7 @@ def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str
     if m in ("along_position", "along_order"):
         line = g(args[0])
         parts.append(("reference", line))
-        parts.append(("marker", Point(line.coords[0])))   # where positions start
+        parts.append(("marker", Point(line.coords[0])))  # where positions start
         if m == "along_position":
             lo, hi = _limits(c)
             lo = max(0.0, lo or 0.0)
@@ -413,8 +430,18 @@ def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str
         elif a.distance(b) > 0:
             parts.append(("measured", shapely.shortest_line(a, b)))
         want = c.get("value")
-        if m in ("within", "covered_by", "contained_properly", "contained_properly_eps",
-                 "boundary_covered", "boundary_covered_eps") and want:
+        if (
+            m
+            in (
+                "within",
+                "covered_by",
+                "contained_properly",
+                "contained_properly_eps",
+                "boundary_covered",
+                "boundary_covered_eps",
+            )
+            and want
+        ):
             parts.append(("violation", a.difference(b)))
         if m == "disjoint" and want and not inter.is_empty:
             parts.append(("violation", inter))
@@ -427,6 +454,7 @@ def _parts(c: dict, scene: Scene, initial: Scene, target: str) -> list[tuple[str
 
 def _substring(line: LineString, start: float, end: float) -> BaseGeometry:
     from shapely.ops import substring
+
     return substring(line, start, end)
 
 
@@ -435,8 +463,12 @@ def _substring(line: LineString, start: float, end: float) -> BaseGeometry:
 HAND_EDIT_TOLERANCE_M = 0.05
 
 
-def edit_from_geometries(original: BaseGeometry, edited: BaseGeometry, props_before: dict | None = None,
-                         props_after: dict | None = None) -> dict:
+def edit_from_geometries(
+    original: BaseGeometry,
+    edited: BaseGeometry,
+    props_before: dict | None = None,
+    props_after: dict | None = None,
+) -> dict:
     """The edit JSON (translate / rotate / scale / set_attribute) that turns `original` into
     `edited`, fitted as a similarity transform over corresponding vertices (least squares), so an
     analyst's move / rotate / scale in a GIS is scored like a model's edit. Raises
@@ -453,7 +485,7 @@ def edit_from_geometries(original: BaseGeometry, edited: BaseGeometry, props_bef
         p0, q0 = p - cp, q - cq
         a = float((p0 * q0).sum())
         b = float((p0[:, 0] * q0[:, 1] - p0[:, 1] * q0[:, 0]).sum())
-        norm = float((p0 ** 2).sum())
+        norm = float((p0**2).sum())
         if norm > 0:
             ccw = math.degrees(math.atan2(b, a))
             scale = math.hypot(a, b) / norm
@@ -468,8 +500,10 @@ def edit_from_geometries(original: BaseGeometry, edited: BaseGeometry, props_bef
     fitted = apply_geometry_ops(original, ops)
     err = shapely.hausdorff_distance(fitted, edited)
     if err > HAND_EDIT_TOLERANCE_M:
-        raise EditError(f"the edited shape is not a moved / rotated / scaled copy of the original "
-                        f"(off by {err:.2f} m)")
+        raise EditError(
+            f"the edited shape is not a moved / rotated / scaled copy of the original "
+            f"(off by {err:.2f} m)"
+        )
     before, after = props_before or {}, props_after or {}
     for name in sorted(after):
         if after[name] != before.get(name):

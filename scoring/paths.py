@@ -2,6 +2,7 @@
 
 `resources/` sits beside `scoring/` both in a checkout and inside the plugin zip.
 """
+
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent

@@ -1,5 +1,6 @@
 """Generates the relation reference (resources/relations.md) from the catalogue and the oracle
 registry, so the documentation cannot drift from the code."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,16 +44,20 @@ def render() -> str:
             out.append(f"- **Editing constraints.** {r.edit_constraints}")
             out.append(f"- **Anchored on.** {', '.join(r.anchor_kinds)}; needs {', '.join(r.needs)}.\n")
     out.append("\n## Fact and constraint vocabulary (oracle measures)\n")
-    out.append("A fact is `{\"measure\", \"args\" (feature ids), \"params\", \"value\", \"unit\"}`; a "
-               "constraint adds `op` (`is`, `between`, `at_most`, `at_least`, `angle_within`) and its "
-               "bounds. Schema: `resources/schema/instance.schema.json`.\n")
+    out.append(
+        'A fact is `{"measure", "args" (feature ids), "params", "value", "unit"}`; a '
+        "constraint adds `op` (`is`, `between`, `at_most`, `at_least`, `angle_within`) and its "
+        "bounds. Schema: `resources/schema/instance.schema.json`.\n"
+    )
     out.append("| measure | kind | unit | definition | PostGIS |")
     out.append("|---|---|---|---|---|")
     for m in sorted(MEASURES.values(), key=lambda m: m.name):
         out.append(f"| `{m.name}` | {m.kind} | {m.unit or ''} | {m.definition} | `{m.postgis}` |")
-    out.append("| `vertical_level` | number | | Vertical level of a road (fact only): layer if set, "
-               "else +1 bridge, -1 tunnel, else 0; null when the attributes are withheld. | "
-               "attribute arithmetic |")
+    out.append(
+        "| `vertical_level` | number | | Vertical level of a road (fact only): layer if set, "
+        "else +1 bridge, -1 tunnel, else 0; null when the attributes are withheld. | "
+        "attribute arithmetic |"
+    )
     return "\n".join(out) + "\n"
 
 

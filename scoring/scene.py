@@ -1,6 +1,7 @@
 """Scenes: the GeoJSON a model reads. Task features get anonymous ids F0, F1, ...; only
 task-required properties are kept; coordinates are in the task CRS on a 1 cm grid, so the
 serialised scene is exactly what the oracle computed on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,9 +15,9 @@ from scoring.extract import CityCRS, snap_to_grid
 @dataclass
 class SceneFeature:
     id: str
-    kind: str                 # road | building | area | poi
+    kind: str  # road | building | area | poi
     geom: BaseGeometry
-    props: dict = field(default_factory=dict)   # task-required attributes only
+    props: dict = field(default_factory=dict)  # task-required attributes only
 
 
 @dataclass
@@ -39,10 +40,16 @@ class Scene:
     def ids(self) -> list[str]:
         return [f.id for f in self.features]
 
-    def replace(self, fid: str, geom: BaseGeometry | None = None, props: dict | None = None) -> "Scene":
-        feats = [SceneFeature(f.id, f.kind, geom if (f.id == fid and geom is not None) else f.geom,
-                              dict(props) if (f.id == fid and props is not None) else dict(f.props))
-                 for f in self.features]
+    def replace(self, fid: str, geom: BaseGeometry | None = None, props: dict | None = None) -> Scene:
+        feats = [
+            SceneFeature(
+                f.id,
+                f.kind,
+                geom if (f.id == fid and geom is not None) else f.geom,
+                dict(props) if (f.id == fid and props is not None) else dict(f.props),
+            )
+            for f in self.features
+        ]
         return Scene(self.crs, feats)
 
     def to_geojson(self) -> dict:
@@ -50,15 +57,18 @@ class Scene:
             "type": "FeatureCollection",
             "crs": {"type": "name", "properties": {"name": self.crs.urn}},
             "features": [
-                {"type": "Feature", "id": f.id,
-                 "properties": {"id": f.id, "kind": f.kind, **f.props},
-                 "geometry": _rounded(mapping(f.geom))}
+                {
+                    "type": "Feature",
+                    "id": f.id,
+                    "properties": {"id": f.id, "kind": f.kind, **f.props},
+                    "geometry": _rounded(mapping(f.geom)),
+                }
                 for f in self.features
             ],
         }
 
     @classmethod
-    def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> "Scene":
+    def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> Scene:
         if crs is None:
             urn = fc.get("crs", {}).get("properties", {}).get("name", "")
             epsg = int(urn.rsplit(":", 1)[-1]) if urn else 0

@@ -22,6 +22,7 @@ def shared_path(*parts: str) -> Path:
 def helsinki_bench(tmp_path_factory):
     """The full default benchmark (embedded Helsinki, 25 per relation per task), built once."""
     from scoring.build import build_benchmark
+
     out = tmp_path_factory.mktemp("bench") / "helsinki"
     build_benchmark(None, out, seed=0, jobs=2, progress=False)
     return out

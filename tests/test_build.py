@@ -1,8 +1,9 @@
 """The benchmark builder on the embedded Helsinki extract: recorded truth re-verified, edits
 solvable but not pre-solved, determinism, bad input."""
+
 import hashlib
-import re
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -13,9 +14,9 @@ from scoring.build import MODALITIES, build_benchmark
 from scoring.edits import apply_edit
 from scoring.facts import all_hold, check_constraint, check_fact, evaluate, same_value
 from scoring.oracle import MEASURES
+from scoring.paths import RESOURCES_DIR
 from scoring.relations import CATALOGUE
 from scoring.relations.base import REFUSAL, check_answer
-from scoring.paths import RESOURCES_DIR
 from scoring.scene import Scene
 from tests.conftest import REPO, VENV_BIN, shared_path
 
@@ -98,7 +99,7 @@ def test_qa_answers_follow_from_the_oracle(qa):
         if inst["answer_type"] in ("distance", "perimeter", "density", "bearing"):
             num = float(re.match(r"[\d .]+", correct).group().replace(" ", ""))
             decimals = 3 if inst["answer_type"] == "density" else 1
-            assert abs(num - answer) <= 0.6 * 10 ** -decimals, (inst["id"], correct, answer)
+            assert abs(num - answer) <= 0.6 * 10**-decimals, (inst["id"], correct, answer)
         elif inst["answer_type"] == "ordering":
             assert correct == ", ".join(answer)
         else:
@@ -198,20 +199,26 @@ def test_same_seed_same_bytes_other_seed_differs(tmp_path):
 
 
 def run_cli(*args, cwd=None):
-    return subprocess.run([str(VENV_BIN / "spatialgap"), *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
+    return subprocess.run(
+        [str(VENV_BIN / "spatialgap"), *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
-TINY_OSM = ("<?xml version='1.0'?><osm version='0.6'><node id='1' lat='60.1' lon='24.9'>"
-            "<tag k='amenity' v='cafe'/></node></osm>")
+TINY_OSM = (
+    "<?xml version='1.0'?><osm version='0.6'><node id='1' lat='60.1' lon='24.9'>"
+    "<tag k='amenity' v='cafe'/></node></osm>"
+)
 
 
-@pytest.mark.parametrize("name,content,needle", [
-    ("missing.osm.pbf", None, "no such file"),
-    ("empty.osm.pbf", "", "empty file"),
-    ("notes.osm", "hello, not OSM", "not an OpenStreetMap"),
-    ("tiny.osm", TINY_OSM, "too small"),
-])
+@pytest.mark.parametrize(
+    "name,content,needle",
+    [
+        ("missing.osm.pbf", None, "no such file"),
+        ("empty.osm.pbf", "", "empty file"),
+        ("notes.osm", "hello, not OSM", "not an OpenStreetMap"),
+        ("tiny.osm", TINY_OSM, "too small"),
+    ],
+)
 def test_bad_input_one_line_error_nothing_left(tmp_path, name, content, needle):
     src = tmp_path / name
     if content is not None:
@@ -247,15 +254,23 @@ def test_relation_reference_is_generated_from_the_catalogue():
 
 
 def test_scoring_imports_without_qgis(tmp_path):
-    code = ("import sys; sys.modules['qgis'] = None; sys.modules['qgis.core'] = None\n"
-            "import scoring.build, scoring.oracle, scoring.facts, scoring.relations, scoring.cli\n"
-            "print('ok')")
+    code = (
+        "import sys; sys.modules['qgis'] = None; sys.modules['qgis.core'] = None\n"
+        "import scoring.build, scoring.oracle, scoring.facts, scoring.relations, scoring.cli\n"
+        "print('ok')"
+    )
     r = subprocess.run([str(VENV_BIN / "python"), "-c", code], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-RAW_CITIES = ["stockholm_norrmalm.osm", "hongkong_tsimshatsui.osm", "nairobi_kibera.osm",
-              "paris_marais_roads.osm.pbf", "london_city.osm.pbf", "baltimore.osm.pbf"]
+RAW_CITIES = [
+    "stockholm_norrmalm.osm",
+    "hongkong_tsimshatsui.osm",
+    "nairobi_kibera.osm",
+    "paris_marais_roads.osm.pbf",
+    "london_city.osm.pbf",
+    "baltimore.osm.pbf",
+]
 
 
 @pytest.mark.shared
@@ -279,10 +294,12 @@ def test_builds_every_shared_city(tmp_path, name):
 
 # ---------------------------------------------------------------- water in the map context
 
+
 def _sea_checks(ctx: list[dict]):
     """The sea polygons of a context file and the buildings whose inside point is in them."""
     import shapely
     from shapely.geometry import shape
+
     sea = [f for f in ctx if f["properties"]["pool"] == "water" and f["properties"].get("water") == "sea"]
     union = shapely.union_all([shape(f["geometry"]) for f in sea]) if sea else None
     buildings = [shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "building"]
@@ -301,6 +318,7 @@ def test_water_context_is_written_and_stays_out_of_the_tasks(helsinki_bench, qa,
     assert sea and union.area > 50_000
     assert len(flooded) <= 3 and len(buildings) > 300
     from shapely.geometry import shape
+
     roads = [shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "road"]
     assert sum(r.intersection(union).length for r in roads) < 0.01 * sum(r.length for r in roads)
     # a basin that is also a task-pool area is written once, as water
@@ -320,7 +338,9 @@ def test_water_context_is_written_and_stays_out_of_the_tasks(helsinki_bench, qa,
 def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
     """The same extract read with the water collection switched off gives the same task pools."""
     import shapely
+
     import scoring.extract as extract
+
     with_water = extract.load_pools(None)
     assert with_water.context["water"] and set(with_water.features) == set(extract.POOL_KINDS)
     monkeypatch.setattr(extract, "WATER_TAGS", ())
@@ -333,20 +353,23 @@ def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
         a, b = with_water.features[kind], without.features[kind]
         assert [f.uid for f in a] == [f.uid for f in b]
         assert [f.props for f in a] == [f.props for f in b]
-        assert all(shapely.equals_exact(f.geom, g.geom, 0) for f, g in zip(a, b))
+        assert all(shapely.equals_exact(f.geom, g.geom, 0) for f, g in zip(a, b, strict=False))
 
 
 @pytest.mark.shared
 def test_hong_kong_harbour_is_sea_and_the_peninsula_is_not():
     from shapely.geometry import Point
+
     from scoring.extract import load_pools
+
     pools = load_pools(shared_path("osm", "hongkong_tsimshatsui.osm"))
     sea = [f for f in pools.context["water"] if f.props.get("water") == "sea"]
     assert sea
     import shapely
+
     union = shapely.union_all([f.geom for f in sea])
-    assert union.contains(Point(826250, 2469200))        # Victoria Harbour, west of Canton Road
-    assert not union.contains(Point(827000, 2469400))    # Tsim Sha Tsui, inland
+    assert union.contains(Point(826250, 2469200))  # Victoria Harbour, west of Canton Road
+    assert not union.contains(Point(827000, 2469400))  # Tsim Sha Tsui, inland
     inside = [f for f in pools.features["building"] if union.contains(f.geom.representative_point())]
     assert inside == []
 
@@ -354,22 +377,35 @@ def test_hong_kong_harbour_is_sea_and_the_peninsula_is_not():
 def _synthetic_pools():
     """A 1 km box: buildings and roads in the west half (land), a coastline running north
     along x = 600 (land on its left, i.e. west), nothing east of it."""
-    from shapely.geometry import LineString, box as sbox
+    from shapely.geometry import LineString
+    from shapely.geometry import box as sbox
+
     from scoring.extract import PoolFeature
-    buildings = [PoolFeature(f"way/{k}", "building", sbox(50 + 40 * (k % 10), 50 + 40 * (k // 10),
-                                                          70 + 40 * (k % 10), 70 + 40 * (k // 10)), {})
-                 for k in range(200)]
-    roads = [PoolFeature(f"way/{1000 + k}", "road", LineString([(20, 45 + 40 * k), (560, 45 + 40 * k)]), {})
-             for k in range(20)]
+
+    buildings = [
+        PoolFeature(
+            f"way/{k}",
+            "building",
+            sbox(50 + 40 * (k % 10), 50 + 40 * (k // 10), 70 + 40 * (k % 10), 70 + 40 * (k // 10)),
+            {},
+        )
+        for k in range(200)
+    ]
+    roads = [
+        PoolFeature(f"way/{1000 + k}", "road", LineString([(20, 45 + 40 * k), (560, 45 + 40 * k)]), {})
+        for k in range(20)
+    ]
     corner = PoolFeature("node/1", "poi", __import__("shapely").Point(1000, 1000), {})
     return {"road": roads, "building": buildings, "area": [], "poi": [corner]}
 
 
 def test_sea_is_on_the_right_of_the_coastline_and_never_floods_the_land():
     from shapely.geometry import LineString, Point
+
     from scoring.extract import _sea_from_coastline
+
     pools = _synthetic_pools()
-    north = LineString([(600, -50), (600, 300), (620, 700), (600, 1050)])   # water east
+    north = LineString([(600, -50), (600, 300), (620, 700), (600, 1050)])  # water east
     sea = _sea_from_coastline([north], [], pools)
     assert len(sea) == 1 and sea[0].props["water"] == "sea"
     assert sea[0].geom.contains(Point(800, 500)) and not sea[0].geom.contains(Point(300, 500))
@@ -392,13 +428,16 @@ def test_helsinki_map_by_the_bay_shows_water_and_says_so(helsinki_bench, qa):
     legend; a map far from any water does not."""
     import shapely
     from shapely.geometry import shape
+
     from scoring.render import ContextIndex, render_map
+
     ctx = load(helsinki_bench, "context.geojsonl")
     water = shapely.union_all([shape(f["geometry"]) for f in ctx if f["properties"]["pool"] == "water"])
     index = ContextIndex.from_file(helsinki_bench / "context.geojsonl", 32635)
 
     def scene_of(inst):
         return shapely.union_all([shape(f["geometry"]) for f in inst["scene"]["features"]])
+
     near = next(i for i in qa if 0 < scene_of(i).distance(water) < 20)
     far = next(i for i in qa if scene_of(i).distance(water) > 400)
     _, rec = render_map(near, index)

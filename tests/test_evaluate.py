@@ -1,6 +1,7 @@
 """The main job end to end (`spatialgap evaluate`, what `make run` runs), on a small benchmark:
 real build, real maps, agents served in their own processes over loopback HTTP, real runs,
 scoring and the HTML report."""
+
 import json
 import re
 import subprocess
@@ -13,8 +14,17 @@ from tests.conftest import VENV_BIN
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory):
     out = tmp_path_factory.mktemp("evaluate") / "helsinki"
-    cmd = [str(VENV_BIN / "spatialgap"), "evaluate", "--out", str(out), "--qa", "1", "--edit", "1",
-           "--no-progress"]
+    cmd = [
+        str(VENV_BIN / "spatialgap"),
+        "evaluate",
+        "--out",
+        str(out),
+        "--qa",
+        "1",
+        "--edit",
+        "1",
+        "--no-progress",
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     return out, p
@@ -27,10 +37,16 @@ def _verdicts(out):
 def test_every_agent_runs_every_modality_it_can_read(evaluated):
     out, _ = evaluated
     seen = {(r["model"], r["modality"], r["task"]) for r in _verdicts(out)}
-    expected = {(a, m, t) for a, mods in {"tools": ("geojson", "together"),
-                                          "centroid": ("geojson", "together"),
-                                          "chance": ("geojson", "image", "together")}.items()
-                for m in mods for t in ("qa", "edit")}
+    expected = {
+        (a, m, t)
+        for a, mods in {
+            "tools": ("geojson", "together"),
+            "centroid": ("geojson", "together"),
+            "chance": ("geojson", "image", "together"),
+        }.items()
+        for m in mods
+        for t in ("qa", "edit")
+    }
     assert seen == expected
 
 
@@ -44,7 +60,7 @@ def test_reference_agents_rank_as_designed(evaluated):
         return sum(r["verdict"] in ("correct", "correct_refusal") for r in sel) / len(sel), len(sel)
 
     tools_qa, n = acc("tools", "geojson", "qa")
-    assert n == 2 * n_qa          # open and mcq: nothing dropped from the denominator
+    assert n == 2 * n_qa  # open and mcq: nothing dropped from the denominator
     assert tools_qa == 1.0
     assert acc("tools", "geojson", "edit")[0] == 1.0
     assert acc("chance", "geojson", "qa")[0] < acc("centroid", "geojson", "qa")[0] < 1.0
@@ -55,7 +71,7 @@ def test_report_is_one_self_contained_file(evaluated):
     out, _ = evaluated
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
-    assert not re.search(r'(?:src|href)="https?://', html)     # nothing fetched when opened offline
+    assert not re.search(r'(?:src|href)="https?://', html)  # nothing fetched when opened offline
     rec = json.loads((out / "evaluate.json").read_text())
     assert rec["report"].endswith("report.html") and not rec["failed_samples"]
 
@@ -63,9 +79,26 @@ def test_report_is_one_self_contained_file(evaluated):
 def test_second_evaluate_reuses_benchmark_and_journal(evaluated):
     out, _ = evaluated
     before = (out / "runs" / "tools" / "geojson-qa" / "predictions.jsonl").read_bytes()
-    p = subprocess.run([str(VENV_BIN / "spatialgap"), "evaluate", "--out", str(out), "--qa", "1", "--edit", "1",
-                        "--agents", "tools", "--modalities", "geojson", "--no-progress"],
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            str(VENV_BIN / "spatialgap"),
+            "evaluate",
+            "--out",
+            str(out),
+            "--qa",
+            "1",
+            "--edit",
+            "1",
+            "--agents",
+            "tools",
+            "--modalities",
+            "geojson",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "reusing benchmark" in p.stderr
     # every sample came from the journal: the file is unchanged, nothing duplicated
@@ -73,11 +106,16 @@ def test_second_evaluate_reuses_benchmark_and_journal(evaluated):
 
 
 def test_unknown_agent_is_a_one_line_error(tmp_path):
-    p = subprocess.run([str(VENV_BIN / "spatialgap"), "evaluate", "--out", str(tmp_path / "x"),
-                        "--agents", "tools,oracle"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [str(VENV_BIN / "spatialgap"), "evaluate", "--out", str(tmp_path / "x"), "--agents", "tools,oracle"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance)"]
+        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance)"
+    ]
     assert not (tmp_path / "x").exists()
 
 
@@ -85,6 +123,7 @@ def test_stale_maps_are_not_reused(evaluated, monkeypatch):
     """Maps drawn by another renderer version make the benchmark stale (image results would
     describe pixels the current code no longer draws)."""
     from scoring import evaluate as ev
+
     out, _ = evaluated
     plan = ev.EvaluationPlan(out=out, n_qa=1, n_edit=1)
     assert ev._bench_ready(plan)

@@ -1,4 +1,5 @@
 """FRIEDA free-form scoring: crafted records, CLI hook, robustness, and the real published files."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,21 +7,30 @@ import json
 import pathlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring import frieda
 from scoring.errors import InputError
 
 FRIEDA_DIR = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "frieda"
 
-NE_SET = ["east", "north", "north east", "northeast"]          # centre NE
+NE_SET = ["east", "north", "north east", "northeast"]  # centre NE
 W_SET = ["north west", "northwest", "south west", "southwest", "west"]  # centre W
 
 
 def rec(kind, expected, response, correct=False, question="What is it?", **kw):
-    r = {"question_ref": kw.pop("ref", "q_x"), "question_text": question, "expected_answer": expected,
-         "_response": response, "answer_type": kind, "spatial_relationship": kw.pop("rel", "Distance"),
-         "map_count": kw.pop("maps", "Single"), "extracted_ans": "; ".join(response), "correct": correct}
+    r = {
+        "question_ref": kw.pop("ref", "q_x"),
+        "question_text": question,
+        "expected_answer": expected,
+        "_response": response,
+        "answer_type": kind,
+        "spatial_relationship": kw.pop("rel", "Distance"),
+        "map_count": kw.pop("maps", "Single"),
+        "extracted_ans": "; ".join(response),
+        "correct": correct,
+    }
     r.update(kw)
     return r
 
@@ -31,23 +41,27 @@ def verdict(r, judge=None):
 
 # ------------------------------------------------------------------ distance
 
-@pytest.mark.parametrize("expected,response,v", [
-    (["1 km"], ["1250m."], "wrong"),             # 25 % above
-    (["1.5 km"], ["1200m."], "correct"),         # 1200 vs 1500 -> exactly 20 % below
-    (["0.75 km"], ["750 m"], "correct"),         # unit conversion
-    (["2900'"], ["0.5 miles"], "correct"),       # 2900 ft = 884 m, 0.5 mi = 805 m
-    (["2400 Feet"], ["2,500 feet"], "correct"),
-    (["22.5MILES"], ["20 miles"], "correct"),
-    (["18Miles"], ["about 10 miles"], "wrong"),
-    (["3.2 km"], ["2 km"], "wrong"),
-    (["8.5 km"], ["The distance between Dome and Cochenour is approximately 8 kilometers."], "correct"),
-    (["5 km"], ["two kilometres"], "wrong"),
-    (["2 km"], ["two kilometres"], "correct"),
-    (["3.3 km"], ["Musk Metals Corp. 100%", "3 km"], "correct"),   # part without a distance ignored
-    (["3 km"], ["2 km", "3 km"], "wrong"),                          # several different distances
-    (["21 km"], ["Cannot be determined from the provided map."], "wrong"),
-    (["21 km"], ["I need to look at the map"], "unparsed"),
-])
+
+@pytest.mark.parametrize(
+    "expected,response,v",
+    [
+        (["1 km"], ["1250m."], "wrong"),  # 25 % above
+        (["1.5 km"], ["1200m."], "correct"),  # 1200 vs 1500 -> exactly 20 % below
+        (["0.75 km"], ["750 m"], "correct"),  # unit conversion
+        (["2900'"], ["0.5 miles"], "correct"),  # 2900 ft = 884 m, 0.5 mi = 805 m
+        (["2400 Feet"], ["2,500 feet"], "correct"),
+        (["22.5MILES"], ["20 miles"], "correct"),
+        (["18Miles"], ["about 10 miles"], "wrong"),
+        (["3.2 km"], ["2 km"], "wrong"),
+        (["8.5 km"], ["The distance between Dome and Cochenour is approximately 8 kilometers."], "correct"),
+        (["5 km"], ["two kilometres"], "wrong"),
+        (["2 km"], ["two kilometres"], "correct"),
+        (["3.3 km"], ["Musk Metals Corp. 100%", "3 km"], "correct"),  # part without a distance ignored
+        (["3 km"], ["2 km", "3 km"], "wrong"),  # several different distances
+        (["21 km"], ["Cannot be determined from the provided map."], "wrong"),
+        (["21 km"], ["I need to look at the map"], "unparsed"),
+    ],
+)
 def test_distance(expected, response, v):
     assert verdict(rec("distance", expected, response)) == v
 
@@ -69,8 +83,14 @@ def test_distance_bare_number_takes_expected_or_question_unit():
 
 
 def test_distance_prose_with_several_numbers():
-    r = rec("distance", ["3 Miles"], ["The '140 dB / 4.17 psf' boundary is approximately 1 mile from the "
-                                      "'120 dB / 0.42 psf' boundary."])
+    r = rec(
+        "distance",
+        ["3 Miles"],
+        [
+            "The '140 dB / 4.17 psf' boundary is approximately 1 mile from the "
+            "'120 dB / 0.42 psf' boundary."
+        ],
+    )
     out = frieda.score_record(r)
     assert out["verdict"] == "wrong" and "1 mile" in out["reason"]
     r = rec("distance", ["3 km"], ["It is about 2 km, or maybe 4 km."])
@@ -78,8 +98,10 @@ def test_distance_prose_with_several_numbers():
 
 
 def test_prompt_echo_and_think_are_stripped():
-    echo = ("<your answer>'. \nuser\n\nWhat is the distance from A to B (about 5 km)?\nassistant\n"
-            "The distance is approximately 1.5 kilometers.")
+    echo = (
+        "<your answer>'. \nuser\n\nWhat is the distance from A to B (about 5 km)?\nassistant\n"
+        "The distance is approximately 1.5 kilometers."
+    )
     assert verdict(rec("distance", ["1.5 km"], [echo])) == "correct"
     think = "<think>maybe 9 km or 12 km</think>\n1.4 km"
     assert verdict(rec("distance", ["1.5 km"], [think])) == "correct"
@@ -88,23 +110,32 @@ def test_prompt_echo_and_think_are_stripped():
 
 # ------------------------------------------------------------------ cardinal
 
+
 def test_expected_centre():
     assert frieda.expected_directions(NE_SET) == ("NE", {"N", "NE", "E"})
     assert frieda.expected_directions(W_SET) == ("W", {"NW", "W", "SW"})
     assert frieda.expected_directions(["north"])[0] == "N"
 
 
-@pytest.mark.parametrize("response,v", [
-    (["north east"], "correct"), (["north"], "correct"), (["east."], "correct"), (["North-East"], "correct"),
-    (["NE"], "correct"), (["south east"], "wrong"), (["west"], "wrong"),
-    (["the tower is located to the northeast of the road."], "correct"),
-    (["north", "south"], "wrong"),                      # multiple directions
-    (["east-west"], "wrong"),
-    (["eureka standard mine", "north"], "correct"),     # part without a direction is ignored
-    (["information not available in the provided images."], "wrong"),
-    (["it is oriented to the left of the shelter"], "unparsed"),
-    (["north-northeast"], "wrong"),
-])
+@pytest.mark.parametrize(
+    "response,v",
+    [
+        (["north east"], "correct"),
+        (["north"], "correct"),
+        (["east."], "correct"),
+        (["North-East"], "correct"),
+        (["NE"], "correct"),
+        (["south east"], "wrong"),
+        (["west"], "wrong"),
+        (["the tower is located to the northeast of the road."], "correct"),
+        (["north", "south"], "wrong"),  # multiple directions
+        (["east-west"], "wrong"),
+        (["eureka standard mine", "north"], "correct"),  # part without a direction is ignored
+        (["information not available in the provided images."], "wrong"),
+        (["it is oriented to the left of the shelter"], "unparsed"),
+        (["north-northeast"], "wrong"),
+    ],
+)
 def test_cardinal(response, v):
     assert verdict(rec("cardinal", NE_SET, response, rel="Orientation")) == v
 
@@ -117,22 +148,26 @@ def test_cardinal_reasons():
 
 # ------------------------------------------------------------------ textual
 
-@pytest.mark.parametrize("expected,response,v", [
-    (["Anthropogenic Noise"], ["anthropogenic noise."], "correct"),
-    (["The Evergold Corp."], ["Evergold Corp"], "correct"),
-    (["Filón Sur"], ["Filon Sur"], "correct"),
-    (["7"], ["seven"], "correct"),
-    (["A"], ["A"], "correct"),                                   # a lone article-like label survives
-    (["A"], ["B"], "wrong"),
-    (["17946", "17947"], ["17947", "17946"], "correct"),         # order of parts is irrelevant
-    (["17946", "17947"], ["17946"], "wrong"),                    # missing part
-    (["17946", "17947"], ["17946", "17947", "20018"], "wrong"),  # extra part
-    (["23RD AVE", "E PIKE ST"], ["23rd Ave and E Pike St"], "correct"),  # split fallback
-    (["Maritime, Manufacturing & Logistics"], ["Maritime, Manufacturing & Logistics"], "correct"),
-    (["Deal Farm"], ["Deal", "Farm"], "correct"),                # re-joined parts
-    (["Evergold Corp."], ["The property closest is owned by Evergold Corp."], "wrong"),
-    (["Evergold Corp."], [""], "unparsed"),
-])
+
+@pytest.mark.parametrize(
+    "expected,response,v",
+    [
+        (["Anthropogenic Noise"], ["anthropogenic noise."], "correct"),
+        (["The Evergold Corp."], ["Evergold Corp"], "correct"),
+        (["Filón Sur"], ["Filon Sur"], "correct"),
+        (["7"], ["seven"], "correct"),
+        (["A"], ["A"], "correct"),  # a lone article-like label survives
+        (["A"], ["B"], "wrong"),
+        (["17946", "17947"], ["17947", "17946"], "correct"),  # order of parts is irrelevant
+        (["17946", "17947"], ["17946"], "wrong"),  # missing part
+        (["17946", "17947"], ["17946", "17947", "20018"], "wrong"),  # extra part
+        (["23RD AVE", "E PIKE ST"], ["23rd Ave and E Pike St"], "correct"),  # split fallback
+        (["Maritime, Manufacturing & Logistics"], ["Maritime, Manufacturing & Logistics"], "correct"),
+        (["Deal Farm"], ["Deal", "Farm"], "correct"),  # re-joined parts
+        (["Evergold Corp."], ["The property closest is owned by Evergold Corp."], "wrong"),
+        (["Evergold Corp."], [""], "unparsed"),
+    ],
+)
 def test_textual(expected, response, v):
     assert verdict(rec("textual", expected, response)) == v
 
@@ -162,22 +197,33 @@ def test_judge_hook():
 
 # ------------------------------------------------------------------ robustness
 
-@pytest.mark.parametrize("record", [
-    None, [], {}, {"answer_type": "distance"}, {"expected_answer": ["1 km"], "_response": None},
-    {"expected_answer": "1 km", "_response": "1 km", "answer_type": "distance"},
-    {"expected_answer": [1], "_response": [None, 3], "answer_type": "textual"},
-    {"expected_answer": ["x"], "_response": ["x"], "answer_type": "colour"},
-])
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        None,
+        [],
+        {},
+        {"answer_type": "distance"},
+        {"expected_answer": ["1 km"], "_response": None},
+        {"expected_answer": "1 km", "_response": "1 km", "answer_type": "distance"},
+        {"expected_answer": [1], "_response": [None, 3], "answer_type": "textual"},
+        {"expected_answer": ["x"], "_response": ["x"], "answer_type": "colour"},
+    ],
+)
 def test_malformed_records(record):
     out = frieda.score_record(record)
     assert out["verdict"] in {"correct", "wrong", "unparsed"} and out["reason"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(kind=st.sampled_from(["distance", "cardinal", "textual", "other"]),
-       expected=st.lists(st.one_of(st.text(max_size=30), st.sampled_from(["1 km", "north", "2800'", "east"])),
-                         max_size=4),
-       response=st.one_of(st.lists(st.text(), max_size=4), st.text(), st.none(), st.integers()))
+@given(
+    kind=st.sampled_from(["distance", "cardinal", "textual", "other"]),
+    expected=st.lists(
+        st.one_of(st.text(max_size=30), st.sampled_from(["1 km", "north", "2800'", "east"])), max_size=4
+    ),
+    response=st.one_of(st.lists(st.text(), max_size=4), st.text(), st.none(), st.integers()),
+)
 def test_fuzz_score_record(kind, expected, response):
     out = frieda.score_record({"answer_type": kind, "expected_answer": expected, "_response": response})
     assert out["verdict"] in {"correct", "wrong", "unparsed"}
@@ -185,6 +231,7 @@ def test_fuzz_score_record(kind, expected, response):
 
 
 # ------------------------------------------------------------------ files & CLI
+
 
 def _write(tmp_path, name, records):
     p = tmp_path / name
@@ -197,7 +244,14 @@ def test_score_files_and_cli(tmp_path, capsys):
         rec("distance", ["0.75 km"], ["750 m"], correct=False, ref="q1", rel="Distance", maps="Single"),
         rec("cardinal", NE_SET, ["north", "south"], correct=True, ref="q2", rel="Orientation", maps="Multi"),
         rec("textual", ["R1"], ["R1"], correct=True, ref="q3", rel="Within", maps="Multi"),
-        rec("textual", ["R1"], ["The region that contains the point is labelled R1 on the map."], correct=True, ref="q4", rel="Within"),
+        rec(
+            "textual",
+            ["R1"],
+            ["The region that contains the point is labelled R1 on the map."],
+            correct=True,
+            ref="q4",
+            rel="Within",
+        ),
     ]
     f = _write(tmp_path, "demo__demo-7B_wo_contextual.json", records)
     out = tmp_path / "out"
@@ -205,13 +259,27 @@ def test_score_files_and_cli(tmp_path, capsys):
     lines = [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()]
     assert [x["verdict"] for x in lines] == ["correct", "wrong", "correct", "wrong"]
     assert [x["agrees_with_original"] for x in lines] == [False, False, True, False]
-    assert set(lines[0]) >= {"file", "question_ref", "answer_type", "spatial_relationship", "map_count",
-                             "verdict", "reason", "original_correct", "agrees_with_original"}
+    assert set(lines[0]) >= {
+        "file",
+        "question_ref",
+        "answer_type",
+        "spatial_relationship",
+        "map_count",
+        "verdict",
+        "reason",
+        "original_correct",
+        "agrees_with_original",
+    }
     entry = summary["files"][f.name]
     assert (entry["model"], entry["setting"]) == ("demo-7B", "wo_contextual")
     assert entry["n"] == 4 and entry["accuracy"] == 0.5 and entry["original_accuracy"] == 0.75
-    assert entry["by_answer_type"]["textual"] == {"n": 2, "accuracy": 0.5, "original_accuracy": 1.0,
-                                                  "parse_rate": 1.0, "agreement": 0.5}
+    assert entry["by_answer_type"]["textual"] == {
+        "n": 2,
+        "accuracy": 0.5,
+        "original_accuracy": 1.0,
+        "parse_rate": 1.0,
+        "agreement": 0.5,
+    }
     assert entry["by_map_count"]["Multi"]["n"] == 2 and entry["by_map_count"]["Single"]["accuracy"] == 0.5
     assert entry["by_spatial_relationship"]["Orientation"]["accuracy"] == 0.0
     causes = entry["disagreements"]
@@ -242,6 +310,7 @@ def test_input_errors(tmp_path):
 
 
 # ------------------------------------------------------------------ real published files
+
 
 @pytest.fixture(scope="module")
 def real_summary(tmp_path_factory):
@@ -274,8 +343,11 @@ def test_real_cardinal_agreement(real_summary):
         if name.startswith(("claude-sonnet4", "gpt5", "gemini25pro")):
             assert entry["by_answer_type"]["cardinal"]["agreement"] >= 0.98, name
     # we never mark a cardinal answer wrong that the original accepted, except for several directions
-    lost = [x for x in lines if x["answer_type"] == "cardinal" and x["original_correct"]
-            and x["verdict"] != "correct"]
+    lost = [
+        x
+        for x in lines
+        if x["answer_type"] == "cardinal" and x["original_correct"] and x["verdict"] != "correct"
+    ]
     assert len(lost) <= 15
     assert all(x["reason"].startswith("multiple directions") or x["verdict"] == "unparsed" for x in lost)
 

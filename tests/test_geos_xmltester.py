@@ -1,5 +1,6 @@
 """The oracle against an independent source: GEOS's own XML test cases (DE-9IM matrices and
 distances), from ../shared/data/geos-xmltester."""
+
 import math
 import xml.etree.ElementTree as ET
 
@@ -10,8 +11,14 @@ from shapely import wkt
 from scoring import oracle
 from tests.conftest import SHARED, shared_path
 
-FILES = ["TestRelateAA.xml", "TestRelateLA.xml", "TestRelateLL.xml", "TestRelatePA.xml",
-         "TestRelatePL.xml", "TestRelatePP.xml"]
+FILES = [
+    "TestRelateAA.xml",
+    "TestRelateLA.xml",
+    "TestRelateLL.xml",
+    "TestRelatePA.xml",
+    "TestRelatePL.xml",
+    "TestRelatePP.xml",
+]
 
 
 def _cases(name):
@@ -24,16 +31,27 @@ def _cases(name):
         a, b = case.findtext("a").strip(), case.findtext("b")
         b = b.strip() if b is not None else None
         for test in case.iter("op"):
-            out.append(pytest.param(name, a, b, test.attrib, test.text.strip(),
-                                    id=f"{name}:{i}:{test.attrib.get('name')}"))
+            out.append(
+                pytest.param(
+                    name, a, b, test.attrib, test.text.strip(), id=f"{name}:{i}:{test.attrib.get('name')}"
+                )
+            )
     return out
 
 
 RELATE = [c for f in FILES for c in _cases(f)]
-PREDICATES = {"intersects": oracle.intersects, "contains": lambda a, b: oracle.within(b, a),
-              "within": oracle.within, "touches": oracle.touches, "crosses": oracle.crosses,
-              "overlaps": oracle.overlaps, "disjoint": oracle.disjoint, "equalsTopo": oracle.equals,
-              "covers": lambda a, b: oracle.covered_by(b, a), "coveredBy": oracle.covered_by}
+PREDICATES = {
+    "intersects": oracle.intersects,
+    "contains": lambda a, b: oracle.within(b, a),
+    "within": oracle.within,
+    "touches": oracle.touches,
+    "crosses": oracle.crosses,
+    "overlaps": oracle.overlaps,
+    "disjoint": oracle.disjoint,
+    "equalsTopo": oracle.equals,
+    "covers": lambda a, b: oracle.covered_by(b, a),
+    "coveredBy": oracle.covered_by,
+}
 
 
 def test_geos_cases_present():

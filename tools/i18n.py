@@ -4,6 +4,7 @@
     python tools/i18n.py check    # exit 1 if a string lacks a finished translation
 
 Every plugin string uses the single context "SpatialGap" (plugin/i18n.py)."""
+
 from __future__ import annotations
 
 import ast
@@ -21,9 +22,14 @@ def plugin_strings() -> list[str]:
     for path in sorted((ROOT / "plugin").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tr"
-                    and node.args and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "tr"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 seen.setdefault(node.args[0].value, None)
     return list(seen)
 
@@ -36,7 +42,10 @@ def read_ts(path: Path) -> dict[str, tuple[str, str | None]]:
     for msg in ET.parse(path).getroot().iter("message"):
         src = msg.findtext("source") or ""
         tr = msg.find("translation")
-        out[src] = ((tr.text or "") if tr is not None else "", tr.get("type") if tr is not None else "unfinished")
+        out[src] = (
+            (tr.text or "") if tr is not None else "",
+            tr.get("type") if tr is not None else "unfinished",
+        )
     return out
 
 
@@ -64,7 +73,9 @@ def main(argv: list[str]) -> int:
         lang = ts.stem.split("_", 1)[1]
         old = read_ts(ts)
         if cmd == "update":
-            entries = [(s, old.get(s, ("", "unfinished"))[0], old.get(s, ("", "unfinished"))[1]) for s in strings]
+            entries = [
+                (s, old.get(s, ("", "unfinished"))[0], old.get(s, ("", "unfinished"))[1]) for s in strings
+            ]
             entries += [(s, t, "obsolete") for s, (t, _) in old.items() if s not in strings and t]
             write_ts(ts, lang, entries)
         missing = [s for s in strings if s not in old or not old[s][0] or old[s][1] == "unfinished"]

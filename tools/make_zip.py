@@ -4,6 +4,7 @@ metadata.txt and LICENSE; then check it against the plugins.qgis.org validator's
 
     python tools/make_zip.py [--out dist/spatialgap.zip]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,10 +16,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = "spatialgap"
-REQUIRED_METADATA = ("name", "description", "about", "version", "qgisMinimumVersion", "author", "email",
-                     "tracker", "repository")
+REQUIRED_METADATA = (
+    "name",
+    "description",
+    "about",
+    "version",
+    "qgisMinimumVersion",
+    "author",
+    "email",
+    "tracker",
+    "repository",
+)
 SKIP_PARTS = {"__pycache__", ".git", ".pytest_cache", "__MACOSX"}
-FIXED_TIME = (2020, 1, 1, 0, 0, 0)   # reproducible archives
+FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # reproducible archives
 
 
 def compiled_translations() -> list[Path]:
@@ -26,13 +36,16 @@ def compiled_translations() -> list[Path]:
     never ship translations older than their sources)."""
     import shutil
     import subprocess
+
     if shutil.which("lrelease"):
         for ts in sorted((ROOT / "i18n").glob("*.ts")):
             subprocess.run(["lrelease", "-silent", str(ts), "-qm", str(ts.with_suffix(".qm"))], check=True)
     qms = sorted((ROOT / "i18n").glob("*.qm"))
     if not qms:
-        raise SystemExit("no compiled translations in i18n/ and no lrelease to make them (apt install "
-                         "qttools5-dev-tools)")
+        raise SystemExit(
+            "no compiled translations in i18n/ and no lrelease to make them (apt install "
+            "qttools5-dev-tools)"
+        )
     return qms
 
 

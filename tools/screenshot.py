@@ -6,6 +6,7 @@ dock, sends one edit instance, waits for the task, draws its constraints and gra
 
     python tools/screenshot.py --zip dist/spatialgap.zip --bench out/bench --out out/screenshot.png
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-STARTUP = r'''
+STARTUP = r"""
 import json, sys, time, traceback
 from pathlib import Path
 from qgis.core import QgsApplication, QgsSettings
@@ -97,7 +98,7 @@ def step():
 timer = QTimer()
 timer.timeout.connect(tick)
 timer.start(250)
-'''
+"""
 
 
 def lend_missing_packages(dest: Path) -> Path:
@@ -108,16 +109,21 @@ def lend_missing_packages(dest: Path) -> Path:
     venv_site = Path(site.getsitepackages()[0])
     names = {}
     for entry in venv_site.iterdir():
-        if entry.name.endswith((".dist-info", ".egg-info", ".pth", ".libs")) or entry.name.startswith(("_", ".")):
+        if entry.name.endswith((".dist-info", ".egg-info", ".pth", ".libs")) or entry.name.startswith(
+            ("_", ".")
+        ):
             continue
         name = entry.name.split(".")[0] if entry.is_file() else entry.name
         if entry.is_dir() and not (entry / "__init__.py").is_file():
             continue
         names.setdefault(name, []).append(entry)
-    probe = ("import importlib.util, sys; "
-             "print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n) is None))")
-    missing = subprocess.run(["/usr/bin/python3", "-c", probe, *sorted(names)], capture_output=True,
-                             text=True, cwd="/").stdout.split()
+    probe = (
+        "import importlib.util, sys; "
+        "print(' '.join(n for n in sys.argv[1:] if importlib.util.find_spec(n) is None))"
+    )
+    missing = subprocess.run(
+        ["/usr/bin/python3", "-c", probe, *sorted(names)], capture_output=True, text=True, cwd="/"
+    ).stdout.split()
     for name in missing:
         for entry in names[name]:
             (dest / entry.name).symlink_to(entry)
@@ -163,20 +169,41 @@ def main(argv=None) -> int:
             zf.extractall(plugins_dir)
         ini = profile / "QGIS" / "QGIS3.ini"
         ini.parent.mkdir(parents=True)
-        ini.write_text("[PythonPlugins]\nspatialgap=true\n\n[locale]\n"
-                       f"overrideFlag=true\nuserLocale={args.locale}\n\n"
-                       "[qgis]\nshowTips=false\ncheckVersion=false\n"
-                       "[core]\nshowNewsFeed=false\n", encoding="utf-8")
+        ini.write_text(
+            "[PythonPlugins]\nspatialgap=true\n\n[locale]\n"
+            f"overrideFlag=true\nuserLocale={args.locale}\n\n"
+            "[qgis]\nshowTips=false\ncheckVersion=false\n"
+            "[core]\nshowNewsFeed=false\n",
+            encoding="utf-8",
+        )
         script = Path(tmp) / "startup.py"
-        cfg = {"agent": args.agent, "bench": str(bench), "instance": instance, "out": str(out), "timeout": args.timeout}
+        cfg = {
+            "agent": args.agent,
+            "bench": str(bench),
+            "instance": instance,
+            "out": str(out),
+            "timeout": args.timeout,
+        }
         script.write_text(STARTUP.format(cfg=json.dumps(cfg)), encoding="utf-8")
         env = dict(os.environ)
         lend = lend_missing_packages(Path(tmp) / "lent")
         env["PYTHONPATH"] = os.pathsep.join([str(lend), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env.pop("QT_QPA_PLATFORM", None)
-        fb = os.environ.get("SPATIALGAP_XVFB_FBDIR")   # debugging: Xvfb writes its screen there
-        cmd = ["xvfb-run", "-a", "-s", "-screen 0 1680x1050x24" + (f" -fbdir {fb}" if fb else ""), "qgis", "--profiles-path", tmp, "--nologo",
-               "--noversioncheck", "--nocustomization", "--code", str(script)]
+        fb = os.environ.get("SPATIALGAP_XVFB_FBDIR")  # debugging: Xvfb writes its screen there
+        cmd = [
+            "xvfb-run",
+            "-a",
+            "-s",
+            "-screen 0 1680x1050x24" + (f" -fbdir {fb}" if fb else ""),
+            "qgis",
+            "--profiles-path",
+            tmp,
+            "--nologo",
+            "--noversioncheck",
+            "--nocustomization",
+            "--code",
+            str(script),
+        ]
         log = Path(tmp) / "qgis.log"
         with open(log, "w") as fh:
             # Own session: on a timeout the whole group (xvfb-run, Xvfb, qgis) is ended together.

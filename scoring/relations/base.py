@@ -4,12 +4,14 @@ answer checker, distractor rule and edit constraints. Registered with `@relation
 Builders are pure functions of (pools, anchor, rng): the builder framework (scoring.build)
 decides which anchor and which seeded rng each instance slot gets.
 """
+
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from shapely.geometry.base import BaseGeometry
 
@@ -29,17 +31,19 @@ UNITS = {"distance": "m", "perimeter": "m", "bearing": "deg", "density": "per km
 
 # ---------------------------------------------------------------- items produced by builders
 
+
 @dataclass
 class Member:
     """A feature placed in a scene, with where it came from."""
+
     kind: str
     geom: BaseGeometry
     props: dict = field(default_factory=dict)
-    source: str | None = None           # OSM uid it came from
-    construction: str | None = None     # how it was derived, if constructed
+    source: str | None = None  # OSM uid it came from
+    construction: str | None = None  # how it was derived, if constructed
 
     @classmethod
-    def of(cls, f: PoolFeature, props: dict | None = None) -> "Member":
+    def of(cls, f: PoolFeature, props: dict | None = None) -> Member:
         return cls(f.kind, f.geom, props or {}, f.uid)
 
     def provenance(self) -> dict:
@@ -88,32 +92,55 @@ class Relation:
     answer_type: str
     distractor_rule: str
     edit_constraints: str
-    anchor_kinds: tuple[str, ...]      # pools an instance is anchored on, in order of preference
-    needs: tuple[str, ...]             # pools the relation needs at all (for shortfall reports)
-    build_qa: Callable[["Ctx", PoolFeature], QAItem | None]
-    build_edit: Callable[["Ctx", PoolFeature], EditItem | None]
+    anchor_kinds: tuple[str, ...]  # pools an instance is anchored on, in order of preference
+    needs: tuple[str, ...]  # pools the relation needs at all (for shortfall reports)
+    build_qa: Callable[[Ctx, PoolFeature], QAItem | None]
+    build_edit: Callable[[Ctx, PoolFeature], EditItem | None]
 
     def check_answer(self, instance: dict, value: Any) -> bool:
-        return check_answer(instance["answer_type"], instance["answer"], value,
-                            instance.get("tolerance"))
+        return check_answer(instance["answer_type"], instance["answer"], value, instance.get("tolerance"))
 
 
 CATALOGUE: dict[str, Relation] = {}
 
 
-def relation(code: str, name: str, family: str, *, definition: str, question_forms: str,
-             answer_type: str, distractor_rule: str, edit_constraints: str,
-             anchor_kinds: tuple[str, ...], needs: tuple[str, ...] | None = None):
+def relation(
+    code: str,
+    name: str,
+    family: str,
+    *,
+    definition: str,
+    question_forms: str,
+    answer_type: str,
+    distractor_rule: str,
+    edit_constraints: str,
+    anchor_kinds: tuple[str, ...],
+    needs: tuple[str, ...] | None = None,
+):
     """Register a relation whose module defines `qa(ctx, anchor)` and `edit(ctx, anchor)`."""
+
     def deco(cls):
-        CATALOGUE[code] = Relation(code, name, family, definition.strip(), question_forms.strip(),
-                                   answer_type, distractor_rule.strip(), edit_constraints.strip(),
-                                   anchor_kinds, needs or anchor_kinds, cls.qa, cls.edit)
+        CATALOGUE[code] = Relation(
+            code,
+            name,
+            family,
+            definition.strip(),
+            question_forms.strip(),
+            answer_type,
+            distractor_rule.strip(),
+            edit_constraints.strip(),
+            anchor_kinds,
+            needs or anchor_kinds,
+            cls.qa,
+            cls.edit,
+        )
         return cls
+
     return deco
 
 
 # ---------------------------------------------------------------- answer checking
+
 
 def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float | None = None) -> bool:
     """Is a parsed answer value correct? Numbers within the tolerance, bearings circularly."""
@@ -123,10 +150,15 @@ def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float 
         return value == REFUSAL
     if answer_type in ("distance", "perimeter", "density"):
         tol = TOLERANCES[answer_type] if tolerance is None else tolerance
-        return isinstance(value, (int, float)) and math.isfinite(value) and abs(value - reference) <= tol + 1e-9
+        return (
+            isinstance(value, (int, float)) and math.isfinite(value) and abs(value - reference) <= tol + 1e-9
+        )
     if answer_type == "bearing":
-        return isinstance(value, (int, float)) and math.isfinite(value) and \
-            oracle.angle_diff(value, reference) <= TOLERANCES["bearing"] + 1e-9
+        return (
+            isinstance(value, (int, float))
+            and math.isfinite(value)
+            and oracle.angle_diff(value, reference) <= TOLERANCES["bearing"] + 1e-9
+        )
     if answer_type == "count":
         return isinstance(value, (int, float)) and float(value) == float(reference)
     if answer_type == "ordering":
@@ -135,6 +167,7 @@ def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float 
 
 
 # ---------------------------------------------------------------- builder context and helpers
+
 
 @dataclass
 class Ctx:
@@ -176,8 +209,9 @@ def fmt_num(v: float, decimals: int = 1) -> str:
     return f"{v:,.{decimals}f}".replace(",", " ") if abs(v) >= 10000 else f"{v:.{decimals}f}"
 
 
-def numeric_distractors(rng: random.Random, value: float, unit: str, decimals: int = 1,
-                        min_gap: float = 3.0) -> list[str]:
+def numeric_distractors(
+    rng: random.Random, value: float, unit: str, decimals: int = 1, min_gap: float = 3.0
+) -> list[str]:
     """Adjacent numeric values: multiples of the answer spread so that every option differs from
     every other by at least max(min_gap, 15 %)."""
     factors = [0.5, 0.65, 0.8, 1.25, 1.5, 1.8, 2.2]

@@ -1,9 +1,10 @@
 """Shared machinery for relation builders: candidate classification with margins, feature-id
 questions, and reference-edit search through the same executor models use."""
+
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import shapely
 import shapely.ops
@@ -14,10 +15,10 @@ from scoring import oracle
 from scoring.edits import EditError, apply_edit
 from scoring.extract import PoolFeature
 from scoring.facts import all_hold, describe_constraint, evaluate
-from scoring.relations.base import (Ctx, EditItem, Member, QAItem, fact, fid, make_scene, mcq)
+from scoring.relations.base import Ctx, EditItem, Member, QAItem, fact, fid, make_scene, mcq
 
-CLEAR_GAP = 1.0      # m: a gap at least this wide is a clear "disjoint"
-CLEAR_AMOUNT = 2.0   # m or m²: an overlap / crossing at least this large is clear
+CLEAR_GAP = 1.0  # m: a gap at least this wide is a clear "disjoint"
+CLEAR_AMOUNT = 2.0  # m or m²: an overlap / crossing at least this large is clear
 
 
 def classify(c: BaseGeometry, a: BaseGeometry) -> str:
@@ -59,9 +60,16 @@ def neighbours(ctx: Ctx, anchor: PoolFeature, kinds: Iterable[str], radius: floa
     return out
 
 
-def which_one_qa(ctx: Ctx, anchor: Member, positives: list[Member], negatives: list[Member],
-                 question: str, extra_facts: Callable | None = None, margin: dict | None = None,
-                 n_candidates: int = 4) -> QAItem | None:
+def which_one_qa(
+    ctx: Ctx,
+    anchor: Member,
+    positives: list[Member],
+    negatives: list[Member],
+    question: str,
+    extra_facts: Callable | None = None,
+    margin: dict | None = None,
+    n_candidates: int = 4,
+) -> QAItem | None:
     """A feature-id question: exactly one of F1..F4 has the property. `question` is formatted
     with {ids} (e.g. "F1, F2, F3 and F4")."""
     rng = ctx.rng
@@ -80,9 +88,17 @@ def which_one_qa(ctx: Ctx, anchor: Member, positives: list[Member], negatives: l
     ids_text = ", ".join(ids[:-1]) + " and " + ids[-1]
     facts = extra_facts(scene, ids) if extra_facts else []
     choices, letter = mcq(rng, answer, [i for i in ids if i != answer])
-    return QAItem(scene=scene, question=question.format(ids=ids_text), answer_type="feature_id",
-                  answer=answer, choices=choices, correct_choice=letter, facts=facts,
-                  margin=margin or {}, provenance=prov)
+    return QAItem(
+        scene=scene,
+        question=question.format(ids=ids_text),
+        answer_type="feature_id",
+        answer=answer,
+        choices=choices,
+        correct_choice=letter,
+        facts=facts,
+        margin=margin or {},
+        provenance=prov,
+    )
 
 
 # ---------------------------------------------------------------- editing
@@ -91,8 +107,9 @@ ALLOWED_GEOMETRY = ["translate", "rotate", "scale"]
 ALL_OPERATIONS = ["translate", "rotate", "scale", "set_attribute"]
 
 
-def translate_proposals(max_dist: float, step: float = 0.5, directions: int = 32,
-                        preferred: tuple[float, float] | None = None):
+def translate_proposals(
+    max_dist: float, step: float = 0.5, directions: int = 32, preferred: tuple[float, float] | None = None
+):
     """Translations of increasing length: first along the preferred direction (a line search),
     then in every direction."""
     angles = [2 * math.pi * k / directions for k in range(directions)]
@@ -101,7 +118,9 @@ def translate_proposals(max_dist: float, step: float = 0.5, directions: int = 32
         base = math.atan2(preferred[1], preferred[0])
         for i in range(1, n + 1):
             r = i * step
-            yield [{"op": "translate", "dx": round(r * math.cos(base), 3), "dy": round(r * math.sin(base), 3)}]
+            yield [
+                {"op": "translate", "dx": round(r * math.cos(base), 3), "dy": round(r * math.sin(base), 3)}
+            ]
         angles.sort(key=lambda t: oracle.angle_diff(math.degrees(t), math.degrees(base)))
     for i in range(1, n + 1):
         r = i * step
@@ -115,9 +134,17 @@ def nearest_vector(a: BaseGeometry, b: BaseGeometry) -> tuple[float, float, floa
     return q.x - p.x, q.y - p.y, p.distance(q)
 
 
-def edit_item(ctx: Ctx, members: list[Member], constraints: list[dict], proposals: Iterable[list[dict]],
-              allowed: list[str] = ALLOWED_GEOMETRY, lead: str = "", margin: dict | None = None,
-              information: dict | None = None, max_tries: int = 4000) -> EditItem | None:
+def edit_item(
+    ctx: Ctx,
+    members: list[Member],
+    constraints: list[dict],
+    proposals: Iterable[list[dict]],
+    allowed: list[str] = ALLOWED_GEOMETRY,
+    lead: str = "",
+    margin: dict | None = None,
+    information: dict | None = None,
+    max_tries: int = 4000,
+) -> EditItem | None:
     """Keep the candidate only if the initial scene violates the constraints and a reference
     edit, applied by the same executor as a model's edit, satisfies them all."""
     made = make_scene(ctx, members)
@@ -139,20 +166,39 @@ def edit_item(ctx: Ctx, members: list[Member], constraints: list[dict], proposal
         facts = []
         for state, sc in (("initial", scene), ("reference_edit", res.scene)):
             for c in constraints:
-                facts.append({"state": state, "measure": c["measure"], "args": c["args"],
-                              "params": c.get("params", {}),
-                              "value": evaluate(sc, c["measure"], c["args"], c.get("params"), initial=scene)})
-        ops_text = {"translate": "translate", "rotate": "rotate (about a stated origin)",
-                    "scale": "scale (about a stated origin)", "set_attribute": "set an attribute of"}
+                facts.append(
+                    {
+                        "state": state,
+                        "measure": c["measure"],
+                        "args": c["args"],
+                        "params": c.get("params", {}),
+                        "value": evaluate(sc, c["measure"], c["args"], c.get("params"), initial=scene),
+                    }
+                )
+        ops_text = {
+            "translate": "translate",
+            "rotate": "rotate (about a stated origin)",
+            "scale": "scale (about a stated origin)",
+            "set_attribute": "set an attribute of",
+        }
         allowed_text = ", ".join(ops_text[o] for o in allowed)
         lines = [f"{i + 1}. {describe_constraint(c)}" for i, c in enumerate(constraints)]
         instruction = ((lead + " ") if lead else "") + (
-            "Edit only F0 so that all of the following hold:\n" + "\n".join(lines) +
-            f"\nYou may {allowed_text} F0. Do not change any other feature.")
-        return EditItem(scene=scene, instruction=instruction, constraints=constraints,
-                        allowed_operations=list(allowed), reference_edit=edit, facts=facts,
-                        margin=margin or {}, provenance=prov,
-                        information=information or {"attributes": [], "withheld": []})
+            "Edit only F0 so that all of the following hold:\n"
+            + "\n".join(lines)
+            + f"\nYou may {allowed_text} F0. Do not change any other feature."
+        )
+        return EditItem(
+            scene=scene,
+            instruction=instruction,
+            constraints=constraints,
+            allowed_operations=list(allowed),
+            reference_edit=edit,
+            facts=facts,
+            margin=margin or {},
+            provenance=prov,
+            information=information or {"attributes": [], "withheld": []},
+        )
     return None
 
 
@@ -161,18 +207,37 @@ def pred(measure: str, *args: str, value=True, **params) -> dict:
 
 
 def between(measure: str, *args: str, lo: float, hi: float, unit: str = "m", **params) -> dict:
-    return {"measure": measure, "args": list(args), "params": params, "op": "between",
-            "min": round(lo, 3), "max": round(hi, 3), "unit": unit}
+    return {
+        "measure": measure,
+        "args": list(args),
+        "params": params,
+        "op": "between",
+        "min": round(lo, 3),
+        "max": round(hi, 3),
+        "unit": unit,
+    }
 
 
 def at_most(measure: str, *args: str, hi: float, unit: str = "m", **params) -> dict:
-    return {"measure": measure, "args": list(args), "params": params, "op": "at_most",
-            "max": round(hi, 3), "unit": unit}
+    return {
+        "measure": measure,
+        "args": list(args),
+        "params": params,
+        "op": "at_most",
+        "max": round(hi, 3),
+        "unit": unit,
+    }
 
 
 def at_least(measure: str, *args: str, lo: float, unit: str = "m", **params) -> dict:
-    return {"measure": measure, "args": list(args), "params": params, "op": "at_least",
-            "min": round(lo, 3), "unit": unit}
+    return {
+        "measure": measure,
+        "args": list(args),
+        "params": params,
+        "op": "at_least",
+        "min": round(lo, 3),
+        "unit": unit,
+    }
 
 
 def max_displacement(limit: float) -> dict:
@@ -183,6 +248,19 @@ def translated(m: Member, dx: float, dy: float, why: str) -> Member:
     return Member(m.kind, affinity.translate(m.geom, dx, dy), dict(m.props), m.source, why)
 
 
-__all__ = ["classify", "neighbours", "which_one_qa", "edit_item", "pred", "between", "at_most",
-           "at_least", "max_displacement", "translate_proposals", "nearest_vector", "translated",
-           "fact", "Member"]
+__all__ = [
+    "classify",
+    "neighbours",
+    "which_one_qa",
+    "edit_item",
+    "pred",
+    "between",
+    "at_most",
+    "at_least",
+    "max_displacement",
+    "translate_proposals",
+    "nearest_vector",
+    "translated",
+    "fact",
+    "Member",
+]

@@ -1,6 +1,7 @@
 """Direction family: computed in the task CRS (+y = grid north) between reference points
 (centroids). Candidates whose answer lies near a class edge are rejected; the margin in degrees
 is recorded. Editing instances are solved by rotating F0 about a stated origin."""
+
 from __future__ import annotations
 
 import math
@@ -11,11 +12,13 @@ from scoring.relations.base import Ctx, Member, QAItem, fact, make_scene, mcq, r
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
 
 FAMILY = "direction"
-MIN_SEP, MAX_SEP = 30.0, 350.0   # metres between the two reference points
+MIN_SEP, MAX_SEP = 30.0, 350.0  # metres between the two reference points
 MARGIN4, MARGIN8, MARGIN_AXIS = 5.0, 4.0, 5.0
 
-REF_NOTE = ("Directions are bearings between the features' centroids in the task CRS, measured "
-            "clockwise from grid north (+y).")
+REF_NOTE = (
+    "Directions are bearings between the features' centroids in the task CRS, measured "
+    "clockwise from grid north (+y)."
+)
 
 
 def _partner(ctx: Ctx, anchor, kinds=("poi", "building")):
@@ -57,10 +60,18 @@ def _class_qa(ctx, anchor, scheme: str):
         opts = "N, NE, E, SE, S, SW, W or NW"
         sectors = "each direction covers the 45° sector centred on it (N = [337.5°, 22.5°))"
     choices, letter = mcq(ctx.rng, answer, distractors)
-    q = (f"In which direction ({opts}) does F1 lie as seen from F0? {REF_NOTE} Here {sectors}.")
-    return QAItem(scene, q, f"direction{n}", answer, choices, letter,
-                  [fact(scene, "bearing", "F0", "F1"), fact(scene, f"direction{n}", "F0", "F1")],
-                  {"sector_edge_deg": round(margin, 3)}, prov)
+    q = f"In which direction ({opts}) does F1 lie as seen from F0? {REF_NOTE} Here {sectors}."
+    return QAItem(
+        scene,
+        q,
+        f"direction{n}",
+        answer,
+        choices,
+        letter,
+        [fact(scene, "bearing", "F0", "F1"), fact(scene, f"direction{n}", "F0", "F1")],
+        {"sector_edge_deg": round(margin, 3)},
+        prov,
+    )
 
 
 def _rotate_about(scene, origin_id: str, target_bearing: float) -> list[dict]:
@@ -86,49 +97,60 @@ def _class_edit(ctx, anchor, scheme: str):
     cur_idx, _ = sector(oracle.bearing(scene.geom("F1"), scene.geom("F0")), n)
     want = ctx.rng.choice([i for i in range(n) if i != cur_idx])
     r = ref_point(scene.geom("F0")).distance(ref_point(scene.geom("F1")))
-    cons = [pred(f"direction{n}", "F1", "F0", value=labels[want]),
-            max_displacement(2 * r + 5)]
+    cons = [pred(f"direction{n}", "F1", "F0", value=labels[want]), max_displacement(2 * r + 5)]
     return edit_item(ctx, members, cons, [_rotate_about(scene, "F1", want * 360.0 / n)])
 
 
-@relation("D01", "Four-way cardinal direction", FAMILY,
-          definition="The 4-way direction of ref(B) from ref(A): the bearing (clockwise from grid "
-                     "north) falls in N [315, 45), E [45, 135), S [135, 225) or W [225, 315). "
-                     "Instances keep a margin of at least 5 degrees from a sector edge.",
-          question_forms="In which direction (N, E, S or W) does F1 lie as seen from F0?",
-          answer_type="direction4",
-          distractor_rule="The three other cardinal directions.",
-          edit_constraints="F0 must lie in a stated 4-way direction of F1 (solved by rotating F0 "
-                           "about F1's centroid), with bounded displacement.",
-          anchor_kinds=("poi", "building"))
+@relation(
+    "D01",
+    "Four-way cardinal direction",
+    FAMILY,
+    definition="The 4-way direction of ref(B) from ref(A): the bearing (clockwise from grid "
+    "north) falls in N [315, 45), E [45, 135), S [135, 225) or W [225, 315). "
+    "Instances keep a margin of at least 5 degrees from a sector edge.",
+    question_forms="In which direction (N, E, S or W) does F1 lie as seen from F0?",
+    answer_type="direction4",
+    distractor_rule="The three other cardinal directions.",
+    edit_constraints="F0 must lie in a stated 4-way direction of F1 (solved by rotating F0 "
+    "about F1's centroid), with bounded displacement.",
+    anchor_kinds=("poi", "building"),
+)
 class Cardinal4:
     qa = staticmethod(lambda ctx, a: _class_qa(ctx, a, "4"))
     edit = staticmethod(lambda ctx, a: _class_edit(ctx, a, "4"))
 
 
-@relation("D02", "Eight-way cardinal direction", FAMILY,
-          definition="The 8-way direction of ref(B) from ref(A): 45-degree sectors centred on N, "
-                     "NE, E, SE, S, SW, W, NW. Margin of at least 4 degrees from a sector edge.",
-          question_forms="In which direction (N, NE, E, SE, S, SW, W or NW) does F1 lie from F0?",
-          answer_type="direction8",
-          distractor_rule="The two neighbouring sectors and the opposite one.",
-          edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
-          anchor_kinds=("poi", "building"))
+@relation(
+    "D02",
+    "Eight-way cardinal direction",
+    FAMILY,
+    definition="The 8-way direction of ref(B) from ref(A): 45-degree sectors centred on N, "
+    "NE, E, SE, S, SW, W, NW. Margin of at least 4 degrees from a sector edge.",
+    question_forms="In which direction (N, NE, E, SE, S, SW, W or NW) does F1 lie from F0?",
+    answer_type="direction8",
+    distractor_rule="The two neighbouring sectors and the opposite one.",
+    edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
+    anchor_kinds=("poi", "building"),
+)
 class Cardinal8:
     qa = staticmethod(lambda ctx, a: _class_qa(ctx, a, "8"))
     edit = staticmethod(lambda ctx, a: _class_edit(ctx, a, "8"))
 
 
-@relation("D04", "Bearing", FAMILY,
-          definition="The bearing from ref(A) to ref(B) in degrees clockwise from grid north "
-                     "(+y of the task CRS), in [0, 360). Tolerance 1 degree, circular.",
-          question_forms="What is the bearing from F0 to F1, in degrees clockwise from grid north?",
-          answer_type="bearing",
-          distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
-                          "degrees (all options at least 20 degrees apart).",
-          edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
-                           "bearing (solved by rotating F0 about F1's centroid).",
-          anchor_kinds=("poi", "building"))
+@relation(
+    "D04",
+    "Bearing",
+    FAMILY,
+    definition="The bearing from ref(A) to ref(B) in degrees clockwise from grid north "
+    "(+y of the task CRS), in [0, 360). Tolerance 1 degree, circular.",
+    question_forms="What is the bearing from F0 to F1, in degrees clockwise from grid north?",
+    answer_type="bearing",
+    distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
+    "degrees (all options at least 20 degrees apart).",
+    edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
+    "bearing (solved by rotating F0 about F1's centroid).",
+    anchor_kinds=("poi", "building"),
+)
 class Bearing:
     @staticmethod
     def qa(ctx, anchor):
@@ -142,10 +164,13 @@ class Bearing:
         b = oracle.bearing(scene.geom("F0"), scene.geom("F1"))
         offs = ctx.rng.sample([20, -20, 45, -45, 90, 180], 3)
         choices, letter = mcq(ctx.rng, f"{b:.1f}°", [f"{(b + o) % 360:.1f}°" for o in offs])
-        q = (f"What is the bearing from F0 to F1, in degrees clockwise from grid north? {REF_NOTE} "
-             f"Give a value in [0, 360).")
-        return QAItem(scene, q, "bearing", round(b, 3), choices, letter,
-                      [fact(scene, "bearing", "F0", "F1")], {}, prov)
+        q = (
+            f"What is the bearing from F0 to F1, in degrees clockwise from grid north? {REF_NOTE} "
+            f"Give a value in [0, 360)."
+        )
+        return QAItem(
+            scene, q, "bearing", round(b, 3), choices, letter, [fact(scene, "bearing", "F0", "F1")], {}, prov
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -160,23 +185,36 @@ class Bearing:
         cur = oracle.bearing(scene.geom("F1"), scene.geom("F0"))
         target = float(round((cur + ctx.rng.choice([-1, 1]) * ctx.rng.uniform(30, 150)) % 360))
         r = ref_point(scene.geom("F0")).distance(ref_point(scene.geom("F1")))
-        cons = [{"measure": "bearing", "args": ["F1", "F0"], "params": {}, "op": "angle_within",
-                 "target": target, "tolerance": 1.0, "unit": "deg"},
-                max_displacement(2 * r + 5)]
+        cons = [
+            {
+                "measure": "bearing",
+                "args": ["F1", "F0"],
+                "params": {},
+                "op": "angle_within",
+                "target": target,
+                "tolerance": 1.0,
+                "unit": "deg",
+            },
+            max_displacement(2 * r + 5),
+        ]
         return edit_item(ctx, members, cons, [_rotate_about(scene, "F1", target)])
 
 
-@relation("D05", "Relative direction", FAMILY,
-          definition="Where ref(B) lies for an observer at ref(A) moving along a stated heading h: "
-                     "relative angle r = bearing(A, B) - h (mod 360); ahead [315, 45), right [45, 135), "
-                     "behind [135, 225), left [225, 315). Margin of at least 5 degrees.",
-          question_forms="An observer at F0 moves along heading h. Is F1 ahead, behind, to the "
-                         "left or to the right?",
-          answer_type="relative_direction",
-          distractor_rule="The three other relative directions.",
-          edit_constraints="F0 must lie on a stated side (ahead/behind/left/right) of an observer "
-                           "at F1 with heading h (solved by rotating F0 about F1's centroid).",
-          anchor_kinds=("poi", "building"))
+@relation(
+    "D05",
+    "Relative direction",
+    FAMILY,
+    definition="Where ref(B) lies for an observer at ref(A) moving along a stated heading h: "
+    "relative angle r = bearing(A, B) - h (mod 360); ahead [315, 45), right [45, 135), "
+    "behind [135, 225), left [225, 315). Margin of at least 5 degrees.",
+    question_forms="An observer at F0 moves along heading h. Is F1 ahead, behind, to the "
+    "left or to the right?",
+    answer_type="relative_direction",
+    distractor_rule="The three other relative directions.",
+    edit_constraints="F0 must lie on a stated side (ahead/behind/left/right) of an observer "
+    "at F1 with heading h (solved by rotating F0 about F1's centroid).",
+    anchor_kinds=("poi", "building"),
+)
 class Relative:
     @staticmethod
     def qa(ctx, anchor):
@@ -193,13 +231,22 @@ class Relative:
             return None
         answer = RELATIVE[idx]
         choices, letter = mcq(ctx.rng, answer, [r for r in RELATIVE if r != answer])
-        q = (f"An observer stands at F0 and moves along heading {h:g}° (clockwise from grid north). "
-             f"Relative to the observer, is F1 ahead, behind, left or right? {REF_NOTE} Ahead means "
-             f"within 45° of the heading, behind within 45° of the opposite direction.")
-        return QAItem(scene, q, "relative_direction", answer, choices, letter,
-                      [fact(scene, "bearing", "F0", "F1"),
-                       fact(scene, "relative_direction", "F0", "F1", heading=h)],
-                      {"sector_edge_deg": round(margin, 3), "heading": h}, prov)
+        q = (
+            f"An observer stands at F0 and moves along heading {h:g}° (clockwise from grid north). "
+            f"Relative to the observer, is F1 ahead, behind, left or right? {REF_NOTE} Ahead means "
+            f"within 45° of the heading, behind within 45° of the opposite direction."
+        )
+        return QAItem(
+            scene,
+            q,
+            "relative_direction",
+            answer,
+            choices,
+            letter,
+            [fact(scene, "bearing", "F0", "F1"), fact(scene, "relative_direction", "F0", "F1", heading=h)],
+            {"sector_edge_deg": round(margin, 3), "heading": h},
+            prov,
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -215,8 +262,10 @@ class Relative:
         cur, _ = sector((oracle.bearing(scene.geom("F1"), scene.geom("F0")) - h) % 360, 4)
         want = ctx.rng.choice([i for i in range(4) if i != cur])
         r = ref_point(scene.geom("F0")).distance(ref_point(scene.geom("F1")))
-        cons = [pred("relative_direction", "F1", "F0", value=RELATIVE[want], heading=h),
-                max_displacement(2 * r + 5)]
+        cons = [
+            pred("relative_direction", "F1", "F0", value=RELATIVE[want], heading=h),
+            max_displacement(2 * r + 5),
+        ]
         return edit_item(ctx, members, cons, [_rotate_about(scene, "F1", (h + 90 * want) % 360)])
 
 
@@ -226,18 +275,21 @@ def _straight_road(f) -> bool:
     return g.length >= 40 and chord >= 0.9 * g.length
 
 
-@relation("D06", "Axial direction", FAMILY,
-          definition="The orientation class of a line: the chord from its first to its last "
-                     "vertex, folded to [0, 180), is N-S [157.5, 22.5), NE-SW [22.5, 67.5), E-W "
-                     "[67.5, 112.5) or NW-SE [112.5, 157.5). Only near-straight roads (chord >= 90 % "
-                     "of length) with a margin of at least 5 degrees.",
-          question_forms="Which axis best describes the orientation of road F0: N-S, NE-SW, E-W or "
-                         "NW-SE?",
-          answer_type="axis",
-          distractor_rule="The three other axes.",
-          edit_constraints="Road F0 must run along a stated axis (solved by rotating F0 about its "
-                           "centroid), its centroid staying within 1 m.",
-          anchor_kinds=("road",))
+@relation(
+    "D06",
+    "Axial direction",
+    FAMILY,
+    definition="The orientation class of a line: the chord from its first to its last "
+    "vertex, folded to [0, 180), is N-S [157.5, 22.5), NE-SW [22.5, 67.5), E-W "
+    "[67.5, 112.5) or NW-SE [112.5, 157.5). Only near-straight roads (chord >= 90 % "
+    "of length) with a margin of at least 5 degrees.",
+    question_forms="Which axis best describes the orientation of road F0: N-S, NE-SW, E-W or " "NW-SE?",
+    answer_type="axis",
+    distractor_rule="The three other axes.",
+    edit_constraints="Road F0 must run along a stated axis (solved by rotating F0 about its "
+    "centroid), its centroid staying within 1 m.",
+    anchor_kinds=("road",),
+)
 class Axial:
     @staticmethod
     def qa(ctx, anchor):
@@ -253,12 +305,22 @@ class Axial:
             return None
         answer = AXES[idx]
         choices, letter = mcq(ctx.rng, answer, [a for a in AXES if a != answer])
-        q = ("Which axis best describes the orientation of road F0, taken as the straight line from "
-             "its first vertex to its last: N-S, NE-SW, E-W or NW-SE? Axes are 45° wide, centred on "
-             "0°, 45°, 90° and 135° clockwise from grid north (+y).")
-        return QAItem(scene, q, "axis", answer, choices, letter,
-                      [fact(scene, "line_axis_azimuth", "F0"), fact(scene, "axis", "F0")],
-                      {"sector_edge_deg": round(margin / 2.0, 3)}, prov)
+        q = (
+            "Which axis best describes the orientation of road F0, taken as the straight line from "
+            "its first vertex to its last: N-S, NE-SW, E-W or NW-SE? Axes are 45° wide, centred on "
+            "0°, 45°, 90° and 135° clockwise from grid north (+y)."
+        )
+        return QAItem(
+            scene,
+            q,
+            "axis",
+            answer,
+            choices,
+            letter,
+            [fact(scene, "line_axis_azimuth", "F0"), fact(scene, "axis", "F0")],
+            {"sector_edge_deg": round(margin / 2.0, 3)},
+            prov,
+        )
 
     @staticmethod
     def edit(ctx, anchor):

@@ -1,6 +1,7 @@
 """Topology family (GEOS DE-9IM). QA: which one of F1-F4 has the relation with F0 (exactly one
 does; the others are near misses of other DE-9IM classes, all with clear margins). Editing: move
 F0 so the relation holds (exact relations judged with the documented eps = 0.05 m)."""
+
 from __future__ import annotations
 
 import math
@@ -13,9 +14,17 @@ from scoring import oracle
 from scoring.extract import snap_to_grid
 from scoring.oracle import EDIT_EPS
 from scoring.relations.base import Ctx, Member, relation
-from scoring.relations.common import (classify, edit_item, max_displacement, nearest_vector,
-                                      neighbours, pred, translate_proposals, translated,
-                                      which_one_qa)
+from scoring.relations.common import (
+    classify,
+    edit_item,
+    max_displacement,
+    nearest_vector,
+    neighbours,
+    pred,
+    translate_proposals,
+    translated,
+    which_one_qa,
+)
 
 FAMILY = "topology"
 NEG_ALL = ("disjoint", "touch", "inside", "boundary_covered", "overlap", "cross", "equal")
@@ -25,11 +34,24 @@ def _predicate_facts(measure: str):
     def facts(scene, ids):
         out = []
         for i in ids:
-            out.append({"measure": measure, "args": [i, "F0"], "params": {},
-                        "value": oracle.MEASURES[measure].fn(scene.geom(i), scene.geom("F0"))})
-            out.append({"measure": "de9im", "args": [i, "F0"], "params": {},
-                        "value": oracle.de9im(scene.geom(i), scene.geom("F0"))})
+            out.append(
+                {
+                    "measure": measure,
+                    "args": [i, "F0"],
+                    "params": {},
+                    "value": oracle.MEASURES[measure].fn(scene.geom(i), scene.geom("F0")),
+                }
+            )
+            out.append(
+                {
+                    "measure": "de9im",
+                    "args": [i, "F0"],
+                    "params": {},
+                    "value": oracle.de9im(scene.geom(i), scene.geom("F0")),
+                }
+            )
         return out
+
     return facts
 
 
@@ -46,14 +68,24 @@ def _qa(ctx, anchor, kinds, radius, positive, negative, phrase, measure, extra=(
     # Prefer near misses: negatives that intersect or lie close to F0.
     neg.sort(key=lambda m: m.geom.distance(anchor.geom))
     neg = neg[:8]
-    q = (f"Exactly one of the features {{ids}} {phrase}. Which one? "
-         f"Answer with its feature id.")
-    return which_one_qa(ctx, Member.of(anchor), pos, neg, q, _predicate_facts(measure),
-                        margin={"clear_gap_m": 1.0, "clear_overlap": 2.0,
-                                "classes": sorted({c for _, c in cls if c != "ambiguous"})})
+    q = f"Exactly one of the features {{ids}} {phrase}. Which one? " f"Answer with its feature id."
+    return which_one_qa(
+        ctx,
+        Member.of(anchor),
+        pos,
+        neg,
+        q,
+        _predicate_facts(measure),
+        margin={
+            "clear_gap_m": 1.0,
+            "clear_overlap": 2.0,
+            "classes": sorted({c for _, c in cls if c != "ambiguous"}),
+        },
+    )
 
 
 # ---------------------------------------------------------------- constructions
+
 
 def equal_copy(m: Member) -> Member | None:
     """A topologically equal copy with a different vertex sequence: the ring starts at another
@@ -71,8 +103,13 @@ def equal_copy(m: Member) -> Member | None:
     copy = Polygon(ring)
     if not copy.equals(g) or copy.equals_exact(g, 0):
         return None
-    return Member(m.kind, copy, {}, m.source, "copy of the source with its ring starting at "
-                  "another vertex and reversed (topologically equal)")
+    return Member(
+        m.kind,
+        copy,
+        {},
+        m.source,
+        "copy of the source with its ring starting at " "another vertex and reversed (topologically equal)",
+    )
 
 
 def near_copies(m: Member, rng) -> list[Member]:
@@ -81,12 +118,27 @@ def near_copies(m: Member, rng) -> list[Member]:
     ang = rng.uniform(0, 2 * math.pi)
     s = rng.uniform(1.5, 3.0)
     return [
-        Member(m.kind, affinity.translate(g, s * math.cos(ang), s * math.sin(ang)), {}, m.source,
-               f"copy of the source shifted by {s:.2f} m"),
-        Member(m.kind, affinity.scale(g, 0.8, 0.8, origin="centroid"), {}, m.source,
-               "copy of the source scaled by 0.8 about its centroid"),
-        Member(m.kind, affinity.rotate(g, rng.choice([-12, 12]), origin="centroid"), {}, m.source,
-               "copy of the source rotated by 12 degrees about its centroid"),
+        Member(
+            m.kind,
+            affinity.translate(g, s * math.cos(ang), s * math.sin(ang)),
+            {},
+            m.source,
+            f"copy of the source shifted by {s:.2f} m",
+        ),
+        Member(
+            m.kind,
+            affinity.scale(g, 0.8, 0.8, origin="centroid"),
+            {},
+            m.source,
+            "copy of the source scaled by 0.8 about its centroid",
+        ),
+        Member(
+            m.kind,
+            affinity.rotate(g, rng.choice([-12, 12]), origin="centroid"),
+            {},
+            m.source,
+            "copy of the source rotated by 12 degrees about its centroid",
+        ),
     ]
 
 
@@ -101,11 +153,21 @@ def boundary_covered_copies(ctx: Ctx, area, inner: list) -> list[Member]:
             for u in list(b.geom.exterior.coords)[:-1]:
                 moved = affinity.translate(b.geom, v[0] - u[0], v[1] - u[1])
                 moved = snap_to_grid(moved)
-                if moved.is_valid and oracle.boundary_covered(moved, area.geom) and \
-                        moved.intersection(area.geom.boundary).length == 0:
-                    out.append(Member(b.kind, moved, {}, b.uid,
-                                      "building moved so a vertex lies on a vertex of the area's "
-                                      "boundary, still covered by the area"))
+                if (
+                    moved.is_valid
+                    and oracle.boundary_covered(moved, area.geom)
+                    and moved.intersection(area.geom.boundary).length == 0
+                ):
+                    out.append(
+                        Member(
+                            b.kind,
+                            moved,
+                            {},
+                            b.uid,
+                            "building moved so a vertex lies on a vertex of the area's "
+                            "boundary, still covered by the area",
+                        )
+                    )
                     done = True
                     break
             if done:
@@ -115,10 +177,11 @@ def boundary_covered_copies(ctx: Ctx, area, inner: list) -> list[Member]:
 
 # ---------------------------------------------------------------- edits
 
-def _move_edit(ctx, f0: Member, others: list[Member], constraints, lead="", max_dist=60.0,
-               preferred=None):
-    return edit_item(ctx, [f0] + others, constraints, translate_proposals(max_dist, preferred=preferred),
-                     lead=lead)
+
+def _move_edit(ctx, f0: Member, others: list[Member], constraints, lead="", max_dist=60.0, preferred=None):
+    return edit_item(
+        ctx, [f0] + others, constraints, translate_proposals(max_dist, preferred=preferred), lead=lead
+    )
 
 
 def _pick(ctx, items, n=1):
@@ -128,17 +191,21 @@ def _pick(ctx, items, n=1):
     return ctx.rng.sample(items, n) if n > 1 else ctx.rng.choice(items)
 
 
-@relation("T01", "Equality", FAMILY,
-          definition="A equals B when they are topologically equal: the same point set "
-                     "(DE-9IM T*F**FFF*), whatever the vertex order or redundant vertices.",
-          question_forms="Which one of F1-F4 is topologically equal to F0? (open: a feature id; "
-                         "MCQ: the four ids)",
-          answer_type="feature_id",
-          distractor_rule="Constructed near-equal copies of F0: shifted 1.5-3 m, scaled by 0.8, "
-                          "rotated 12 degrees; or a real neighbour.",
-          edit_constraints="F0 (a displaced copy of F1) must become equal to F1 within eps "
-                           "(Hausdorff <= 0.05 m).",
-          anchor_kinds=("building", "area"))
+@relation(
+    "T01",
+    "Equality",
+    FAMILY,
+    definition="A equals B when they are topologically equal: the same point set "
+    "(DE-9IM T*F**FFF*), whatever the vertex order or redundant vertices.",
+    question_forms="Which one of F1-F4 is topologically equal to F0? (open: a feature id; "
+    "MCQ: the four ids)",
+    answer_type="feature_id",
+    distractor_rule="Constructed near-equal copies of F0: shifted 1.5-3 m, scaled by 0.8, "
+    "rotated 12 degrees; or a real neighbour.",
+    edit_constraints="F0 (a displaced copy of F1) must become equal to F1 within eps "
+    "(Hausdorff <= 0.05 m).",
+    anchor_kinds=("building", "area"),
+)
 class Equality:
     @staticmethod
     def qa(ctx, anchor):
@@ -147,52 +214,76 @@ class Equality:
         if eq is None:
             return None
         extra = [eq] + near_copies(m, ctx.rng)
-        return _qa(ctx, anchor, ("building",), 15, ("equal",), ("overlap", "inside", "disjoint", "touch"),
-                   "is topologically equal to F0 (the same point set, whatever the vertex order)",
-                   "equals", extra)
+        return _qa(
+            ctx,
+            anchor,
+            ("building",),
+            15,
+            ("equal",),
+            ("overlap", "inside", "disjoint", "touch"),
+            "is topologically equal to F0 (the same point set, whatever the vertex order)",
+            "equals",
+            extra,
+        )
 
     @staticmethod
     def edit(ctx, anchor):
         m = Member.of(anchor)
         ang, dist = ctx.rng.uniform(0, 2 * math.pi), ctx.rng.uniform(8, 25)
-        moved = translated(m, dist * math.cos(ang), dist * math.sin(ang),
-                           f"copy of the source displaced by {dist:.1f} m")
+        moved = translated(
+            m, dist * math.cos(ang), dist * math.sin(ang), f"copy of the source displaced by {dist:.1f} m"
+        )
         cons = [pred("equals_eps", "F0", "F1", eps=EDIT_EPS)]
         dx, dy = -dist * math.cos(ang), -dist * math.sin(ang)
+
         # The exact inverse offset, recovered from the snapped coordinates by the search below.
         def proposals():
             from scoring.relations.base import make_scene
+
             made = make_scene(ctx, [moved, m])
             if made:
                 sc = made[0]
                 c0, c1 = sc.geom("F0").centroid, sc.geom("F1").centroid
                 yield [{"op": "translate", "dx": round(c1.x - c0.x, 3), "dy": round(c1.y - c0.y, 3)}]
             yield [{"op": "translate", "dx": round(dx, 3), "dy": round(dy, 3)}]
-        return edit_item(ctx, [moved, m], cons, proposals(),
-                         lead="F0 is a displaced copy of F1.")
+
+        return edit_item(ctx, [moved, m], cons, proposals(), lead="F0 is a displaced copy of F1.")
 
 
-@relation("T02", "Disjointness", FAMILY,
-          definition="A and B are disjoint when they share no point (DE-9IM FF*FF****).",
-          question_forms="Which one of F1-F4 is disjoint from F0?",
-          answer_type="feature_id",
-          distractor_rule="Features that clearly intersect F0 (inside, overlapping, crossing, "
-                          "touching).",
-          edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
-                           "bounded displacement.",
-          anchor_kinds=("area", "building", "road"))
+@relation(
+    "T02",
+    "Disjointness",
+    FAMILY,
+    definition="A and B are disjoint when they share no point (DE-9IM FF*FF****).",
+    question_forms="Which one of F1-F4 is disjoint from F0?",
+    answer_type="feature_id",
+    distractor_rule="Features that clearly intersect F0 (inside, overlapping, crossing, " "touching).",
+    edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
+    "bounded displacement.",
+    anchor_kinds=("area", "building", "road"),
+)
 class Disjointness:
     @staticmethod
     def qa(ctx, anchor):
-        return _qa(ctx, anchor, ("building", "road", "poi"), 40, ("disjoint",),
-                   ("inside", "overlap", "cross", "touch", "boundary_covered"),
-                   "is disjoint from F0 (shares no point with it)", "disjoint")
+        return _qa(
+            ctx,
+            anchor,
+            ("building", "road", "poi"),
+            40,
+            ("disjoint",),
+            ("inside", "overlap", "cross", "touch", "boundary_covered"),
+            "is disjoint from F0 (shares no point with it)",
+            "disjoint",
+        )
 
     @staticmethod
     def edit(ctx, anchor):
         cls = _classified(ctx, anchor, ("building", "poi"), 30)
-        hits = [m for m, c in cls if c in ("inside", "overlap", "touch", "boundary_covered")
-                and m.geom.geom_type != "LineString"]
+        hits = [
+            m
+            for m, c in cls
+            if c in ("inside", "overlap", "touch", "boundary_covered") and m.geom.geom_type != "LineString"
+        ]
         f0 = _pick(ctx, hits)
         if f0 is None:
             return None
@@ -208,20 +299,31 @@ def _escape_distance(g, a) -> float:
     return float(max(maxx - minx, maxy - miny) + max(gx1 - gx0, gy1 - gy0))
 
 
-@relation("T03", "Intersection", FAMILY,
-          definition="A and B intersect when they share at least one point (not disjoint).",
-          question_forms="Which one of F1-F4 intersects F0?",
-          answer_type="feature_id",
-          distractor_rule="Nearby features that are clearly disjoint from F0 (gap >= 1 m).",
-          edit_constraints="F0 (disjoint from F1) must come to intersect F1 while staying disjoint "
-                           "from F2, with bounded displacement.",
-          anchor_kinds=("area", "building", "road"))
+@relation(
+    "T03",
+    "Intersection",
+    FAMILY,
+    definition="A and B intersect when they share at least one point (not disjoint).",
+    question_forms="Which one of F1-F4 intersects F0?",
+    answer_type="feature_id",
+    distractor_rule="Nearby features that are clearly disjoint from F0 (gap >= 1 m).",
+    edit_constraints="F0 (disjoint from F1) must come to intersect F1 while staying disjoint "
+    "from F2, with bounded displacement.",
+    anchor_kinds=("area", "building", "road"),
+)
 class Intersection:
     @staticmethod
     def qa(ctx, anchor):
-        return _qa(ctx, anchor, ("building", "road", "poi"), 40,
-                   ("inside", "overlap", "cross"), ("disjoint",),
-                   "intersects F0 (shares at least one point with it)", "intersects")
+        return _qa(
+            ctx,
+            anchor,
+            ("building", "road", "poi"),
+            40,
+            ("inside", "overlap", "cross"),
+            ("disjoint",),
+            "intersects F0 (shares at least one point with it)",
+            "intersects",
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -237,22 +339,33 @@ class Intersection:
         return _move_edit(ctx, f0, [Member.of(anchor), f2], cons, max_dist=d + 15, preferred=(dx, dy))
 
 
-@relation("T04", "Touching", FAMILY,
-          definition="A touches B when their boundaries meet but their interiors do not "
-                     "intersect (OGC touches).",
-          question_forms="Which one of F1-F4 touches F0?",
-          answer_type="feature_id",
-          distractor_rule="Neighbours that are disjoint by >= 1 m, overlapping, or crossing.",
-          edit_constraints="F0 must touch F1 within eps = 0.05 m (distance <= eps, interiors "
-                           "shrunk by eps disjoint) and stay disjoint from F2.",
-          anchor_kinds=("building", "road"))
+@relation(
+    "T04",
+    "Touching",
+    FAMILY,
+    definition="A touches B when their boundaries meet but their interiors do not "
+    "intersect (OGC touches).",
+    question_forms="Which one of F1-F4 touches F0?",
+    answer_type="feature_id",
+    distractor_rule="Neighbours that are disjoint by >= 1 m, overlapping, or crossing.",
+    edit_constraints="F0 must touch F1 within eps = 0.05 m (distance <= eps, interiors "
+    "shrunk by eps disjoint) and stay disjoint from F2.",
+    anchor_kinds=("building", "road"),
+)
 class Touching:
     @staticmethod
     def qa(ctx, anchor):
         kinds = ("building",) if anchor.kind == "building" else ("road",)
-        return _qa(ctx, anchor, kinds, 40, ("touch",), ("disjoint", "overlap", "cross"),
-                   "touches F0 (their boundaries meet but their interiors do not intersect)",
-                   "touches")
+        return _qa(
+            ctx,
+            anchor,
+            kinds,
+            40,
+            ("touch",),
+            ("disjoint", "overlap", "cross"),
+            "touches F0 (their boundaries meet but their interiors do not intersect)",
+            "touches",
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -265,29 +378,43 @@ class Touching:
         f0, f2 = ctx.rng.sample(far, 2)
         dx, dy, d = nearest_vector(f0.geom, anchor.geom)
         s = (d - 0.01) / d
-        cons = [pred("touches_eps", "F0", "F1", eps=EDIT_EPS), pred("disjoint", "F0", "F2"),
-                max_displacement(d + 10)]
+        cons = [
+            pred("touches_eps", "F0", "F1", eps=EDIT_EPS),
+            pred("disjoint", "F0", "F2"),
+            max_displacement(d + 10),
+        ]
         props = [[{"op": "translate", "dx": round(dx * s, 3), "dy": round(dy * s, 3)}]]
         return edit_item(ctx, [f0, Member.of(anchor), f2], cons, props)
 
 
-@relation("T05", "Crossing", FAMILY,
-          definition="A crosses B (OGC crosses): their interiors intersect in a set of lower "
-                     "dimension than the higher of the two, and A is not contained in B; for two "
-                     "roads, they meet at interior points of both.",
-          question_forms="Which one of F1-F4 crosses F0?",
-          answer_type="feature_id",
-          distractor_rule="Roads that only touch F0 (meet at an endpoint) or are disjoint; for "
-                          "area anchors, roads lying inside.",
-          edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded "
-                           "displacement.",
-          anchor_kinds=("road", "area"))
+@relation(
+    "T05",
+    "Crossing",
+    FAMILY,
+    definition="A crosses B (OGC crosses): their interiors intersect in a set of lower "
+    "dimension than the higher of the two, and A is not contained in B; for two "
+    "roads, they meet at interior points of both.",
+    question_forms="Which one of F1-F4 crosses F0?",
+    answer_type="feature_id",
+    distractor_rule="Roads that only touch F0 (meet at an endpoint) or are disjoint; for "
+    "area anchors, roads lying inside.",
+    edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded " "displacement.",
+    anchor_kinds=("road", "area"),
+)
 class Crossing:
     @staticmethod
     def qa(ctx, anchor):
-        return _qa(ctx, anchor, ("road",), 40, ("cross",), ("touch", "disjoint", "inside"),
-                   "crosses F0 (their interiors meet in points, or the road runs both inside and "
-                   "outside the area)", "crosses")
+        return _qa(
+            ctx,
+            anchor,
+            ("road",),
+            40,
+            ("cross",),
+            ("touch", "disjoint", "inside"),
+            "crosses F0 (their interiors meet in points, or the road runs both inside and "
+            "outside the area)",
+            "crosses",
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -303,26 +430,37 @@ class Crossing:
         return _move_edit(ctx, f0, [Member.of(anchor)], cons, max_dist=d + 15, preferred=(dx, dy))
 
 
-@relation("T06", "Containment (within)", FAMILY,
-          definition="A is within B (OGC within): no point of A lies outside B and the "
-                     "interiors intersect (T*F**F***).",
-          question_forms="Which one of F1-F4 lies within F0?",
-          answer_type="feature_id",
-          distractor_rule="Features outside F0, straddling its boundary, or touching it.",
-          edit_constraints="F0 (outside area or building F1) must come to lie within F1, with "
-                           "bounded displacement.",
-          anchor_kinds=("area", "building"))
+@relation(
+    "T06",
+    "Containment (within)",
+    FAMILY,
+    definition="A is within B (OGC within): no point of A lies outside B and the "
+    "interiors intersect (T*F**F***).",
+    question_forms="Which one of F1-F4 lies within F0?",
+    answer_type="feature_id",
+    distractor_rule="Features outside F0, straddling its boundary, or touching it.",
+    edit_constraints="F0 (outside area or building F1) must come to lie within F1, with "
+    "bounded displacement.",
+    anchor_kinds=("area", "building"),
+)
 class Within:
     @staticmethod
     def qa(ctx, anchor):
-        return _qa(ctx, anchor, ("building", "poi", "road"), 40, ("inside",),
-                   ("disjoint", "overlap", "cross", "touch"), "lies within F0", "within")
+        return _qa(
+            ctx,
+            anchor,
+            ("building", "poi", "road"),
+            40,
+            ("inside",),
+            ("disjoint", "overlap", "cross", "touch"),
+            "lies within F0",
+            "within",
+        )
 
     @staticmethod
     def edit(ctx, anchor):
         cls = _classified(ctx, anchor, ("poi", "building"), 40)
-        out = [m for m, c in cls if c == "disjoint" and
-               m.geom.area < 0.3 * anchor.geom.area]
+        out = [m for m, c in cls if c == "disjoint" and m.geom.area < 0.3 * anchor.geom.area]
         f0 = _pick(ctx, out)
         if f0 is None:
             return None
@@ -332,28 +470,41 @@ class Within:
         return _move_edit(ctx, f0, [Member.of(anchor)], cons, max_dist=lim, preferred=(dx, dy))
 
 
-@relation("T08", "Overlap", FAMILY,
-          definition="A overlaps B (OGC overlaps): same dimension, the interiors intersect, and "
-                     "each has a part outside the other.",
-          question_forms="Which one of F1-F4 overlaps F0?",
-          answer_type="feature_id",
-          distractor_rule="Polygons inside F0, covered by it while touching its boundary, "
-                          "touching it, or disjoint.",
-          edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded "
-                           "displacement.",
-          anchor_kinds=("area", "building"))
+@relation(
+    "T08",
+    "Overlap",
+    FAMILY,
+    definition="A overlaps B (OGC overlaps): same dimension, the interiors intersect, and "
+    "each has a part outside the other.",
+    question_forms="Which one of F1-F4 overlaps F0?",
+    answer_type="feature_id",
+    distractor_rule="Polygons inside F0, covered by it while touching its boundary, "
+    "touching it, or disjoint.",
+    edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded " "displacement.",
+    anchor_kinds=("area", "building"),
+)
 class Overlap:
     @staticmethod
     def qa(ctx, anchor):
         extra = []
         if anchor.kind == "area":
-            inner = [f for f in neighbours(ctx, anchor, ("building",), 0)
-                     if shapely.contains_properly(anchor.geom, f.geom)]
+            inner = [
+                f
+                for f in neighbours(ctx, anchor, ("building",), 0)
+                if shapely.contains_properly(anchor.geom, f.geom)
+            ]
             extra = boundary_covered_copies(ctx, anchor, inner)[:1]
-        return _qa(ctx, anchor, ("building", "area"), 40, ("overlap",),
-                   ("inside", "boundary_covered", "touch", "disjoint"),
-                   "overlaps F0 (the interiors intersect and each has a part outside the other)",
-                   "overlaps", extra)
+        return _qa(
+            ctx,
+            anchor,
+            ("building", "area"),
+            40,
+            ("overlap",),
+            ("inside", "boundary_covered", "touch", "disjoint"),
+            "overlaps F0 (the interiors intersect and each has a part outside the other)",
+            "overlaps",
+            extra,
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -369,26 +520,40 @@ class Overlap:
         return _move_edit(ctx, f0, [Member.of(anchor)], cons, max_dist=d + 15, preferred=(dx, dy))
 
 
-@relation("T09", "Boundary coverage", FAMILY,
-          definition="A is boundary-covered by B when A is covered by B (no point of A outside "
-                     "B), A touches B's boundary, and A is not equal to B.",
-          question_forms="Which one of F1-F4 is covered by F0 while touching F0's boundary?",
-          answer_type="feature_id",
-          distractor_rule="Buildings properly inside F0 (>= 1 m from its boundary), straddling "
-                          "it, or outside.",
-          edit_constraints="F0 (properly inside F1) must be moved to touch F1's boundary from "
-                           "inside: covered by F1 grown by eps and within eps of its boundary.",
-          anchor_kinds=("area",), needs=("area", "building"))
+@relation(
+    "T09",
+    "Boundary coverage",
+    FAMILY,
+    definition="A is boundary-covered by B when A is covered by B (no point of A outside "
+    "B), A touches B's boundary, and A is not equal to B.",
+    question_forms="Which one of F1-F4 is covered by F0 while touching F0's boundary?",
+    answer_type="feature_id",
+    distractor_rule="Buildings properly inside F0 (>= 1 m from its boundary), straddling " "it, or outside.",
+    edit_constraints="F0 (properly inside F1) must be moved to touch F1's boundary from "
+    "inside: covered by F1 grown by eps and within eps of its boundary.",
+    anchor_kinds=("area",),
+    needs=("area", "building"),
+)
 class BoundaryCoverage:
     @staticmethod
     def qa(ctx, anchor):
-        inner = [f for f in neighbours(ctx, anchor, ("building",), 0)
-                 if shapely.contains_properly(anchor.geom, f.geom)]
+        inner = [
+            f
+            for f in neighbours(ctx, anchor, ("building",), 0)
+            if shapely.contains_properly(anchor.geom, f.geom)
+        ]
         extra = boundary_covered_copies(ctx, anchor, inner)
-        return _qa(ctx, anchor, ("building",), 40, ("boundary_covered",),
-                   ("inside", "overlap", "disjoint", "touch"),
-                   "is covered by F0 while touching F0's boundary (no part outside F0)",
-                   "boundary_covered", extra[:2])
+        return _qa(
+            ctx,
+            anchor,
+            ("building",),
+            40,
+            ("boundary_covered",),
+            ("inside", "overlap", "disjoint", "touch"),
+            "is covered by F0 while touching F0's boundary (no part outside F0)",
+            "boundary_covered",
+            extra[:2],
+        )
 
     @staticmethod
     def edit(ctx, anchor):
@@ -406,33 +571,50 @@ class BoundaryCoverage:
         return edit_item(ctx, [f0, Member.of(anchor)], cons, props)
 
 
-@relation("T11", "Non-equal containment (contains properly)", FAMILY,
-          definition="A lies in B's interior: B contains A properly (no point of A on B's "
-                     "boundary or outside B), so A cannot equal B.",
-          question_forms="Which one of F1-F4 lies in the interior of F0 without touching its "
-                         "boundary?",
-          answer_type="feature_id",
-          distractor_rule="Buildings covered by F0 but touching its boundary (the near miss), "
-                          "straddling it, or outside.",
-          edit_constraints="F0 (straddling or touching F1's boundary) must lie in F1's interior "
-                           "at least eps from its boundary.",
-          anchor_kinds=("area",), needs=("area", "building"))
+@relation(
+    "T11",
+    "Non-equal containment (contains properly)",
+    FAMILY,
+    definition="A lies in B's interior: B contains A properly (no point of A on B's "
+    "boundary or outside B), so A cannot equal B.",
+    question_forms="Which one of F1-F4 lies in the interior of F0 without touching its " "boundary?",
+    answer_type="feature_id",
+    distractor_rule="Buildings covered by F0 but touching its boundary (the near miss), "
+    "straddling it, or outside.",
+    edit_constraints="F0 (straddling or touching F1's boundary) must lie in F1's interior "
+    "at least eps from its boundary.",
+    anchor_kinds=("area",),
+    needs=("area", "building"),
+)
 class ContainsProperly:
     @staticmethod
     def qa(ctx, anchor):
-        inner = [f for f in neighbours(ctx, anchor, ("building",), 0)
-                 if shapely.contains_properly(anchor.geom, f.geom)]
+        inner = [
+            f
+            for f in neighbours(ctx, anchor, ("building",), 0)
+            if shapely.contains_properly(anchor.geom, f.geom)
+        ]
         extra = boundary_covered_copies(ctx, anchor, inner)
-        return _qa(ctx, anchor, ("building", "poi"), 40, ("inside",),
-                   ("boundary_covered", "overlap", "disjoint", "touch"),
-                   "lies in the interior of F0 without touching its boundary", "contained_properly",
-                   extra[:2])
+        return _qa(
+            ctx,
+            anchor,
+            ("building", "poi"),
+            40,
+            ("inside",),
+            ("boundary_covered", "overlap", "disjoint", "touch"),
+            "lies in the interior of F0 without touching its boundary",
+            "contained_properly",
+            extra[:2],
+        )
 
     @staticmethod
     def edit(ctx, anchor):
         cls = _classified(ctx, anchor, ("building",), 20)
-        straddle = [m for m, c in cls if c in ("overlap", "boundary_covered", "touch")
-                    and m.geom.area < 0.3 * anchor.geom.area]
+        straddle = [
+            m
+            for m, c in cls
+            if c in ("overlap", "boundary_covered", "touch") and m.geom.area < 0.3 * anchor.geom.area
+        ]
         f0 = _pick(ctx, straddle)
         if f0 is None:
             return None

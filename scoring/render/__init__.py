@@ -7,11 +7,20 @@ Public API:
     ContextIndex.from_file(path, task_epsg)
     PixelTransform (scoring.render.transform): pixel <-> EPSG:3857 <-> task CRS
 """
-from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
-from scoring.render.transform import PixelTransform
+
+from scoring.render.batch import load_benchmark, render_benchmark
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_instance, render_map
-from scoring.render.batch import render_benchmark, load_benchmark
+from scoring.render.transform import PixelTransform
+from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
 
-__all__ = ["RENDERER_VERSION", "SIDECAR_SCHEMA", "PixelTransform", "ContextIndex", "render_instance",
-           "render_map", "render_benchmark", "load_benchmark"]
+__all__ = [
+    "RENDERER_VERSION",
+    "SIDECAR_SCHEMA",
+    "PixelTransform",
+    "ContextIndex",
+    "render_instance",
+    "render_map",
+    "render_benchmark",
+    "load_benchmark",
+]

@@ -1,13 +1,15 @@
 """Render every instance of a benchmark directory into <bench>/maps/, in parallel."""
+
 from __future__ import annotations
 
 import logging
 import multiprocessing as mp
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
 from scoring.errors import InputError
@@ -70,8 +72,13 @@ def _work(instance: dict[str, Any]) -> str:
     return instance["id"]
 
 
-def render_benchmark(bench_dir: str | Path, jobs: int | None = None, progress: bool = True,
-                     ids: Iterable[str] | None = None, out_dir: str | Path | None = None) -> RenderSummary:
+def render_benchmark(
+    bench_dir: str | Path,
+    jobs: int | None = None,
+    progress: bool = True,
+    ids: Iterable[str] | None = None,
+    out_dir: str | Path | None = None,
+) -> RenderSummary:
     """Render all (or the given) instances of a benchmark into <bench>/maps/ (or out_dir).
 
     Workers are started with the 'spawn' method (safe even when the parent holds a QGIS/Qt
@@ -96,8 +103,11 @@ def render_benchmark(bench_dir: str | Path, jobs: int | None = None, progress: b
         else:
             ctx = mp.get_context("spawn")
             chunk = max(1, min(8, len(instances) // (jobs * 4)))
-            with ctx.Pool(jobs, initializer=_init_worker,
-                          initargs=(str(bench_dir / "context.geojsonl"), manifest["_epsg"], str(out))) as pool:
+            with ctx.Pool(
+                jobs,
+                initializer=_init_worker,
+                initargs=(str(bench_dir / "context.geojsonl"), manifest["_epsg"], str(out)),
+            ) as pool:
                 for iid in pool.imap_unordered(_work, instances, chunksize=chunk):
                     summary.rendered.append(iid)
                     bar.update()

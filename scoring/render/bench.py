@@ -8,6 +8,7 @@ spawn) into a scratch directory. `compare_with_qgis` renders the same scenes (sa
 and returns the time ratio matplotlib / QGIS (< 1: matplotlib faster). QGIS is only imported
 there; only APIs present in QGIS 3.22 are used (and still present in 3.40).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,16 @@ def _qgis_app():
 
 
 def _qgis_layer(kind: str, geoms, name: str, symbol, label_field: str | None = None, labels=None):
-    from qgis.core import (QgsFeature, QgsField, QgsGeometry, QgsPalLayerSettings, QgsSingleSymbolRenderer,
-                           QgsTextFormat, QgsVectorLayer, QgsVectorLayerSimpleLabeling)
+    from qgis.core import (
+        QgsFeature,
+        QgsField,
+        QgsGeometry,
+        QgsPalLayerSettings,
+        QgsSingleSymbolRenderer,
+        QgsTextFormat,
+        QgsVectorLayer,
+        QgsVectorLayerSimpleLabeling,
+    )
     from qgis.PyQt.QtCore import QVariant
     from qgis.PyQt.QtGui import QColor, QFont
 
@@ -99,8 +108,15 @@ def render_with_qgis(instance: dict[str, Any], context_index, out_png: str | Pat
     """Render one instance's scene with QGIS (memory layers, QgsMapRendererParallelJob,
     1536x1536, same EPSG:3857 extent); returns the seconds taken (layers + render + PNG)."""
     _qgis_app()
-    from qgis.core import (QgsCoordinateReferenceSystem, QgsFillSymbol, QgsLineSymbol, QgsMapRendererParallelJob,
-                           QgsMapSettings, QgsMarkerSymbol, QgsRectangle)
+    from qgis.core import (
+        QgsCoordinateReferenceSystem,
+        QgsFillSymbol,
+        QgsLineSymbol,
+        QgsMapRendererParallelJob,
+        QgsMapSettings,
+        QgsMarkerSymbol,
+        QgsRectangle,
+    )
     from qgis.PyQt.QtCore import QSize
     from qgis.PyQt.QtGui import QColor
 
@@ -108,8 +124,10 @@ def render_with_qgis(instance: dict[str, Any], context_index, out_png: str | Pat
     t0 = time.perf_counter()
     epsg = task_epsg_of(instance, context_index.task_epsg)
     feats = scene_features(instance)
-    g3857 = [shapely.transform(f.geom_task, lambda c: np.column_stack(task_to_3857(c[:, 0], c[:, 1], epsg)))
-             for f in feats]
+    g3857 = [
+        shapely.transform(f.geom_task, lambda c: np.column_stack(task_to_3857(c[:, 0], c[:, 1], epsg)))
+        for f in feats
+    ]
     x_min, y_max, res = compute_view(g3857, style)
     n = style["image_px"]
     ext = (x_min, y_max - n * res, x_min + n * res, y_max)
@@ -118,35 +136,75 @@ def render_with_qgis(instance: dict[str, Any], context_index, out_png: str | Pat
     pools = [context_index.pools[i] for i in idx]
     c = style["context"]
     layers = []  # top first
-    by = {p: [g for g, q in zip(ctx, pools) if q == p and not g.is_empty] for p in ("water", "area", "building", "road", "poi")}
+    by = {
+        p: [g for g, q in zip(ctx, pools, strict=False) if q == p and not g.is_empty]
+        for p in ("water", "area", "building", "road", "poi")
+    }
     palette = style["task"]["palette"]
 
     def rgba(hexcol: str, a: int = 255) -> str:
-        return ",".join(str(int(hexcol[i:i + 2], 16)) for i in (1, 3, 5)) + f",{a}"
-    for k, (f, g) in enumerate(zip(feats, g3857)):
+        return ",".join(str(int(hexcol[i : i + 2], 16)) for i in (1, 3, 5)) + f",{a}"
+
+    for k, (f, g) in enumerate(zip(feats, g3857, strict=False)):
         col = style["task"]["target_color"] if f.fid == "F0" else palette[k % len(palette)]
         gt = g.geom_type
         if "Point" in gt:
-            sym = QgsMarkerSymbol.createSimple({"name": "circle", "color": col, "outline_color": "white", "size": "4"})
+            sym = QgsMarkerSymbol.createSimple(
+                {"name": "circle", "color": col, "outline_color": "white", "size": "4"}
+            )
             kind = "Point"
         elif "Line" in gt:
             sym = QgsLineSymbol.createSimple({"color": col, "width": "1.6"})
             kind = "LineString"
         else:
-            sym = QgsFillSymbol.createSimple({"color": rgba(col, 102), "outline_color": rgba(col), "outline_width": "0.8"})
+            sym = QgsFillSymbol.createSimple(
+                {"color": rgba(col, 102), "outline_color": rgba(col), "outline_width": "0.8"}
+            )
             kind = "Polygon"
         layers.append(_qgis_layer(kind, [g], f.fid, sym, "id", [f.fid]))
-    layers.append(_qgis_layer("Point", [g.representative_point() for g in by["poi"]], "poi",
-                              QgsMarkerSymbol.createSimple({"name": "circle", "color": c["poi"]["face"], "size": "1.8"})))
-    layers.append(_qgis_layer("MultiLineString", by["road"], "road",
-                              QgsLineSymbol.createSimple({"color": c["road_casing"], "width": "1.2"})))
-    layers.append(_qgis_layer("MultiPolygon", by["building"], "building",
-                              QgsFillSymbol.createSimple({"color": c["building"]["face"], "outline_color": c["building"]["edge"]})))
-    layers.append(_qgis_layer("MultiPolygon", by["area"], "area",
-                              QgsFillSymbol.createSimple({"color": c["area"]["face"], "outline_style": "no"})))
+    layers.append(
+        _qgis_layer(
+            "Point",
+            [g.representative_point() for g in by["poi"]],
+            "poi",
+            QgsMarkerSymbol.createSimple({"name": "circle", "color": c["poi"]["face"], "size": "1.8"}),
+        )
+    )
+    layers.append(
+        _qgis_layer(
+            "MultiLineString",
+            by["road"],
+            "road",
+            QgsLineSymbol.createSimple({"color": c["road_casing"], "width": "1.2"}),
+        )
+    )
+    layers.append(
+        _qgis_layer(
+            "MultiPolygon",
+            by["building"],
+            "building",
+            QgsFillSymbol.createSimple(
+                {"color": c["building"]["face"], "outline_color": c["building"]["edge"]}
+            ),
+        )
+    )
+    layers.append(
+        _qgis_layer(
+            "MultiPolygon",
+            by["area"],
+            "area",
+            QgsFillSymbol.createSimple({"color": c["area"]["face"], "outline_style": "no"}),
+        )
+    )
     if by["water"]:
-        layers.append(_qgis_layer("MultiPolygon", by["water"], "water",
-                                  QgsFillSymbol.createSimple({"color": c["water"]["face"], "outline_style": "no"})))
+        layers.append(
+            _qgis_layer(
+                "MultiPolygon",
+                by["water"],
+                "water",
+                QgsFillSymbol.createSimple({"color": c["water"]["face"], "outline_style": "no"}),
+            )
+        )
     ms = QgsMapSettings()
     ms.setLayers(layers)
     ms.setDestinationCrs(QgsCoordinateReferenceSystem("EPSG:3857"))
@@ -171,7 +229,7 @@ def compare_with_qgis(bench_dir: str | Path, samples: int = 5, repeats: int = 3)
     mpl_t, qgis_t = [], []
     with tempfile.TemporaryDirectory(prefix="sg-qgis-bench-") as tmp:
         for inst in instances:
-            render_instance(inst, context, tmp)              # warm-up (fonts, caches)
+            render_instance(inst, context, tmp)  # warm-up (fonts, caches)
             render_with_qgis(inst, context, Path(tmp) / "q.png")
             for _ in range(repeats):
                 t0 = time.perf_counter()
@@ -181,8 +239,13 @@ def compare_with_qgis(bench_dir: str | Path, samples: int = 5, repeats: int = 3)
     m, q = statistics.median(mpl_t), statistics.median(qgis_t)
     from qgis.core import Qgis
 
-    return {"matplotlib_s": m, "qgis_s": q, "ratio_matplotlib_over_qgis": m / q, "samples": len(mpl_t),
-            "qgis_version": Qgis.QGIS_VERSION}
+    return {
+        "matplotlib_s": m,
+        "qgis_s": q,
+        "ratio_matplotlib_over_qgis": m / q,
+        "samples": len(mpl_t),
+        "qgis_version": Qgis.QGIS_VERSION,
+    }
 
 
 def main(argv=None) -> int:
@@ -200,10 +263,14 @@ def main(argv=None) -> int:
         out["qgis"] = compare_with_qgis(a.bench, a.qgis_samples)
     t = out["throughput"]
     out["summary"] = {
-        "maps_per_second": round(t["maps_per_second"], 2), "jobs": t["jobs"], "maps": t["maps"],
+        "maps_per_second": round(t["maps_per_second"], 2),
+        "jobs": t["jobs"],
+        "maps": t["maps"],
         "target_maps_per_second": TARGET_MAPS_PER_SECOND,
         "meets_target": t["maps_per_second"] >= TARGET_MAPS_PER_SECOND,
-        "ratio_matplotlib_over_qgis": round(out["qgis"]["ratio_matplotlib_over_qgis"], 3) if "qgis" in out else None,
+        "ratio_matplotlib_over_qgis": round(out["qgis"]["ratio_matplotlib_over_qgis"], 3)
+        if "qgis" in out
+        else None,
     }
     print(json.dumps(out, indent=1))
     return 0

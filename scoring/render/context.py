@@ -1,11 +1,13 @@
 """The real OSM context of a benchmark, projected once to EPSG:3857 and indexed with an STRtree
 so each map draws only the context near its view."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import shapely
@@ -22,13 +24,13 @@ class ContextIndex:
     """Context features in EPSG:3857. `query(bounds)` returns indices of those touching bounds."""
 
     task_epsg: int
-    geoms: np.ndarray                      # shapely geometries, EPSG:3857
+    geoms: np.ndarray  # shapely geometries, EPSG:3857
     pools: list[str]
     props: list[dict[str, Any]]
     tree: shapely.STRtree = field(repr=False)
 
     @classmethod
-    def from_features(cls, features: Iterable[dict[str, Any]], task_epsg: int) -> "ContextIndex":
+    def from_features(cls, features: Iterable[dict[str, Any]], task_epsg: int) -> ContextIndex:
         geoms, pools, props = [], [], []
         for feat in features:
             p = feat.get("properties") or {}
@@ -44,14 +46,16 @@ class ContextIndex:
             props.append(keep)
         arr = np.array(geoms, dtype=object) if geoms else np.empty(0, dtype=object)
         if len(arr):
+
             def f(coords: np.ndarray) -> np.ndarray:
                 x, y = task_to_3857(coords[:, 0], coords[:, 1], task_epsg)
                 return np.column_stack([x, y])
+
             arr = shapely.transform(arr, f)
         return cls(int(task_epsg), arr, pools, props, shapely.STRtree(arr))
 
     @classmethod
-    def from_file(cls, path: str | Path, task_epsg: int) -> "ContextIndex":
+    def from_file(cls, path: str | Path, task_epsg: int) -> ContextIndex:
         path = Path(path)
         if not path.is_file():
             return cls.from_features([], task_epsg)
@@ -66,6 +70,7 @@ class ContextIndex:
                         yield json.loads(line)
                     except json.JSONDecodeError as exc:
                         raise InputError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+
         return cls.from_features(read(), task_epsg)
 
     def __len__(self) -> int:

@@ -4,11 +4,13 @@ Pixel space: x = column, y = row (rows grow downwards), boxes are (x0, y0, x1, y
 x0 < x1 and y0 < y1. Everything is deterministic: candidates are generated in a fixed order and
 ties are broken by that order.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import shapely
@@ -19,21 +21,27 @@ Box = tuple[float, float, float, float]
 # (name, unit direction x, unit direction y [down positive], preference penalty)
 _D = math.sqrt(0.5)
 DIRECTIONS = [
-    ("E", 1.0, 0.0, 0.0), ("NE", _D, -_D, 1.0), ("SE", _D, _D, 1.5), ("W", -1.0, 0.0, 2.0),
-    ("NW", -_D, -_D, 2.5), ("SW", -_D, _D, 3.0), ("N", 0.0, -1.0, 3.5), ("S", 0.0, 1.0, 4.0),
+    ("E", 1.0, 0.0, 0.0),
+    ("NE", _D, -_D, 1.0),
+    ("SE", _D, _D, 1.5),
+    ("W", -1.0, 0.0, 2.0),
+    ("NW", -_D, -_D, 2.5),
+    ("SW", -_D, _D, 3.0),
+    ("N", 0.0, -1.0, 3.5),
+    ("S", 0.0, 1.0, 4.0),
 ]
 RING_STEPS = (2.0, 9.0, 20.0, 36.0, 60.0, 95.0, 140.0, 200.0)
-DISPLACED_STEP = 20.0          # beyond clearance + this many px a label gets a leader line
-LARGE_POLYGON_PX2 = 12000.0    # polygons larger than this may carry labels over their interior
-MAX_POLYGON_COVER = 0.08       # ... as long as the label covers at most this share of the polygon
+DISPLACED_STEP = 20.0  # beyond clearance + this many px a label gets a leader line
+LARGE_POLYGON_PX2 = 12000.0  # polygons larger than this may carry labels over their interior
+MAX_POLYGON_COVER = 0.08  # ... as long as the label covers at most this share of the polygon
 
 
 @dataclass
 class LabelItem:
     fid: str
-    geom: Any                  # shapely geometry in pixel space
+    geom: Any  # shapely geometry in pixel space
     size: tuple[float, float]  # label box width, height (px)
-    clearance: float           # half the drawn stroke / marker size + margin (px)
+    clearance: float  # half the drawn stroke / marker size + margin (px)
 
 
 @dataclass
@@ -132,8 +140,13 @@ def _candidates(item: LabelItem):
     return arr
 
 
-def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, Any],
-                 blocked: Sequence[Box] = (), soft_polygons: dict[str, Any] | None = None) -> dict[str, Placement]:
+def place_labels(
+    items: Sequence[LabelItem],
+    bounds: Box,
+    obstacles: dict[str, Any],
+    blocked: Sequence[Box] = (),
+    soft_polygons: dict[str, Any] | None = None,
+) -> dict[str, Placement]:
     """Place one label per item, in order, avoiding every obstacle, each other and `blocked`.
 
     obstacles: feature id -> pixel geometry labels must not touch (all features, own included).
@@ -183,7 +196,9 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
                 ax_, ay_ = c[idx, 2], c[idx, 3]
                 bx_ = np.clip(ax_, x0[idx], x0[idx] + w)
                 by_ = np.clip(ay_, y0[idx], y0[idx] + h)
-                lg = shapely.linestrings(np.stack([np.column_stack([ax_, ay_]), np.column_stack([bx_, by_])], axis=1))
+                lg = shapely.linestrings(
+                    np.stack([np.column_stack([ax_, ay_]), np.column_stack([bx_, by_])], axis=1)
+                )
                 crossing = np.zeros(len(idx), bool)
                 if placed_boxes:
                     crossing |= shapely.intersects(lg, pb)
@@ -199,8 +214,7 @@ def place_labels(items: Sequence[LabelItem], bounds: Box, obstacles: dict[str, A
         else:
             # relax: keep inside the bounds and off the labelled feature; minimise the damage
             fallback = True
-            penalty = (cost + 1000.0 * hit_others + 2000.0 * hit_labels + 4000.0 * hit_own
-                       + 8000.0 * ~inside)
+            penalty = cost + 1000.0 * hit_others + 2000.0 * hit_labels + 4000.0 * hit_own + 8000.0 * ~inside
             i = int(np.argmin(penalty))
         bb = (float(x0[i]), float(y0[i]), float(x0[i] + w), float(y0[i] + h))
         anchor = (float(c[i, 2]), float(c[i, 3]))
@@ -228,8 +242,14 @@ def _leader(ax: float, ay: float, b) -> list[tuple[float, float]]:
     return [(ax, ay), (min(max(ax, x0), x1), min(max(ay, y0), y1))]
 
 
-def place_box(size: tuple[float, float], slots: Sequence[tuple[float, float]], obstacles,
-              blocked: Sequence[Box], bounds: Box, near: tuple[float, float] | None = None) -> Box:
+def place_box(
+    size: tuple[float, float],
+    slots: Sequence[tuple[float, float]],
+    obstacles,
+    blocked: Sequence[Box],
+    bounds: Box,
+    near: tuple[float, float] | None = None,
+) -> Box:
     """Choose a slot (top-left corners, in preference order) for a w x h panel: the first one
     touching neither obstacles nor blocked boxes; otherwise the one overlapping them least.
     With `near`, free slots are ranked by distance to that point instead of by order."""

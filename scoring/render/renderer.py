@@ -4,6 +4,7 @@ Everything is drawn in PIXEL coordinates (x = column, y = row, origin at the top
 the image): geometries go task CRS -> EPSG:4326 -> EPSG:3857 (pyproj) -> pixels (affine). That
 makes every recorded bbox exact and independent of matplotlib's transforms.
 """
+
 from __future__ import annotations
 
 import io
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import scoring.render.style  # noqa: F401 - first: selects Agg, silences Debian's stray mpl_toolkits
 import matplotlib
 import numpy as np
 import PIL
@@ -27,17 +27,25 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import PathPatch, Polygon as MplPolygon, Rectangle
+from matplotlib.patches import PathPatch, Rectangle
+from matplotlib.patches import Polygon as MplPolygon
 from matplotlib.path import Path as MplPath
 from matplotlib.text import Text
 from PIL import Image
 from shapely.geometry import box, shape
 from shapely.geometry.polygon import orient
 
+import scoring.render.style  # noqa: F401 - first: selects Agg, silences Debian's stray mpl_toolkits
 from scoring.errors import InputError, OutputError
 from scoring.render.context import ContextIndex
-from scoring.render.labels import (LabelItem, Placement, is_large_polygon, obstacle_for, place_box,
-                                   place_labels)
+from scoring.render.labels import (
+    LabelItem,
+    Placement,
+    is_large_polygon,
+    obstacle_for,
+    place_box,
+    place_labels,
+)
 from scoring.render.style import DPI, PINNED_RC, font, load_style, px_to_pt
 from scoring.render.transform import PixelTransform, grid_convergence_at, m3857_to_lonlat, task_to_3857
 from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
@@ -101,8 +109,10 @@ def assign_colors(features: list[TaskFeature], palette: list[str], target_color:
         if free:
             f.color = free[0]
         else:
+
             def gap(c):
                 return min(f.geom_px.distance(o.geom_px) for o in used[c])
+
             f.color = max(palette, key=lambda c: (gap(c), -palette.index(c)))
         used.setdefault(f.color, []).append(f)
 
@@ -211,10 +221,10 @@ def _nice_length(target_m: float) -> float:
     best = None
     for e in (exp - 1, exp, exp + 1):
         for m in (1, 2, 5):
-            v = m * 10.0 ** e
+            v = m * 10.0**e
             if v <= target_m * 1.3 and (best is None or v > best):
                 best = v
-    return best or 10.0 ** exp
+    return best or 10.0**exp
 
 
 def _sanitize_id(iid: Any) -> str:
@@ -249,9 +259,11 @@ class _Map:
     def prepare(self):
         st = self.style
         for f in self.features:
+
             def fwd(c, epsg=self.task_epsg):
                 x, y = task_to_3857(c[:, 0], c[:, 1], epsg)
                 return np.column_stack([x, y])
+
             f.geom_3857 = shapely.transform(f.geom_task, fwd)
         x_min, y_max, res = compute_view([f.geom_3857 for f in self.features], st)
         self.pt = PixelTransform.from_view(x_min, y_max, res, self.n, self.n, self.task_epsg)
@@ -281,8 +293,18 @@ class _Map:
         return float(bb.width), float(bb.height)
 
     def text(self, ax, x, y, s, prop, role, color="#222222", ha="left", va="center", **kw):
-        t = ax.text(x, y, s, fontproperties=prop, color=color, ha=ha, va=va, zorder=kw.pop("zorder", 40),
-                    clip_on=False, **kw)
+        t = ax.text(
+            x,
+            y,
+            s,
+            fontproperties=prop,
+            color=color,
+            ha=ha,
+            va=va,
+            zorder=kw.pop("zorder", 40),
+            clip_on=False,
+            **kw,
+        )
         self.texts.append({"role": role, "text": s, "anchor": [round(float(x), 2), round(float(y), 2)]})
         return t
 
@@ -321,9 +343,10 @@ class _Map:
 
         def aff(c):
             return np.column_stack([(c[:, 0] - gx) / g, (gy - c[:, 1]) / g])
+
         geoms = shapely.transform(geoms, aff)
         by_pool: dict[str, list[tuple[Any, dict]]] = {p: [] for p in counts}
-        for j, gi in zip(idx, geoms):
+        for j, gi in zip(idx, geoms, strict=False):
             if gi is None or gi.is_empty:
                 continue
             by_pool[self.context.pools[j]].append((gi, self.context.props[j]))
@@ -341,25 +364,48 @@ class _Map:
         water = st.get("water")
         if water is not None:
             for sea, z in ((True, zbase - 0.2), (False, zbase + 0.05)):
-                polys = [gi for gi, pr in by_pool["water"] if gi.geom_type in ("Polygon", "MultiPolygon")
-                         and (pr.get("water") == "sea") == sea]
+                polys = [
+                    gi
+                    for gi, pr in by_pool["water"]
+                    if gi.geom_type in ("Polygon", "MultiPolygon") and (pr.get("water") == "sea") == sea
+                ]
                 paths = _poly_paths(polys)
                 if paths:
-                    ax.add_collection(PathCollection(paths, facecolors=water["face"], edgecolors=water["edge"],
-                                                     linewidths=lw(water["width"]), zorder=z))
+                    ax.add_collection(
+                        PathCollection(
+                            paths,
+                            facecolors=water["face"],
+                            edgecolors=water["edge"],
+                            linewidths=lw(water["width"]),
+                            zorder=z,
+                        )
+                    )
         # land use / areas
         polys = [gi for gi, _ in by_pool["area"] if gi.geom_type in ("Polygon", "MultiPolygon")]
         paths = _poly_paths(polys)
         if paths:
-            ax.add_collection(PathCollection(paths, facecolors=st["area"]["face"], edgecolors=st["area"]["edge"],
-                                             linewidths=lw(st["area"]["width"]), zorder=zbase))
+            ax.add_collection(
+                PathCollection(
+                    paths,
+                    facecolors=st["area"]["face"],
+                    edgecolors=st["area"]["edge"],
+                    linewidths=lw(st["area"]["width"]),
+                    zorder=zbase,
+                )
+            )
         # buildings (and polygon POIs drawn as buildings would be confusing: POIs become dots)
         polys = [gi for gi, _ in by_pool["building"] if gi.geom_type in ("Polygon", "MultiPolygon")]
         paths = _poly_paths(polys)
         if paths:
-            ax.add_collection(PathCollection(paths, facecolors=st["building"]["face"],
-                                             edgecolors=st["building"]["edge"],
-                                             linewidths=lw(st["building"]["width"]), zorder=zbase + 0.1))
+            ax.add_collection(
+                PathCollection(
+                    paths,
+                    facecolors=st["building"]["face"],
+                    edgecolors=st["building"]["edge"],
+                    linewidths=lw(st["building"]["width"]),
+                    zorder=zbase + 0.1,
+                )
+            )
         # roads: casings of every class first, then fills, so junctions merge
         classes = st["road_classes"]
         path_cls = set(st["path"]["highways"])
@@ -378,26 +424,57 @@ class _Map:
                 groups[-1].append(gi)
         if paths_lines:
             segs = _line_segments(paths_lines)
-            lc = LineCollection(segs, colors=st["path"]["color"], linewidths=lw(st["path"]["width"]),
-                                linestyles=[(0, tuple(lw(v) / lw(st["path"]["width"]) for v in st["path"]["dash"]))],
-                                capstyle="butt", joinstyle="round", zorder=zbase + 0.2)
+            lc = LineCollection(
+                segs,
+                colors=st["path"]["color"],
+                linewidths=lw(st["path"]["width"]),
+                linestyles=[(0, tuple(lw(v) / lw(st["path"]["width"]) for v in st["path"]["dash"]))],
+                capstyle="butt",
+                joinstyle="round",
+                zorder=zbase + 0.2,
+            )
             ax.add_collection(lc)
         for ci in reversed(range(len(classes))):
             if groups[ci]:
                 segs = _line_segments(groups[ci])
-                ax.add_collection(LineCollection(segs, colors=st["road_casing"],
-                                                 linewidths=lw(classes[ci]["width"] * zoom + 2.0),
-                                                 capstyle="round", joinstyle="round", zorder=zbase + 0.3))
+                ax.add_collection(
+                    LineCollection(
+                        segs,
+                        colors=st["road_casing"],
+                        linewidths=lw(classes[ci]["width"] * zoom + 2.0),
+                        capstyle="round",
+                        joinstyle="round",
+                        zorder=zbase + 0.3,
+                    )
+                )
         for ci in reversed(range(len(classes))):
             if groups[ci]:
                 segs = _line_segments(groups[ci])
-                ax.add_collection(LineCollection(segs, colors=st["road_fill"], linewidths=lw(classes[ci]["width"] * zoom),
-                                                 capstyle="round", joinstyle="round", zorder=zbase + 0.4))
+                ax.add_collection(
+                    LineCollection(
+                        segs,
+                        colors=st["road_fill"],
+                        linewidths=lw(classes[ci]["width"] * zoom),
+                        capstyle="round",
+                        joinstyle="round",
+                        zorder=zbase + 0.4,
+                    )
+                )
         if by_pool["poi"]:
             xy = _points_xy([gi for gi, _ in by_pool["poi"]])
-            ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(st["poi"]["size"]),
-                               mfc=st["poi"]["face"], mec=st["poi"]["edge"], mew=px_to_pt(1.0),
-                               zorder=zbase + 0.5))
+            ax.add_line(
+                Line2D(
+                    xy[:, 0],
+                    xy[:, 1],
+                    ls="none",
+                    marker="o",
+                    ms=px_to_pt(st["poi"]["size"]),
+                    mfc=st["poi"]["face"],
+                    mec=st["poi"]["edge"],
+                    mew=px_to_pt(1.0),
+                    zorder=zbase + 0.5,
+                )
+            )
         return counts
 
     # ---- task features ------------------------------------------------------------------------
@@ -409,16 +486,25 @@ class _Map:
         t = self.style["task"]
         halo = t["halo_color"]
         lw = px_to_pt
-        order = {"Polygon": 0, "MultiPolygon": 0, "LineString": 1, "MultiLineString": 1, "Point": 2, "MultiPoint": 2}
+        order = {
+            "Polygon": 0,
+            "MultiPolygon": 0,
+            "LineString": 1,
+            "MultiLineString": 1,
+            "Point": 2,
+            "MultiPoint": 2,
+        }
         # the target's stroke is the widest and goes first in its class, so where another
         # feature coincides with it (equal / shared edges) a fringe of the target colour shows
-        feats = sorted(self.features, key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), not f.target,
-                                                     _fid_key(f.fid)))
+        feats = sorted(
+            self.features,
+            key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), not f.target, _fid_key(f.fid)),
+        )
         for f in feats:
             g = geoms_by_fid[f.fid]
             gt = g.geom_type
             rank = order.get(gt, 3)
-            z_halo = zbase + rank - 0.5 if rank == 0 else zbase + 0.5   # line/point halos under all strokes
+            z_halo = zbase + rank - 0.5 if rank == 0 else zbase + 0.5  # line/point halos under all strokes
             z = zbase + rank
             if gt in ("Polygon", "MultiPolygon"):
                 path = _poly_path([g])
@@ -428,27 +514,76 @@ class _Map:
                 alpha = t["polygon_alpha"].get(f.kind, 0.3)
                 if f.kind in t.get("knockout_kinds", []):
                     # hide the context underneath (often the very same OSM object) for a clean fill
-                    _add_patch(ax, PathPatch(path, facecolor=self.style["background"], edgecolor="none",
-                                           zorder=z_halo - 0.1))
+                    _add_patch(
+                        ax,
+                        PathPatch(
+                            path, facecolor=self.style["background"], edgecolor="none", zorder=z_halo - 0.1
+                        ),
+                    )
                 face = matplotlib.colors.to_rgba(f.color, alpha)
-                _add_patch(ax, PathPatch(path, facecolor="none", edgecolor=halo, lw=lw(ew + 2 * t["halo_width"] - 1),
-                                       joinstyle="round", zorder=z_halo))
-                _add_patch(ax, PathPatch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round",
-                                       zorder=z))
+                _add_patch(
+                    ax,
+                    PathPatch(
+                        path,
+                        facecolor="none",
+                        edgecolor=halo,
+                        lw=lw(ew + 2 * t["halo_width"] - 1),
+                        joinstyle="round",
+                        zorder=z_halo,
+                    ),
+                )
+                _add_patch(
+                    ax,
+                    PathPatch(
+                        path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round", zorder=z
+                    ),
+                )
             elif gt in ("LineString", "MultiLineString"):
                 w = t["target_line_width"] if f.target else t["line_width"]
                 segs = _line_segments([g])
-                ax.add_collection(LineCollection(segs, colors=halo, linewidths=lw(w + 2 * t["halo_width"]),
-                                                 capstyle="round", joinstyle="round", zorder=z_halo))
-                ax.add_collection(LineCollection(segs, colors=f.color, linewidths=lw(w), capstyle="round",
-                                                 joinstyle="round", zorder=z))
+                ax.add_collection(
+                    LineCollection(
+                        segs,
+                        colors=halo,
+                        linewidths=lw(w + 2 * t["halo_width"]),
+                        capstyle="round",
+                        joinstyle="round",
+                        zorder=z_halo,
+                    )
+                )
+                ax.add_collection(
+                    LineCollection(
+                        segs, colors=f.color, linewidths=lw(w), capstyle="round", joinstyle="round", zorder=z
+                    )
+                )
             else:
                 size = t["target_point_size"] if f.target else t["point_size"]
                 xy = _points_xy([g])
-                ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(size),
-                                   mfc=f.color, mec=halo, mew=px_to_pt(3.0), zorder=z))
-                ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(3.5),
-                                   mfc="#ffffff", mec="none", zorder=z + 0.05))
+                ax.add_line(
+                    Line2D(
+                        xy[:, 0],
+                        xy[:, 1],
+                        ls="none",
+                        marker="o",
+                        ms=px_to_pt(size),
+                        mfc=f.color,
+                        mec=halo,
+                        mew=px_to_pt(3.0),
+                        zorder=z,
+                    )
+                )
+                ax.add_line(
+                    Line2D(
+                        xy[:, 0],
+                        xy[:, 1],
+                        ls="none",
+                        marker="o",
+                        ms=px_to_pt(3.5),
+                        mfc="#ffffff",
+                        mec="none",
+                        zorder=z + 0.05,
+                    )
+                )
         if self.levels:
             # Whichever stroke is drawn last looks like the upper road. Where task roads cross,
             # a neutral disc covers both strokes, so only the cards (or nothing, when withheld)
@@ -456,17 +591,30 @@ class _Map:
             xy = self.crossings(geoms_by_fid)
             if len(xy):
                 cst = self.style["task"]["crossing"]
-                ax.add_line(Line2D(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=px_to_pt(cst["size"]),
-                                   mfc=cst["face"], mec=cst["edge"], mew=px_to_pt(cst["edge_width"]),
-                                   zorder=zbase + 1.5))
+                ax.add_line(
+                    Line2D(
+                        xy[:, 0],
+                        xy[:, 1],
+                        ls="none",
+                        marker="o",
+                        ms=px_to_pt(cst["size"]),
+                        mfc=cst["face"],
+                        mec=cst["edge"],
+                        mew=px_to_pt(cst["edge_width"]),
+                        zorder=zbase + 1.5,
+                    )
+                )
 
     def crossings(self, geoms_by_fid: dict[str, Any]) -> np.ndarray:
         """Pixel points where two task lines cross (sorted, for determinism)."""
-        lines = [geoms_by_fid[f.fid] for f in self.features
-                 if geoms_by_fid[f.fid].geom_type in ("LineString", "MultiLineString")]
+        lines = [
+            geoms_by_fid[f.fid]
+            for f in self.features
+            if geoms_by_fid[f.fid].geom_type in ("LineString", "MultiLineString")
+        ]
         pts = []
         for i, a in enumerate(lines):
-            for b in lines[i + 1:]:
+            for b in lines[i + 1 :]:
                 for part in shapely.get_parts(a.intersection(b)):
                     p = part if part.geom_type == "Point" else part.representative_point()
                     pts.append((round(p.x, 3), round(p.y, 3)))
@@ -487,23 +635,70 @@ class _Map:
         bw = ls["border_px"]
         if pl.leader:
             (ax_, ay_), (bx_, by_) = pl.leader
-            ax.add_line(Line2D([ax_, bx_], [ay_, by_], color="#ffffff", lw=px_to_pt(ls["leader_width"] + 2.5),
-                               solid_capstyle="round", zorder=zbase - 31))
-            ax.add_line(Line2D([ax_, bx_], [ay_, by_], color=ls["leader_color"], lw=px_to_pt(ls["leader_width"]),
-                               solid_capstyle="round", zorder=zbase - 30.5))
+            ax.add_line(
+                Line2D(
+                    [ax_, bx_],
+                    [ay_, by_],
+                    color="#ffffff",
+                    lw=px_to_pt(ls["leader_width"] + 2.5),
+                    solid_capstyle="round",
+                    zorder=zbase - 31,
+                )
+            )
+            ax.add_line(
+                Line2D(
+                    [ax_, bx_],
+                    [ay_, by_],
+                    color=ls["leader_color"],
+                    lw=px_to_pt(ls["leader_width"]),
+                    solid_capstyle="round",
+                    zorder=zbase - 30.5,
+                )
+            )
         face = f.color if f.target else "#ffffff"
         ink = "#ffffff" if f.target else "#111111"
-        _add_patch(ax, Rectangle((x0 + bw / 2, y0 + bw / 2), (x1 - x0) - bw, (y1 - y0) - bw, facecolor=face,
-                               edgecolor=f.color, lw=px_to_pt(bw), joinstyle="miter", zorder=zbase))
-        self.text(ax, (x0 + x1) / 2, (y0 + y1) / 2, f.fid, self.label_prop(f), "label", color=ink,
-                  ha="center", va="center_baseline", zorder=zbase + 0.1)
+        _add_patch(
+            ax,
+            Rectangle(
+                (x0 + bw / 2, y0 + bw / 2),
+                (x1 - x0) - bw,
+                (y1 - y0) - bw,
+                facecolor=face,
+                edgecolor=f.color,
+                lw=px_to_pt(bw),
+                joinstyle="miter",
+                zorder=zbase,
+            ),
+        )
+        self.text(
+            ax,
+            (x0 + x1) / 2,
+            (y0 + y1) / 2,
+            f.fid,
+            self.label_prop(f),
+            "label",
+            color=ink,
+            ha="center",
+            va="center_baseline",
+            zorder=zbase + 0.1,
+        )
 
     # ---- furniture ----------------------------------------------------------------------------
     def panel(self, ax, bbox, z=50.0, edge=None):
         fs = self.style["furniture"]
         x0, y0, x1, y1 = bbox
-        _add_patch(ax, Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=matplotlib.colors.to_rgba(
-            fs["panel_face"], fs["panel_alpha"]), edgecolor=edge or fs["panel_edge"], lw=px_to_pt(1.2), zorder=z))
+        _add_patch(
+            ax,
+            Rectangle(
+                (x0, y0),
+                x1 - x0,
+                y1 - y0,
+                facecolor=matplotlib.colors.to_rgba(fs["panel_face"], fs["panel_alpha"]),
+                edgecolor=edge or fs["panel_edge"],
+                lw=px_to_pt(1.2),
+                zorder=z,
+            ),
+        )
 
     def scalebar_layout(self, ground_px: float, max_px: float = 240.0):
         length = _nice_length(max_px * ground_px * 0.85)
@@ -525,11 +720,33 @@ class _Map:
         bx, by = x0 + 12, y1 - 12
         seg = bar_px / 4
         for i in range(4):
-            _add_patch(ax, Rectangle((bx + i * seg, by - 7), seg, 7, facecolor="#222222" if i % 2 == 0 else "#ffffff",
-                                   edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
-        self.text(ax, bx, by - 12, "0", prop, role, color=fs["text"], ha="center", va="baseline", zorder=z + 2)
-        self.text(ax, bx + bar_px, by - 12, lab, prop, role, color=fs["text"], ha="center", va="baseline",
-                  zorder=z + 2)
+            _add_patch(
+                ax,
+                Rectangle(
+                    (bx + i * seg, by - 7),
+                    seg,
+                    7,
+                    facecolor="#222222" if i % 2 == 0 else "#ffffff",
+                    edgecolor="#222222",
+                    lw=px_to_pt(1.2),
+                    zorder=z + 1,
+                ),
+            )
+        self.text(
+            ax, bx, by - 12, "0", prop, role, color=fs["text"], ha="center", va="baseline", zorder=z + 2
+        )
+        self.text(
+            ax,
+            bx + bar_px,
+            by - 12,
+            lab,
+            prop,
+            role,
+            color=fs["text"],
+            ha="center",
+            va="baseline",
+            zorder=z + 2,
+        )
 
     def draw_north(self, ax, bbox, z=50.0):
         x0, y0, x1, y1 = bbox
@@ -537,12 +754,40 @@ class _Map:
         self.panel(ax, bbox, z)
         top, bot = y0 + 30, y1 - 10
         mid = bot - 10
-        _add_patch(ax, MplPolygon([(cx, top), (cx - 13, bot), (cx, mid)], closed=True, facecolor="#222222",
-                                edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
-        _add_patch(ax, MplPolygon([(cx, top), (cx + 13, bot), (cx, mid)], closed=True, facecolor="#ffffff",
-                                edgecolor="#222222", lw=px_to_pt(1.2), zorder=z + 1))
-        self.text(ax, cx, y0 + 15, "N", font(13, bold=True), "north_arrow", color="#222222", ha="center",
-                  va="center_baseline", zorder=z + 2)
+        _add_patch(
+            ax,
+            MplPolygon(
+                [(cx, top), (cx - 13, bot), (cx, mid)],
+                closed=True,
+                facecolor="#222222",
+                edgecolor="#222222",
+                lw=px_to_pt(1.2),
+                zorder=z + 1,
+            ),
+        )
+        _add_patch(
+            ax,
+            MplPolygon(
+                [(cx, top), (cx + 13, bot), (cx, mid)],
+                closed=True,
+                facecolor="#ffffff",
+                edgecolor="#222222",
+                lw=px_to_pt(1.2),
+                zorder=z + 1,
+            ),
+        )
+        self.text(
+            ax,
+            cx,
+            y0 + 15,
+            "N",
+            font(13, bold=True),
+            "north_arrow",
+            color="#222222",
+            ha="center",
+            va="center_baseline",
+            zorder=z + 2,
+        )
 
     def legend_rows(self, counts):
         rows = [("header", "Task features", None)]
@@ -551,8 +796,13 @@ class _Map:
             rows.append(("task", f"{f.fid}  {f.kind}{suffix}", f))
         if self.levels and len(self.crossings({f.fid: f.geom_px for f in self.features})):
             rows.append(("crossing", "crossing (level not drawn)", None))
-        ctx = [("road", "road"), ("building", "building"), ("area", "land use / area"), ("water", "water"),
-               ("poi", "point of interest")]
+        ctx = [
+            ("road", "road"),
+            ("building", "building"),
+            ("area", "land use / area"),
+            ("water", "water"),
+            ("poi", "point of interest"),
+        ]
         present = [(p, lab) for p, lab in ctx if counts.get(p)]
         if present:
             rows.append(("header", "OpenStreetMap context", None))
@@ -598,40 +848,125 @@ class _Map:
             y = y0 + 12 + row_h / 2 + line * row_h
             sx = x0 + 14 + dx
             if kind == "header":
-                self.text(ax, x0 + 12, y, label, hprop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
+                self.text(
+                    ax,
+                    x0 + 12,
+                    y,
+                    label,
+                    hprop,
+                    "legend",
+                    color="#222222",
+                    va="center_baseline",
+                    zorder=z + 2,
+                )
                 continue
             tx = sx + 42
             if kind == "crossing":
                 cst = t["crossing"]
-                ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(cst["size"] - 2),
-                                   mfc=cst["face"], mec=cst["edge"], mew=px_to_pt(cst["edge_width"]), zorder=z + 1))
+                ax.add_line(
+                    Line2D(
+                        [sx + 17],
+                        [y],
+                        ls="none",
+                        marker="o",
+                        ms=px_to_pt(cst["size"] - 2),
+                        mfc=cst["face"],
+                        mec=cst["edge"],
+                        mew=px_to_pt(cst["edge_width"]),
+                        zorder=z + 1,
+                    )
+                )
             elif kind == "task":
                 f = obj
                 gt = f.geom_px.geom_type
                 if gt in ("Point", "MultiPoint"):
-                    ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(14), mfc=f.color,
-                                       mec="#ffffff", mew=px_to_pt(2), zorder=z + 1))
+                    ax.add_line(
+                        Line2D(
+                            [sx + 17],
+                            [y],
+                            ls="none",
+                            marker="o",
+                            ms=px_to_pt(14),
+                            mfc=f.color,
+                            mec="#ffffff",
+                            mew=px_to_pt(2),
+                            zorder=z + 1,
+                        )
+                    )
                 elif gt in ("LineString", "MultiLineString"):
-                    ax.add_line(Line2D([sx + 2, sx + 32], [y, y], color=f.color, lw=px_to_pt(6 if not f.target else 8),
-                                       solid_capstyle="round", zorder=z + 1))
+                    ax.add_line(
+                        Line2D(
+                            [sx + 2, sx + 32],
+                            [y, y],
+                            color=f.color,
+                            lw=px_to_pt(6 if not f.target else 8),
+                            solid_capstyle="round",
+                            zorder=z + 1,
+                        )
+                    )
                 else:
-                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=matplotlib.colors.to_rgba(
-                        f.color, t["polygon_alpha"].get(f.kind, 0.3)), edgecolor=f.color, lw=px_to_pt(2.5),
-                        zorder=z + 1))
+                    _add_patch(
+                        ax,
+                        Rectangle(
+                            (sx + 4, y - 8),
+                            26,
+                            16,
+                            facecolor=matplotlib.colors.to_rgba(f.color, t["polygon_alpha"].get(f.kind, 0.3)),
+                            edgecolor=f.color,
+                            lw=px_to_pt(2.5),
+                            zorder=z + 1,
+                        ),
+                    )
             else:
                 p = obj
                 if p == "road":
-                    ax.add_line(Line2D([sx + 2, sx + 32], [y, y], color=c["road_casing"], lw=px_to_pt(10),
-                                       solid_capstyle="butt", zorder=z + 1))
-                    ax.add_line(Line2D([sx + 2, sx + 32], [y, y], color=c["road_fill"], lw=px_to_pt(7),
-                                       solid_capstyle="butt", zorder=z + 1.1))
+                    ax.add_line(
+                        Line2D(
+                            [sx + 2, sx + 32],
+                            [y, y],
+                            color=c["road_casing"],
+                            lw=px_to_pt(10),
+                            solid_capstyle="butt",
+                            zorder=z + 1,
+                        )
+                    )
+                    ax.add_line(
+                        Line2D(
+                            [sx + 2, sx + 32],
+                            [y, y],
+                            color=c["road_fill"],
+                            lw=px_to_pt(7),
+                            solid_capstyle="butt",
+                            zorder=z + 1.1,
+                        )
+                    )
                 elif p == "poi":
-                    ax.add_line(Line2D([sx + 17], [y], ls="none", marker="o", ms=px_to_pt(c["poi"]["size"] + 1),
-                                       mfc=c["poi"]["face"], mec=c["poi"]["edge"], zorder=z + 1))
+                    ax.add_line(
+                        Line2D(
+                            [sx + 17],
+                            [y],
+                            ls="none",
+                            marker="o",
+                            ms=px_to_pt(c["poi"]["size"] + 1),
+                            mfc=c["poi"]["face"],
+                            mec=c["poi"]["edge"],
+                            zorder=z + 1,
+                        )
+                    )
                 else:
                     edge = c[p]["edge"] if c[p]["edge"] != "none" else c[p]["face"]
-                    _add_patch(ax, Rectangle((sx + 4, y - 8), 26, 16, facecolor=c[p]["face"], edgecolor=edge,
-                                           lw=px_to_pt(1.2), zorder=z + 1))
+                    _add_patch(
+                        ax,
+                        Rectangle(
+                            (sx + 4, y - 8),
+                            26,
+                            16,
+                            facecolor=c[p]["face"],
+                            edgecolor=edge,
+                            lw=px_to_pt(1.2),
+                            zorder=z + 1,
+                        ),
+                    )
             self.text(ax, tx, y, label, prop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
 
     def card_lines(self) -> list[tuple[TaskFeature, str]]:
@@ -641,8 +976,9 @@ class _Map:
         out = []
         for f in has or self.features:
             # "not set" is the questions' own wording for an absent attribute ("`layer` if set")
-            vals = ", ".join(f"{a} {_fmt_value(f.props[a]) if a in f.props else 'not set'}"
-                             for a in self.attributes)
+            vals = ", ".join(
+                f"{a} {_fmt_value(f.props[a]) if a in f.props else 'not set'}" for a in self.attributes
+            )
             out.append((f, f"{f.fid}: {vals}"))
         return out
 
@@ -682,10 +1018,12 @@ class _Map:
             if ncols > 1 and len(rows) < 10:
                 break
             (lw_, lh_), lprop, lhprop, row_h, placed = self.legend_layout(rows, ncols)
-            bb = place_box((lw_, lh_), self.slots((lw_, lh_), north, scalebar, attribution), task_union, blocked,
-                           full)
+            bb = place_box(
+                (lw_, lh_), self.slots((lw_, lh_), north, scalebar, attribution), task_union, blocked, full
+            )
             hidden = box(*bb).intersection(task_union).area + 10.0 * sum(
-                box(*bb).intersection(box(*o)).area for o in blocked)
+                box(*bb).intersection(box(*o)).area for o in blocked
+            )
             options.append((hidden, ncols, bb, placed))
             if hidden == 0.0:
                 break
@@ -700,19 +1038,30 @@ class _Map:
             ch_each = max(h for _, h in sizes) + 14
             gap = 6
             ch = len(lines) * ch_each + (len(lines) - 1) * gap
-            panel = place_box((cw, ch), self.slots((cw, ch), north, scalebar, attribution), task_union, blocked, full)
+            panel = place_box(
+                (cw, ch), self.slots((cw, ch), north, scalebar, attribution), task_union, blocked, full
+            )
             blocked.append(panel)
             for i, (f, s) in enumerate(lines):
                 y0 = panel[1] + i * (ch_each + gap)
-                cards.append({"feature": f.fid, "text": s, "bbox": (panel[0], y0, panel[2], y0 + ch_each),
-                              "attributes": list(self.attributes), "_f": f})
+                cards.append(
+                    {
+                        "feature": f.fid,
+                        "text": s,
+                        "bbox": (panel[0], y0, panel[2], y0 + ch_each),
+                        "attributes": list(self.attributes),
+                        "_f": f,
+                    }
+                )
 
         # frames of insets are obstacles for labels too (their outline only)
         label_obstacles = dict(obstacles)
         for ins in insets:
             label_obstacles["__frame_" + ins["id"]] = box(*ins["frame"]).boundary.buffer(3)
-        items = [LabelItem(f.fid, f.geom_px, self.label_size(f), clear[f.fid])
-                 for f in sorted(self.features, key=lambda f: (not f.target, _fid_key(f.fid)))]
+        items = [
+            LabelItem(f.fid, f.geom_px, self.label_size(f), clear[f.fid])
+            for f in sorted(self.features, key=lambda f: (not f.target, _fid_key(f.fid)))
+        ]
         soft = {f.fid: f.geom_px for f in self.features if is_large_polygon(f.geom_px)}
         labels = place_labels(items, (6.0, 6.0, n - 6.0, n - 6.0), label_obstacles, blocked, soft)
 
@@ -722,18 +1071,48 @@ class _Map:
             self.draw_label(ax, f, labels[f.fid])
         for ins in insets:
             fx0, fy0, fx1, fy1 = ins["frame"]
-            _add_patch(ax, Rectangle((fx0, fy0), fx1 - fx0, fy1 - fy0, facecolor="none",
-                                   edgecolor=st["insets"]["frame_color"], lw=px_to_pt(1.6), ls=(0, (3, 2)),
-                                   zorder=30))
-            self.text(ax, fx0, fy0 - 3, ins["id"], font(11, bold=True), "inset_frame", color="#222222",
-                      ha="left", va="bottom", zorder=30)
+            _add_patch(
+                ax,
+                Rectangle(
+                    (fx0, fy0),
+                    fx1 - fx0,
+                    fy1 - fy0,
+                    facecolor="none",
+                    edgecolor=st["insets"]["frame_color"],
+                    lw=px_to_pt(1.6),
+                    ls=(0, (3, 2)),
+                    zorder=30,
+                ),
+            )
+            self.text(
+                ax,
+                fx0,
+                fy0 - 3,
+                ins["id"],
+                font(11, bold=True),
+                "inset_frame",
+                color="#222222",
+                ha="left",
+                va="bottom",
+                zorder=30,
+            )
         self.draw_north(ax, north)
         self.draw_scalebar(ax, scalebar, sb_len, sb_px, sb_lab, sb_prop)
         self.draw_legend(ax, legend, placed, lprop, lhprop, row_h)
         for c in cards:
             self.draw_card(ax, c)
-        at = self.text(ax, attribution[2] - 6, (attribution[1] + attribution[3]) / 2, ATTRIBUTION, a_prop,
-                       "attribution", color="#333333", ha="right", va="center_baseline", zorder=60)
+        at = self.text(
+            ax,
+            attribution[2] - 6,
+            (attribution[1] + attribution[3]) / 2,
+            ATTRIBUTION,
+            a_prop,
+            "attribution",
+            color="#333333",
+            ha="right",
+            va="center_baseline",
+            zorder=60,
+        )
         self.panel(ax, attribution, z=59)
         inset_records = [self.draw_inset(ins) for ins in insets]
 
@@ -746,8 +1125,19 @@ class _Map:
         img.save(out, format="PNG", compress_level=6, optimize=False)
         png = out.getvalue()
 
-        record = self.record(labels, inset_records, cards, legend, north, scalebar, attribution,
-                             (sb_len, sb_px), at_bb, counts, ground)
+        record = self.record(
+            labels,
+            inset_records,
+            cards,
+            legend,
+            north,
+            scalebar,
+            attribution,
+            (sb_len, sb_px),
+            at_bb,
+            counts,
+            ground,
+        )
         return png, record
 
     def slots(self, size, north, scalebar, attribution):
@@ -755,13 +1145,15 @@ class _Map:
         n = self.n
         m = MARGIN
         return [
-            (m, m),                                       # top left
-            (n - m - w, north[3] + 8),                    # top right, under the north arrow
-            (m, scalebar[1] - 8 - h),                     # bottom left, over the scale bar
-            (n - m - w, attribution[1] - 8 - h),          # bottom right, over the attribution
-            (n - m - w - north[2] + north[0] - 12, m),    # top right, left of the north arrow
-            ((n - w) / 2, m), ((n - w) / 2, n - m - h),   # top / bottom middle
-            (m, (n - h) / 2), (n - m - w, (n - h) / 2),   # left / right middle
+            (m, m),  # top left
+            (n - m - w, north[3] + 8),  # top right, under the north arrow
+            (m, scalebar[1] - 8 - h),  # bottom left, over the scale bar
+            (n - m - w, attribution[1] - 8 - h),  # bottom right, over the attribution
+            (n - m - w - north[2] + north[0] - 12, m),  # top right, left of the north arrow
+            ((n - w) / 2, m),
+            ((n - w) / 2, n - m - h),  # top / bottom middle
+            (m, (n - h) / 2),
+            (n - m - w, (n - h) / 2),  # left / right middle
         ]
 
     def draw_card(self, ax, c):
@@ -769,8 +1161,17 @@ class _Map:
         x0, y0, x1, y1 = c["bbox"]
         self.panel(ax, c["bbox"], z=50, edge=f.color)
         _add_patch(ax, Rectangle((x0, y0), 8, y1 - y0, facecolor=f.color, edgecolor="none", zorder=51))
-        self.text(ax, x0 + 18, (y0 + y1) / 2, c["text"], font(self.style["furniture"]["card_size_pt"]),
-                  "attribute_card", color="#111111", va="center_baseline", zorder=52)
+        self.text(
+            ax,
+            x0 + 18,
+            (y0 + y1) / 2,
+            c["text"],
+            font(self.style["furniture"]["card_size_pt"]),
+            "attribute_card",
+            color="#111111",
+            va="center_baseline",
+            zorder=52,
+        )
 
     # ---- insets -------------------------------------------------------------------------------
     def plan_insets(self, obstacles, blocked) -> list[dict[str, Any]]:
@@ -778,7 +1179,7 @@ class _Map:
         # what each inset must show, in pixels: a tiny feature itself; a crowded point together
         # with the nearest parts of its neighbours (an inset showing the point alone is useless)
         focus: dict[str, Any] = {}
-        need: dict[str, float] = {}   # magnification each one needs to become readable
+        need: dict[str, float] = {}  # magnification each one needs to become readable
         for f in self.features:
             if f.geom_px.geom_type not in ("Point", "MultiPoint"):
                 ext = self.pixel_extent(f)
@@ -801,11 +1202,13 @@ class _Map:
         def extent(fs):
             b = shapely.union_all([focus[o.fid] for o in fs]).bounds
             return max(b[2] - b[0], b[3] - b[1], 1.0)
+
         groups: list[list[TaskFeature]] = []
         for f in small:
             for gr in groups:
-                if (any(focus[f.fid].distance(focus[o.fid]) < 80 for o in gr)
-                        and biggest * fill / extent(gr + [f]) >= max(need[o.fid] for o in gr + [f])):
+                if any(focus[f.fid].distance(focus[o.fid]) < 80 for o in gr) and biggest * fill / extent(
+                    gr + [f]
+                ) >= max(need[o.fid] for o in gr + [f]):
                     gr.append(f)
                     break
             else:
@@ -834,8 +1237,14 @@ class _Map:
                 side = min(side, res * size * 0.5)  # an inset must magnify at least 2x
                 half = side / res / 2
                 frame = (pcx - half, pcy - half, pcx + half, pcy + half)
-                bb = place_box((size, size), self.inset_slots(size), task_union, blocked + [frame],
-                               (0.0, 0.0, float(n), float(n)), near=(pcx, pcy))
+                bb = place_box(
+                    (size, size),
+                    self.inset_slots(size),
+                    task_union,
+                    blocked + [frame],
+                    (0.0, 0.0, float(n), float(n)),
+                    near=(pcx, pcy),
+                )
                 hidden = box(*bb).intersection(task_union).area
                 hidden += 10.0 * sum(box(*bb).intersection(box(*o)).area for o in blocked + [frame])
                 tries.append((hidden, size, side, frame, bb))
@@ -843,10 +1252,19 @@ class _Map:
                     break
             _, size, side, frame, bb = min(tries, key=lambda t: (t[0], t[1]))
             blocked = blocked + [bb]
-            ipt = PixelTransform.from_view(cx - side / 2, cy + side / 2, side / size, n, n, self.task_epsg,
-                                           col0=bb[0], row0=bb[1])
-            out.append({"id": "ABC"[k], "bbox": bb, "frame": frame, "features": [f.fid for f in gr],
-                        "pt": ipt, "magnification": res / ipt.resolution})
+            ipt = PixelTransform.from_view(
+                cx - side / 2, cy + side / 2, side / size, n, n, self.task_epsg, col0=bb[0], row0=bb[1]
+            )
+            out.append(
+                {
+                    "id": "ABC"[k],
+                    "bbox": bb,
+                    "frame": frame,
+                    "features": [f.fid for f in gr],
+                    "pt": ipt,
+                    "magnification": res / ipt.resolution,
+                }
+            )
         return out
 
     def crowding(self, f: TaskFeature) -> list:
@@ -877,8 +1295,16 @@ class _Map:
         lo_x, hi_x = m, n - m - size
         lo_y, hi_y = m + 60, n - m - size - 40  # clear of the top and bottom furniture rows
         mid_x, mid_y = (n - size) / 2, (n - size) / 2
-        q = [(lo_x, lo_y), (hi_x, m + 96), (lo_x, hi_y - 30), (hi_x, hi_y),
-             (mid_x, m), (mid_x, hi_y), (lo_x, mid_y), (hi_x, mid_y)]
+        q = [
+            (lo_x, lo_y),
+            (hi_x, m + 96),
+            (lo_x, hi_y - 30),
+            (hi_x, hi_y),
+            (mid_x, m),
+            (mid_x, hi_y),
+            (lo_x, mid_y),
+            (hi_x, mid_y),
+        ]
         # then quarter points along each edge, for large insets on crowded maps
         for t in (0.25, 0.75):
             x = lo_x + t * (hi_x - lo_x)
@@ -891,8 +1317,17 @@ class _Map:
         bb = ins["bbox"]
         ipt: PixelTransform = ins["pt"]
         ax = self._axes(bb, zorder=5)
-        _add_patch(ax, Rectangle((bb[0], bb[1]), bb[2] - bb[0], bb[3] - bb[1], facecolor=st["background"],
-                               edgecolor="none", zorder=0))
+        _add_patch(
+            ax,
+            Rectangle(
+                (bb[0], bb[1]),
+                bb[2] - bb[0],
+                bb[3] - bb[1],
+                facecolor=st["background"],
+                edgecolor="none",
+                zorder=0,
+            ),
+        )
         self.draw_context(ax, ipt, bb)
         geoms = {f.fid: ipt.geometry_3857_to_pixel(f.geom_3857) for f in self.features}
         self.draw_task(ax, geoms)
@@ -905,8 +1340,10 @@ class _Map:
             clear = {f.fid: self.clearance(f) for f in vis}
             obst = {f.fid: obstacle_for(f.geom_px, clear[f.fid]) for f in vis}
             title = (bb[0], bb[1], bb[0] + 120, bb[1] + 34)
-            items = [LabelItem(f.fid, f.geom_px, self.label_size(f), clear[f.fid])
-                     for f in sorted(vis, key=lambda f: (not f.target, _fid_key(f.fid)))]
+            items = [
+                LabelItem(f.fid, f.geom_px, self.label_size(f), clear[f.fid])
+                for f in sorted(vis, key=lambda f: (not f.target, _fid_key(f.fid)))
+            ]
             soft = {f.fid: f.geom_px for f in vis if is_large_polygon(f.geom_px)}
             labels = place_labels(items, inner, obst, [title], soft)
             for f in vis:
@@ -917,14 +1354,34 @@ class _Map:
         # title + frame
         mag = ins["magnification"]
         self.panel(ax, (bb[0], bb[1], bb[0] + 120, bb[1] + 34), z=50)
-        self.text(ax, bb[0] + 10, bb[1] + 17, f"{ins['id']}  ×{mag:.0f}", font(12, bold=True), "inset_title",
-                  color="#222222", va="center_baseline", zorder=51)
-        sb_len, sb_px, sb_lab, sb_prop, (sbw, sbh) = self.scalebar_layout(ipt.ground_pixel_size(
-            (bb[0] + bb[2]) / 2, (bb[1] + bb[3]) / 2), max_px=110)
+        self.text(
+            ax,
+            bb[0] + 10,
+            bb[1] + 17,
+            f"{ins['id']}  ×{mag:.0f}",
+            font(12, bold=True),
+            "inset_title",
+            color="#222222",
+            va="center_baseline",
+            zorder=51,
+        )
+        sb_len, sb_px, sb_lab, sb_prop, (sbw, sbh) = self.scalebar_layout(
+            ipt.ground_pixel_size((bb[0] + bb[2]) / 2, (bb[1] + bb[3]) / 2), max_px=110
+        )
         sbb = (bb[0] + 8, bb[3] - 8 - sbh, bb[0] + 8 + sbw, bb[3] - 8)
         self.draw_scalebar(ax, sbb, sb_len, sb_px, sb_lab, sb_prop, z=50, role="inset_scalebar")
-        _add_patch(ax, Rectangle((bb[0] + 1, bb[1] + 1), bb[2] - bb[0] - 2, bb[3] - bb[1] - 2, facecolor="none",
-                               edgecolor=st["insets"]["frame_color"], lw=px_to_pt(2.0), zorder=60))
+        _add_patch(
+            ax,
+            Rectangle(
+                (bb[0] + 1, bb[1] + 1),
+                bb[2] - bb[0] - 2,
+                bb[3] - bb[1] - 2,
+                facecolor="none",
+                edgecolor=st["insets"]["frame_color"],
+                lw=px_to_pt(2.0),
+                zorder=60,
+            ),
+        )
         return {
             "id": ins["id"],
             "bbox": [round(v, 2) for v in bb],
@@ -952,22 +1409,38 @@ class _Map:
         feats = {}
         for f in self.features:
             b = f.geom_px.bounds
-            feats[f.fid] = {"kind": f.kind, "geometry_type": f.geom_task.geom_type, "color": f.color,
-                            "target": f.target, "pixel_bbox": [round(v, 2) for v in b],
-                            "in_inset": next((i["id"] for i in insets if f.fid in i["features"]), None)}
+            feats[f.fid] = {
+                "kind": f.kind,
+                "geometry_type": f.geom_task.geom_type,
+                "color": f.color,
+                "target": f.target,
+                "pixel_bbox": [round(v, 2) for v in b],
+                "in_inset": next((i["id"] for i in insets if f.fid in i["features"]), None),
+            }
         return {
             "schema": SIDECAR_SCHEMA,
             "id": self.iid,
-            "renderer": {"name": "spatialgap-matplotlib", "version": RENDERER_VERSION,
-                         "matplotlib": matplotlib.__version__, "pillow": PIL.__version__,
-                         "pyproj": pyproj.__version__, "proj": pyproj.proj_version_str,
-                         "shapely": shapely.__version__},
+            "renderer": {
+                "name": "spatialgap-matplotlib",
+                "version": RENDERER_VERSION,
+                "matplotlib": matplotlib.__version__,
+                "pillow": PIL.__version__,
+                "pyproj": pyproj.__version__,
+                "proj": pyproj.proj_version_str,
+                "shapely": shapely.__version__,
+            },
             "image": {"file": f"{self.iid}.png", "width": n, "height": n, "dpi": DPI},
-            "crs": {"map": "EPSG:3857", "map_epsg": 3857, "task_epsg": self.task_epsg,
-                    "task": f"EPSG:{self.task_epsg}"},
-            "pixel_convention": ("corner: (col, row) = (0, 0) is the top-left corner of the top-left pixel; "
-                                 "pixel (i, j) covers [i, i+1) x [j, j+1), its centre is (i+0.5, j+0.5); "
-                                 "rows grow downwards (same as GDAL's geotransform)"),
+            "crs": {
+                "map": "EPSG:3857",
+                "map_epsg": 3857,
+                "task_epsg": self.task_epsg,
+                "task": f"EPSG:{self.task_epsg}",
+            },
+            "pixel_convention": (
+                "corner: (col, row) = (0, 0) is the top-left corner of the top-left pixel; "
+                "pixel (i, j) covers [i, i+1) x [j, j+1), its centre is (i+0.5, j+0.5); "
+                "rows grow downwards (same as GDAL's geotransform)"
+            ),
             "transform": {
                 **self.pt.to_json(),
                 "formula": "X = gt[0] + col*gt[1] + row*gt[2]; Y = gt[3] + col*gt[4] + row*gt[5] (EPSG:3857)",
@@ -975,27 +1448,53 @@ class _Map:
                 "task_to_pixel": "task EPSG -> EPSG:4326 -> EPSG:3857 (pyproj, always_xy) -> pixel (inverse affine)",
                 "python": "scoring.render.transform.PixelTransform.from_sidecar(path)",
             },
-            "view": {"bounds_3857": [x0, float(y0), float(x1), float(y1)],
-                     "center_lonlat": [round(float(lon), 8), round(float(lat), 8)],
-                     "resolution_3857_m": self.pt.resolution,
-                     "ground_pixel_size_m": round(ground, 6),
-                     "ground_width_m": round(ground * n, 3),
-                     "grid_convergence_deg": round(conv, 4),
-                     "north": "up (true north; Web Mercator)"},
+            "view": {
+                "bounds_3857": [x0, float(y0), float(x1), float(y1)],
+                "center_lonlat": [round(float(lon), 8), round(float(lat), 8)],
+                "resolution_3857_m": self.pt.resolution,
+                "ground_pixel_size_m": round(ground, 6),
+                "ground_width_m": round(ground * n, 3),
+                "grid_convergence_deg": round(conv, 4),
+                "north": "up (true north; Web Mercator)",
+            },
             "features": feats,
             "labels": {k: {**v.to_json(), "text": k} for k, v in labels.items()},
             "insets": insets,
-            "attribute_cards": [{"feature": c["feature"], "text": c["text"], "attributes": c["attributes"],
-                                 "bbox": [round(v, 2) for v in c["bbox"]]} for c in cards],
+            "attribute_cards": [
+                {
+                    "feature": c["feature"],
+                    "text": c["text"],
+                    "attributes": c["attributes"],
+                    "bbox": [round(v, 2) for v in c["bbox"]],
+                }
+                for c in cards
+            ],
             "information": {"attributes_shown": self.attributes, "withheld": self.withheld},
-            "legend": {"bbox": [round(v, 2) for v in legend], "context": list(getattr(self, "legend_context", []))},
+            "legend": {
+                "bbox": [round(v, 2) for v in legend],
+                "context": list(getattr(self, "legend_context", [])),
+            },
             "north_arrow": {"bbox": [round(v, 2) for v in north]},
-            "scalebar": {"bbox": [round(v, 2) for v in scalebar], "length_m": sb[0], "length_px": round(sb[1], 3)},
-            "attribution": {"text": ATTRIBUTION, "drawn": True, "bbox": [round(v, 2) for v in attribution],
-                            "text_bbox": [round(at_bb.x0, 2), round(n - at_bb.y1, 2), round(at_bb.x1, 2),
-                                          round(n - at_bb.y0, 2)]},
-            "crossings": [[round(float(x), 2), round(float(y), 2)] for x, y in
-                          (self.crossings({f.fid: f.geom_px for f in self.features}) if self.levels else [])],
+            "scalebar": {
+                "bbox": [round(v, 2) for v in scalebar],
+                "length_m": sb[0],
+                "length_px": round(sb[1], 3),
+            },
+            "attribution": {
+                "text": ATTRIBUTION,
+                "drawn": True,
+                "bbox": [round(v, 2) for v in attribution],
+                "text_bbox": [
+                    round(at_bb.x0, 2),
+                    round(n - at_bb.y1, 2),
+                    round(at_bb.x1, 2),
+                    round(n - at_bb.y0, 2),
+                ],
+            },
+            "crossings": [
+                [round(float(x), 2), round(float(y), 2)]
+                for x, y in (self.crossings({f.fid: f.geom_px for f in self.features}) if self.levels else [])
+            ],
             "context_counts": counts,
             "texts": self.texts,
         }
@@ -1015,8 +1514,9 @@ def _fid_key(fid: str):
 # ----------------------------------------------------------------------------------------------
 # public entry points
 # ----------------------------------------------------------------------------------------------
-def render_map(instance: dict[str, Any], context_index: ContextIndex | None,
-               style: dict[str, Any] | None = None) -> tuple[bytes, dict[str, Any]]:
+def render_map(
+    instance: dict[str, Any], context_index: ContextIndex | None, style: dict[str, Any] | None = None
+) -> tuple[bytes, dict[str, Any]]:
     """(PNG bytes, sidecar record) for one instance; touches no files."""
     style = style or load_style()
     with matplotlib.rc_context():
@@ -1043,10 +1543,12 @@ def aux_xml(gt) -> str:
     wkt = pyproj.CRS.from_epsg(3857).to_wkt(version="WKT1_GDAL")
     wkt = wkt.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     g = ", ".join(f"{v!r}" for v in gt)
-    return ("<PAMDataset>\n"
-            f'  <SRS dataAxisToSRSAxisMapping="1,2">{wkt}</SRS>\n'
-            f"  <GeoTransform>{g}</GeoTransform>\n"
-            "</PAMDataset>\n")
+    return (
+        "<PAMDataset>\n"
+        f'  <SRS dataAxisToSRSAxisMapping="1,2">{wkt}</SRS>\n'
+        f"  <GeoTransform>{g}</GeoTransform>\n"
+        "</PAMDataset>\n"
+    )
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -1068,8 +1570,12 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def render_instance(instance: dict[str, Any], context_index: ContextIndex | None, out_dir: str | Path,
-                    style: dict[str, Any] | None = None) -> dict[str, Path]:
+def render_instance(
+    instance: dict[str, Any],
+    context_index: ContextIndex | None,
+    out_dir: str | Path,
+    style: dict[str, Any] | None = None,
+) -> dict[str, Path]:
     """Render one instance into out_dir: <id>.png, <id>.json (sidecar), <id>.pgw, <id>.png.aux.xml.
 
     Pure function of (instance, context, style, renderer version): same inputs -> same bytes.
@@ -1082,10 +1588,16 @@ def render_instance(instance: dict[str, Any], context_index: ContextIndex | None
     png, record = render_map(instance, context_index, style)
     iid = record["id"]
     gt = record["transform"]["geotransform"]
-    paths = {"png": out_dir / f"{iid}.png", "sidecar": out_dir / f"{iid}.json",
-             "world": out_dir / f"{iid}.pgw", "aux": out_dir / f"{iid}.png.aux.xml"}
+    paths = {
+        "png": out_dir / f"{iid}.png",
+        "sidecar": out_dir / f"{iid}.json",
+        "world": out_dir / f"{iid}.pgw",
+        "aux": out_dir / f"{iid}.png.aux.xml",
+    }
     try:
-        atomic_write(paths["sidecar"], (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        atomic_write(
+            paths["sidecar"], (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+        )
         atomic_write(paths["world"], world_file(gt).encode("ascii"))
         atomic_write(paths["aux"], aux_xml(gt).encode("utf-8"))
         atomic_write(paths["png"], png)

@@ -1,4 +1,5 @@
 """Map style (resources/styles/map.json), pinned matplotlib settings and the bundled fonts."""
+
 from __future__ import annotations
 
 import json

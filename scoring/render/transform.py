@@ -11,11 +11,12 @@ EPSG:3857 <-> task CRS goes through EPSG:4326 with pyproj (always_xy, i.e. lon/l
 Everything here is pure Python + numpy + pyproj + shapely (no matplotlib, no QGIS), so the
 scorer can import it cheaply.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ WGS84 = 4326
 _GEOD = Geod(ellps="WGS84")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _transformer(src: int, dst: int) -> Transformer:
     return Transformer.from_crs(f"EPSG:{src}", f"EPSG:{dst}", always_xy=True)
 
@@ -62,18 +63,20 @@ def grid_convergence_deg(task_epsg: int, x: float, y: float) -> float:
     return grid_convergence_at(task_epsg, lon, lat)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _proj(epsg: int) -> Proj:
     return Proj(f"EPSG:{epsg}")
 
 
 def _apply_xy(geom, func):
     """Apply a vectorised (x, y) -> (x, y) function to every vertex of a shapely geometry."""
+
     def f(coords: np.ndarray) -> np.ndarray:
         if len(coords) == 0:
             return coords
         x, y = func(coords[:, 0], coords[:, 1])
         return np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)])
+
     return shapely.transform(geom, f)
 
 
@@ -93,14 +96,23 @@ class PixelTransform:
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def from_view(cls, x_min: float, y_max: float, resolution: float, width: int, height: int,
-                  task_epsg: int, col0: float = 0.0, row0: float = 0.0) -> "PixelTransform":
+    def from_view(
+        cls,
+        x_min: float,
+        y_max: float,
+        resolution: float,
+        width: int,
+        height: int,
+        task_epsg: int,
+        col0: float = 0.0,
+        row0: float = 0.0,
+    ) -> PixelTransform:
         """View whose pixel (col0, row0) corner sits at EPSG:3857 (x_min, y_max)."""
         gt = (x_min - col0 * resolution, resolution, 0.0, y_max + row0 * resolution, 0.0, -resolution)
         return cls(tuple(float(v) for v in gt), int(task_epsg), int(width), int(height))
 
     @classmethod
-    def from_sidecar(cls, sidecar: str | Path | dict[str, Any], inset: str | None = None) -> "PixelTransform":
+    def from_sidecar(cls, sidecar: str | Path | dict[str, Any], inset: str | None = None) -> PixelTransform:
         """Read the transform of a map (or of one of its insets, by inset id) from its sidecar."""
         data = sidecar if isinstance(sidecar, dict) else json.loads(Path(sidecar).read_text(encoding="utf-8"))
         gt = data["transform"]["geotransform"]
@@ -109,8 +121,12 @@ class PixelTransform:
             if not matches:
                 raise KeyError(f"no inset {inset!r} in sidecar of {data.get('id')}")
             gt = matches[0]["geotransform"]
-        return cls(tuple(float(v) for v in gt), int(data["crs"]["task_epsg"]),
-                   int(data["image"]["width"]), int(data["image"]["height"]))
+        return cls(
+            tuple(float(v) for v in gt),
+            int(data["crs"]["task_epsg"]),
+            int(data["image"]["width"]),
+            int(data["image"]["height"]),
+        )
 
     # ---- affine part --------------------------------------------------------------------
     @property
@@ -185,7 +201,11 @@ class PixelTransform:
         g = self.geotransform
         det = g[1] * g[5] - g[2] * g[4]
         inverse = (  # GDAL InvGeoTransform ordering: col = i0 + i1*X + i2*Y, row = i3 + i4*X + i5*Y
-            (g[2] * g[3] - g[0] * g[5]) / det, g[5] / det, -g[2] / det,
-            (-g[1] * g[3] + g[0] * g[4]) / det, -g[4] / det, g[1] / det,
+            (g[2] * g[3] - g[0] * g[5]) / det,
+            g[5] / det,
+            -g[2] / det,
+            (-g[1] * g[3] + g[0] * g[4]) / det,
+            -g[4] / det,
+            g[1] / det,
         )
         return {"geotransform": list(g), "inverse_geotransform": list(inverse)}

@@ -13,6 +13,7 @@ An agent is a function ``(messages: list[dict]) -> str`` registered by name::
 ``GET /v1/models`` on loopback, so agents are benchmarked exactly like real models (same
 prompts, same runner, same journal).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,9 +26,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 from scoring.errors import InputError
 
@@ -40,9 +42,11 @@ AGENT_MODULES: list[str] = ["scoring.runner.reference_agents"]
 
 def agent(name: str) -> Callable[[AgentFn], AgentFn]:
     """Decorator registering `fn(messages) -> str` as agent `name`."""
+
     def register(fn: AgentFn) -> AgentFn:
         AGENTS[name] = fn
         return fn
+
     return register
 
 
@@ -59,12 +63,19 @@ def get_agent(name: str) -> AgentFn:
 
 # ---- reading the prompt back --------------------------------------------------------------------
 _CATEGORY_PHRASES = [
-    ("option letter", "choice"), ("number in square metres", "square_metres"),
+    ("option letter", "choice"),
+    ("number in square metres", "square_metres"),
     ("pois per square kilometre", "density"),
-    ("number in metres", "metres"), ("number in degrees", "degrees"), ("whole number", "count"), ('"yes" or "no"', "boolean"),
-    ("comma-separated list of feature ids", "feature_ids"), ("feature ids in order", "ordering"),
-    ("with a feature id", "feature_id"), ("four compass directions", "direction4"),
-    ("ahead, behind, left, right", "relative_direction"), ("one of the axes", "axis"),
+    ("number in metres", "metres"),
+    ("number in degrees", "degrees"),
+    ("whole number", "count"),
+    ('"yes" or "no"', "boolean"),
+    ("comma-separated list of feature ids", "feature_ids"),
+    ("feature ids in order", "ordering"),
+    ("with a feature id", "feature_id"),
+    ("four compass directions", "direction4"),
+    ("ahead, behind, left, right", "relative_direction"),
+    ("one of the axes", "axis"),
     ("compass direction", "direction"),
 ]
 
@@ -72,18 +83,19 @@ _CATEGORY_PHRASES = [
 @dataclass
 class PromptView:
     """What an agent can recover from the prompts built by scoring.runner.prompts."""
-    task: str = "qa"                      # "qa" | "edit"
+
+    task: str = "qa"  # "qa" | "edit"
     system: str = ""
-    text: str = ""                        # the first user turn's text
-    scene: dict | None = None             # parsed GeoJSON (None in the image modality)
+    text: str = ""  # the first user turn's text
+    scene: dict | None = None  # parsed GeoJSON (None in the image modality)
     question: str | None = None
     choices: list[str] = field(default_factory=list)
     answer_category: str = "text"
     target: str | None = None
     instruction: str | None = None
-    units: str | None = None              # edits: "metres" | "pixels"
+    units: str | None = None  # edits: "metres" | "pixels"
     image_png: bytes | None = None
-    corrective: bool = False              # the last user turn is the corrective follow-up
+    corrective: bool = False  # the last user turn is the corrective follow-up
     feature_ids: list[str] = field(default_factory=list)
 
 
@@ -98,6 +110,7 @@ def _content_text(content: Any) -> tuple[str, bytes | None]:
             url = (p.get("image_url") or {}).get("url", "")
             if url.startswith("data:") and "," in url:
                 import base64
+
                 try:
                     image = base64.b64decode(url.split(",", 1)[1])
                 except ValueError:
@@ -121,8 +134,11 @@ def parse_prompt(messages: list[dict]) -> PromptView:
         except ValueError:
             v.scene = None
     if isinstance(v.scene, dict):
-        v.feature_ids = [str(f.get("id")) for f in v.scene.get("features", []) if isinstance(f, dict)
-                         and f.get("id") is not None]
+        v.feature_ids = [
+            str(f.get("id"))
+            for f in v.scene.get("features", [])
+            if isinstance(f, dict) and f.get("id") is not None
+        ]
     if not v.feature_ids:
         v.feature_ids = sorted(set(re.findall(r"\bF\d+\b", v.text)), key=lambda s: int(s[1:]))
     m = re.search(r"^Question: (.*?)(?:\n\n|\Z)", v.text, flags=re.S | re.M)
@@ -165,7 +181,7 @@ def chance(messages: list[dict]) -> str:
     ids = v.feature_ids or [f"F{i}" for i in range(5)]
     cat = v.answer_category
     if cat == "choice":
-        ans = rng.choice("ABCD"[:max(1, min(4, len(v.choices) or 4))])
+        ans = rng.choice("ABCD"[: max(1, min(4, len(v.choices) or 4))])
     elif cat == "metres":
         ans = f"{rng.uniform(1, 1000):.1f}"
     elif cat == "square_metres":
@@ -204,15 +220,18 @@ def chance(messages: list[dict]) -> str:
 def _completion(model: str, text: str, messages: list[dict]) -> dict:
     prompt_chars = sum(len(_content_text(m.get("content"))[0]) for m in messages)
     pt, ct = max(1, prompt_chars // 4), max(1, len(text) // 4)
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
-            "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
 
 
 def _pool_init(name: str) -> None:
-    get_agent(name)        # import the agent modules once per worker process
+    get_agent(name)  # import the agent modules once per worker process
 
 
 def _pool_call(name: str, messages: list[dict]) -> str:
@@ -233,9 +252,13 @@ class AgentServer(ThreadingHTTPServer):
         if workers > 1:
             import concurrent.futures
             import multiprocessing
+
             self.pool = concurrent.futures.ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_pool_init, initargs=(agent_name,))
+                workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_pool_init,
+                initargs=(agent_name,),
+            )
         super().__init__(address, AgentHandler)
 
     def reply(self, messages: list[dict]) -> str:
@@ -256,7 +279,7 @@ class AgentServer(ThreadingHTTPServer):
 
 class AgentHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: AgentServer
 
     def log_message(self, fmt: str, *args: Any) -> None:
@@ -275,8 +298,13 @@ class AgentHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send(200, {"object": "list", "data": [{"id": self.server.agent_name, "object": "model",
-                                                         "owned_by": "spatialgap"}]})
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": self.server.agent_name, "object": "model", "owned_by": "spatialgap"}],
+                },
+            )
         else:
             self._error(404, f"no route GET {self.path}")
 
@@ -300,7 +328,9 @@ class AgentHandler(BaseHTTPRequestHandler):
             text = self.server.reply(messages)
         except Exception as exc:  # an agent bug is a 500 for that request, not a dead server
             log.exception("agent %s failed", self.server.agent_name)
-            self._error(500, f"agent {self.server.agent_name} failed: {type(exc).__name__}: {exc}", "server_error")
+            self._error(
+                500, f"agent {self.server.agent_name} failed: {type(exc).__name__}: {exc}", "server_error"
+            )
             return
         self._send(200, _completion(self.server.agent_name, text, messages))
 
@@ -328,8 +358,9 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1
     print(f"serving agent {name} on {server.base_url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     import signal
 
-    def _terminate(signum, frame):     # SIGTERM -> same clean shutdown as Ctrl-C (pool included)
+    def _terminate(signum, frame):  # SIGTERM -> same clean shutdown as Ctrl-C (pool included)
         raise KeyboardInterrupt
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:

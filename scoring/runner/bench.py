@@ -7,6 +7,7 @@ bench_throughput(n): requests/s through the whole runner (prompt rendering, HTTP
 bench_latency(n, latency=0.2, concurrency=32): wall time / ideal (n * latency / concurrency)
     against an endpoint that takes `latency` s per request. Target <= 1.2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,12 @@ from scoring.runner.run import run_benchmark
 def fake_endpoint(latency: float = 0.0):
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-m", "scoring.runner.fakeserver", "--port", "0",
-                             "--latency", str(latency)], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scoring.runner.fakeserver", "--port", "0", "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         line = proc.stdout.readline()
         if not line.startswith("PORT "):
@@ -44,15 +49,37 @@ def synthetic_bench(root: Path, n: int) -> Path:
     (root / "manifest.json").write_text(json.dumps({"name": "runner-bench", "n": n}))
     with open(root / "qa.jsonl", "w") as fh:
         for i in range(n):
-            scene = {"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "EPSG:3067"}},
-                     "features": [{"type": "Feature", "id": f"F{k}", "properties": {"name": f"f{k}"},
-                                   "geometry": {"type": "Point", "coordinates": [385000.0 + 10 * k + i, 6672000.0]}}
-                                  for k in range(8)]}
-            fh.write(json.dumps({"id": f"bench-{i:06d}", "city": "x", "task": "qa", "relation": "T04",
-                                 "family": "metric", "scene": scene, "question": f"How far is F0 from F1? #{i}",
-                                 "answer_type": "distance_m", "choices": ["1", "2", "3", "4"],
-                                 "correct_choice": "A",
-                                 "answerable": {"geojson": True, "image": False, "together": True}}) + "\n")
+            scene = {
+                "type": "FeatureCollection",
+                "crs": {"type": "name", "properties": {"name": "EPSG:3067"}},
+                "features": [
+                    {
+                        "type": "Feature",
+                        "id": f"F{k}",
+                        "properties": {"name": f"f{k}"},
+                        "geometry": {"type": "Point", "coordinates": [385000.0 + 10 * k + i, 6672000.0]},
+                    }
+                    for k in range(8)
+                ],
+            }
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"bench-{i:06d}",
+                        "city": "x",
+                        "task": "qa",
+                        "relation": "T04",
+                        "family": "metric",
+                        "scene": scene,
+                        "question": f"How far is F0 from F1? #{i}",
+                        "answer_type": "distance_m",
+                        "choices": ["1", "2", "3", "4"],
+                        "correct_choice": "A",
+                        "answerable": {"geojson": True, "image": False, "together": True},
+                    }
+                )
+                + "\n"
+            )
     return root
 
 
@@ -78,8 +105,14 @@ def bench_latency(n: int = 640, latency: float = 0.2, concurrency: int = 32) -> 
     with fake_endpoint(latency) as url:
         wall, sent = _timed_run(url, n, concurrency)
     ideal = n * latency / concurrency
-    return {"n": n, "latency_s": latency, "concurrency": concurrency, "wall_s": round(wall, 3),
-            "ideal_s": round(ideal, 3), "ratio": round(wall / ideal, 3)}
+    return {
+        "n": n,
+        "latency_s": latency,
+        "concurrency": concurrency,
+        "wall_s": round(wall, 3),
+        "ideal_s": round(ideal, 3),
+        "ratio": round(wall / ideal, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

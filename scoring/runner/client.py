@@ -12,6 +12,7 @@ Classification happens BEFORE any retry:
     other 4xx                            -> fatal for the sample (server message recorded)
     too large, not JSON, no content      -> fatal for the sample (recorded)
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +22,9 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
 from scoring.runner.transport import DEFAULT_MAX_BYTES, Response, TransportError, as_async
@@ -54,8 +56,12 @@ def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tup
                 content = parts
             msgs.append({**m, "content": content})
         body: dict[str, Any] = {"model": spec.model, "messages": msgs}
-        for name, value in (("temperature", spec.temperature), ("max_tokens", spec.max_tokens),
-                            ("seed", spec.seed), ("top_p", spec.top_p)):
+        for name, value in (
+            ("temperature", spec.temperature),
+            ("max_tokens", spec.max_tokens),
+            ("seed", spec.seed),
+            ("top_p", spec.top_p),
+        ):
             if value is not None:
                 body[name] = value
         return spec.url, headers, body
@@ -79,8 +85,12 @@ def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tup
             out["content"] = content or ""
         msgs.append(out)
     options = {}
-    for name, value in (("temperature", spec.temperature), ("num_predict", spec.max_tokens),
-                        ("seed", spec.seed), ("top_p", spec.top_p)):
+    for name, value in (
+        ("temperature", spec.temperature),
+        ("num_predict", spec.max_tokens),
+        ("seed", spec.seed),
+        ("top_p", spec.top_p),
+    ):
         if value is not None:
             options[name] = value
     body = {"model": spec.model, "messages": msgs, "stream": False, "options": options}
@@ -96,7 +106,7 @@ class Outcome:
     usage: dict[str, int] | None = None
     endpoint_model: str | None = None
     finish_reason: str | None = None
-    error: dict[str, Any] | None = None        # {"kind", "message", "status"?}
+    error: dict[str, Any] | None = None  # {"kind", "message", "status"?}
     warnings: list[str] = field(default_factory=list)
     http_attempts: int = 0
     retries: dict[str, int] = field(default_factory=dict)
@@ -104,11 +114,20 @@ class Outcome:
     status: int | None = None
 
     def to_record(self) -> dict[str, Any]:
-        d = {"status": "ok" if self.ok else "error", "text": self.text, "reasoning": self.reasoning,
-             "usage": self.usage, "endpoint_model": self.endpoint_model,
-             "finish_reason": self.finish_reason, "error": self.error, "warnings": self.warnings,
-             "http_status": self.status, "http_attempts": self.http_attempts,
-             "retries": self.retries, "latency_s": round(self.latency_s, 4)}
+        d = {
+            "status": "ok" if self.ok else "error",
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "usage": self.usage,
+            "endpoint_model": self.endpoint_model,
+            "finish_reason": self.finish_reason,
+            "error": self.error,
+            "warnings": self.warnings,
+            "http_status": self.status,
+            "http_attempts": self.http_attempts,
+            "retries": self.retries,
+            "latency_s": round(self.latency_s, 4),
+        }
         return d
 
 
@@ -140,7 +159,9 @@ def decode_body(body: bytes, warnings: list[str]) -> Any:
         return json.loads(text, parse_constant=constant)
     except (json.JSONDecodeError, RecursionError) as exc:
         excerpt = text[:200].replace("\n", " ")
-        raise ParseFailure("bad_json", f"response is not JSON ({exc.__class__.__name__}): {excerpt!r}") from None
+        raise ParseFailure(
+            "bad_json", f"response is not JSON ({exc.__class__.__name__}): {excerpt!r}"
+        ) from None
 
 
 def _text_of(content: Any) -> tuple[str | None, str | None]:
@@ -199,10 +220,17 @@ def parse_success(kind: str, data: Any, out: Outcome) -> None:
             if isinstance(msg.get(key), str) and msg[key]:
                 reasoning = msg[key] if reasoning is None else reasoning + msg[key]
                 break
-        out.finish_reason = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
-        out.usage = _clean_usage(data.get("usage"), {"prompt_tokens": "prompt_tokens",
-                                                     "completion_tokens": "completion_tokens",
-                                                     "total_tokens": "total_tokens"})
+        out.finish_reason = (
+            choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+        )
+        out.usage = _clean_usage(
+            data.get("usage"),
+            {
+                "prompt_tokens": "prompt_tokens",
+                "completion_tokens": "completion_tokens",
+                "total_tokens": "total_tokens",
+            },
+        )
         refusal = msg.get("refusal")
         if text is None:
             if isinstance(refusal, str) and refusal:
@@ -265,7 +293,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     if dt.tzinfo is None:
         import datetime as _dt
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
+
+        dt = dt.replace(tzinfo=_dt.UTC)
     return max(0.0, dt.timestamp() - (time.time() if now is None else now))
 
 
@@ -334,9 +363,16 @@ class AdaptiveLimiter:
 
 # ---- the client ------------------------------------------------------------------------------
 class ChatClient:
-    def __init__(self, spec: ModelSpec, transport: Any = None, key_provider: KeyProvider | None = None,
-                 limiter: AdaptiveLimiter | None = None, redactor: Redactor | None = None,
-                 max_bytes: int = DEFAULT_MAX_BYTES, rng: random.Random | None = None):
+    def __init__(
+        self,
+        spec: ModelSpec,
+        transport: Any = None,
+        key_provider: KeyProvider | None = None,
+        limiter: AdaptiveLimiter | None = None,
+        redactor: Redactor | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        rng: random.Random | None = None,
+    ):
         self.spec = spec
         self.transport = as_async(transport)
         self._owns_transport = transport is None
@@ -363,8 +399,13 @@ class ChatClient:
         if self._owns_transport and hasattr(self.transport, "aclose"):
             await self.transport.aclose()
 
-    async def complete(self, messages: list[dict], *, on_retry: Callable[[str], None] | None = None,
-                       max_connect_retries: int | None = None) -> Outcome:
+    async def complete(
+        self,
+        messages: list[dict],
+        *,
+        on_retry: Callable[[str], None] | None = None,
+        max_connect_retries: int | None = None,
+    ) -> Outcome:
         url, headers, body = build_request(self.spec, messages, self.key())
         out = Outcome(ok=False)
         t0 = time.perf_counter()
@@ -377,11 +418,12 @@ class ChatClient:
             out.http_attempts = attempt
             out.warnings = []
             wait: float | None = None
-            failure: tuple[str, str, bool] | None = None   # (kind, message, retryable)
+            failure: tuple[str, str, bool] | None = None  # (kind, message, retryable)
             await self.limiter.acquire()
             try:
                 resp: Response | None = await self.transport.post_json(
-                    url, headers, body, self.spec.timeout_s, self.max_bytes)
+                    url, headers, body, self.spec.timeout_s, self.max_bytes
+                )
             except TransportError as exc:
                 resp = None
                 if exc.kind == "too_large":
@@ -431,7 +473,7 @@ class ChatClient:
                 break
             out.retries[kind] = used + 1
             if kind == "connect" and max_connect_retries is not None:
-                delay = 0.1 * (2 ** used)          # reachability not yet established: fail fast
+                delay = 0.1 * (2**used)  # reachability not yet established: fail fast
             elif kind == "rate_limited":
                 if wait is None:
                     wait = self.backoff(used + 1)

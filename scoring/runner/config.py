@@ -15,6 +15,7 @@ A TOML file names models under ``[models.NAME]``::
 API keys never live in a spec: a `KeyProvider` hands them to the client at request time
 (`EnvKeyProvider` reads the environment; the QGIS plugin supplies its auth-database one).
 """
+
 from __future__ import annotations
 
 import os
@@ -60,7 +61,7 @@ class ModelSpec:
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def from_mapping(cls, name: str, data: dict[str, Any], where: str = "") -> "ModelSpec":
+    def from_mapping(cls, name: str, data: dict[str, Any], where: str = "") -> ModelSpec:
         prefix = f"{where}models.{name}"
         known = {f.name for f in fields(cls)} - {"name"}
         unknown = sorted(set(data) - known)
@@ -74,12 +75,21 @@ class ModelSpec:
         return spec
 
     @classmethod
-    def from_endpoint(cls, url: str, model: str, api_key_env: str | None = None, *,
-                      kind: str = "openai", name: str | None = None, **params: Any) -> "ModelSpec":
+    def from_endpoint(
+        cls,
+        url: str,
+        model: str,
+        api_key_env: str | None = None,
+        *,
+        kind: str = "openai",
+        name: str | None = None,
+        **params: Any,
+    ) -> ModelSpec:
         """A spec for ``--endpoint URL --model NAME [--api-key-env VAR]`` (no config file)."""
         params = {k: v for k, v in params.items() if v is not None}
-        spec = cls(name=name or model, kind=kind, base_url=url, model=model,
-                   api_key_env=api_key_env, **params)
+        spec = cls(
+            name=name or model, kind=kind, base_url=url, model=model, api_key_env=api_key_env, **params
+        )
         spec.validate("endpoint")
         return spec
 
@@ -87,8 +97,13 @@ class ModelSpec:
         def bad(field: str, why: str) -> ConfigError:
             return ConfigError(f"{prefix}.{field}: {why}")
 
-        def number(field: str, lo: float | None = None, hi: float | None = None,
-                   integer: bool = False, optional: bool = True) -> None:
+        def number(
+            field: str,
+            lo: float | None = None,
+            hi: float | None = None,
+            integer: bool = False,
+            optional: bool = True,
+        ) -> None:
             value = getattr(self, field)
             if value is None:
                 if optional:
@@ -115,11 +130,14 @@ class ModelSpec:
             raise bad("base_url", f"must be an http(s) URL, got {public_url(self.base_url)!r}")
         if parts.username or parts.password:
             raise bad("base_url", "must not contain credentials; use api_key_env")
-        if self.api_key_env is not None and (not isinstance(self.api_key_env, str)
-                                             or not _ENV_NAME.match(self.api_key_env)):
+        if self.api_key_env is not None and (
+            not isinstance(self.api_key_env, str) or not _ENV_NAME.match(self.api_key_env)
+        ):
             # Do not echo the value: a user may have pasted the key itself here.
-            raise bad("api_key_env", "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
-                                     "not the key itself")
+            raise bad(
+                "api_key_env",
+                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), " "not the key itself",
+            )
         number("temperature", 0, 10)
         number("top_p", 0, 1)
         number("max_tokens", 1, integer=True)
@@ -141,8 +159,13 @@ class ModelSpec:
         return f"{base}/chat/completions" if self.kind == "openai" else f"{base}/api/chat"
 
     def generation_params(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "seed": self.seed, "top_p": self.top_p, "image_detail": self.image_detail}
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "top_p": self.top_p,
+            "image_detail": self.image_detail,
+        }
 
     def public_dict(self) -> dict[str, Any]:
         """The spec as recorded in manifests (it never holds a key; URL credentials are stripped)."""
@@ -212,8 +235,9 @@ class EnvKeyProvider:
             return None
         value = self._environ.get(spec.api_key_env)
         if not value:
-            raise ConfigError(f"models.{spec.name}.api_key_env: environment variable "
-                              f"{spec.api_key_env} is not set")
+            raise ConfigError(
+                f"models.{spec.name}.api_key_env: environment variable " f"{spec.api_key_env} is not set"
+            )
         return value
 
     def __repr__(self) -> str:

@@ -7,6 +7,7 @@ badutf8, nan, echoauth, noop (edit replies are no-ops until the corrective turn)
 
     python -m scoring.runner.fakeserver --port 0 [--latency 0.2]   # prints "PORT <n>"
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,14 @@ class FaultServer(ThreadingHTTPServer):
     request_queue_size = 1024
     allow_reuse_address = True
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0,
-                 hang_s: float = 3.0, retry_after: str = "0.05"):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        hang_s: float = 3.0,
+        retry_after: str = "0.05",
+    ):
         super().__init__((host, port), FaultHandler)
         self.latency, self.hang_s, self.retry_after = latency, hang_s, retry_after
         self.lock = threading.Lock()
@@ -43,7 +50,7 @@ class FaultServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}/f/{fault}/{n}{prefix}"
 
-    def start(self) -> "FaultServer":
+    def start(self) -> FaultServer:
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
@@ -62,7 +69,7 @@ def answer_for(messages: list[dict]) -> str:
 
 class FaultHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
     server: FaultServer
 
     def log_message(self, fmt: str, *args: Any) -> None:
@@ -127,24 +134,38 @@ class FaultHandler(BaseHTTPRequestHandler):
                 text = json.dumps({"operations": [{"op": "translate", "dx": 0, "dy": 0}]})
             fault = "ok"
         if ollama:
-            ok_payload = {"model": req.get("model"), "message": {"role": "assistant", "content": text},
-                          "done": True, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 3}
+            ok_payload = {
+                "model": req.get("model"),
+                "message": {"role": "assistant", "content": text},
+                "done": True,
+                "done_reason": "stop",
+                "prompt_eval_count": 11,
+                "eval_count": 3,
+            }
         else:
-            ok_payload = {"id": "x", "object": "chat.completion", "model": f"{req.get('model')}-served",
-                          "choices": [{"index": 0, "finish_reason": "stop",
-                                       "message": {"role": "assistant", "content": text}}],
-                          "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}}
+            ok_payload = {
+                "id": "x",
+                "object": "chat.completion",
+                "model": f"{req.get('model')}-served",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                ],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+            }
         ok_body = json.dumps(ok_payload).encode()
         if fault == "ok" or not failing:
             self._send(200, ok_body)
         elif fault == "429":
             self._send(429, b'{"error":{"message":"slow down"}}', {"Retry-After": srv.retry_after})
         elif fault == "429date":
-            self._send(429, b'{"error":{"message":"slow down"}}',
-                       {"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)})
+            self._send(
+                429,
+                b'{"error":{"message":"slow down"}}',
+                {"Retry-After": email.utils.formatdate(time.time() + 2, usegmt=True)},
+            )
         elif fault == "500":
             self._send(500, b'{"error":{"message":"internal oops"}}')
-        elif fault == "echoauth":   # a (bad) server that echoes the credentials it was sent
+        elif fault == "echoauth":  # a (bad) server that echoes the credentials it was sent
             auth = self.headers.get("Authorization", "")
             self._send(401, json.dumps({"error": {"message": f"invalid credentials {auth}"}}).encode())
         elif fault == "400":

@@ -8,6 +8,7 @@ bytes are ignored and cut off before the next append, so the file stays valid JS
 Resume / cache rule: a key with an "ok" record is never sent again; keys whose records are
 all errors are sent again (and the new outcome appended).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,8 +16,9 @@ import json
 import logging
 import math
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from scoring.runner.config import Redactor
 
@@ -36,18 +38,43 @@ def instance_hash(instance: dict) -> str:
     return sha256_hex(canonical_json(_finite(instance)))
 
 
-def request_key(*, model: str, kind: str, base_url: str, generation: dict, template: str,
-                template_version: str, template_sha256: str, instance_sha256: str,
-                image_sha256: str | None, modality: str, form: str, attempt_kind: str,
-                previous_reply_sha256: str | None = None) -> str:
+def request_key(
+    *,
+    model: str,
+    kind: str,
+    base_url: str,
+    generation: dict,
+    template: str,
+    template_version: str,
+    template_sha256: str,
+    instance_sha256: str,
+    image_sha256: str | None,
+    modality: str,
+    form: str,
+    attempt_kind: str,
+    previous_reply_sha256: str | None = None,
+) -> str:
     """SHA-256 over everything that determines one request."""
-    return sha256_hex(canonical_json({
-        "v": RECORD_VERSION, "model": model, "kind": kind, "base_url": base_url.rstrip("/"),
-        "generation": generation, "template": template, "template_version": template_version,
-        "template_sha256": template_sha256, "instance_sha256": instance_sha256,
-        "image_sha256": image_sha256, "modality": modality, "form": form,
-        "attempt_kind": attempt_kind, "previous_reply_sha256": previous_reply_sha256,
-    }))
+    return sha256_hex(
+        canonical_json(
+            {
+                "v": RECORD_VERSION,
+                "model": model,
+                "kind": kind,
+                "base_url": base_url.rstrip("/"),
+                "generation": generation,
+                "template": template,
+                "template_version": template_version,
+                "template_sha256": template_sha256,
+                "instance_sha256": instance_sha256,
+                "image_sha256": image_sha256,
+                "modality": modality,
+                "form": form,
+                "attempt_kind": attempt_kind,
+                "previous_reply_sha256": previous_reply_sha256,
+            }
+        )
+    )
 
 
 def _finite(v: Any) -> Any:
@@ -69,7 +96,7 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
     except FileNotFoundError:
         return [], 0, None
     records, corrupt = [], 0
-    end = data.rfind(b"\n") + 1           # bytes after the last newline are a torn line
+    end = data.rfind(b"\n") + 1  # bytes after the last newline are a torn line
     torn_at = end if end < len(data) else None
     for lineno, line in enumerate(data[:end].split(b"\n"), 1):
         if not line.strip():
@@ -99,8 +126,12 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
 class Journal:
     """An append-only journal file plus an in-memory index of its records by key."""
 
-    def __init__(self, path: str | os.PathLike, redactor: Redactor | None = None,
-                 extra_caches: Iterable[str | os.PathLike] = ()):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        redactor: Redactor | None = None,
+        extra_caches: Iterable[str | os.PathLike] = (),
+    ):
         self.path = Path(path)
         self.redactor = redactor or Redactor()
         self.records, self.corrupt, torn_at = read_records(self.path)
@@ -120,8 +151,9 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "ab")
         if torn_at is not None:
-            log.warning("%s: dropping a torn last line (%d bytes)", self.path,
-                        self.path.stat().st_size - torn_at)
+            log.warning(
+                "%s: dropping a torn last line (%d bytes)", self.path, self.path.stat().st_size - torn_at
+            )
             self._fh.truncate(torn_at)
         elif self.records and self._fh.tell() > 0:
             # Make sure the file ends with a newline (a complete record written without one).
@@ -167,6 +199,7 @@ class Journal:
         written together and share the next fsync (group commit); each call returns only once
         its record is durable. Order of arrival is preserved."""
         import asyncio
+
         record, data = self._prepare(record)
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
@@ -178,6 +211,7 @@ class Journal:
 
     async def _flush_pending(self) -> None:
         import asyncio
+
         try:
             while self._pending:
                 batch, self._pending = self._pending, []
@@ -200,7 +234,7 @@ class Journal:
         if not self._fh.closed:
             self._fh.close()
 
-    def __enter__(self) -> "Journal":
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc: Any) -> None:

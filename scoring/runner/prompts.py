@@ -10,13 +10,14 @@ blocks `system` and `user` (edit templates also `corrective`, the single follow-
 when an edit reply is unusable). The template name, version and SHA-256 (of the template and
 the shared `_common.j2`) are recorded with every prediction and are part of the cache key.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +55,18 @@ def template_name(task: str, modality: str, form: str) -> str:
     raise ValueError(f"unknown task {task!r} (expected qa or edit)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _env(prompts_dir: Path) -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(prompts_dir)),
-                              undefined=jinja2.StrictUndefined, autoescape=False,
-                              keep_trailing_newline=False, trim_blocks=False)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(prompts_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=False,
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _info(prompts_dir: Path, name: str) -> TemplateInfo:
     path = prompts_dir / f"{name}.j2"
     src = path.read_text(encoding="utf-8")
@@ -73,8 +78,9 @@ def _info(prompts_dir: Path, name: str) -> TemplateInfo:
     return TemplateInfo(name, m.group(1), h.hexdigest())
 
 
-def template_id_and_version(task: str, modality: str, form: str,
-                            prompts_dir: Path = PROMPTS_DIR) -> tuple[str, str]:
+def template_id_and_version(
+    task: str, modality: str, form: str, prompts_dir: Path = PROMPTS_DIR
+) -> tuple[str, str]:
     info = _info(prompts_dir, template_name(task, modality, form))
     return info.name, info.version
 
@@ -86,9 +92,19 @@ def template_info(task: str, modality: str, form: str, prompts_dir: Path = PROMP
 def answer_category(answer_type: str | None) -> str:
     """Map an instance's answer_type onto one of the answer-instruction wordings in _common.j2."""
     t = (answer_type or "").lower()
-    exact = {"direction4": "direction4", "direction8": "direction", "relative_direction": "relative_direction",
-             "axis": "axis", "ordering": "ordering", "density": "density", "perimeter": "metres",
-             "distance": "metres", "bearing": "degrees", "count": "count", "feature_id": "feature_id"}
+    exact = {
+        "direction4": "direction4",
+        "direction8": "direction",
+        "relative_direction": "relative_direction",
+        "axis": "axis",
+        "ordering": "ordering",
+        "density": "density",
+        "perimeter": "metres",
+        "distance": "metres",
+        "bearing": "degrees",
+        "count": "count",
+        "feature_id": "feature_id",
+    }
     if t in exact:
         return exact[t]
     if t in ("choice", "mcq", "letter", "option"):
@@ -99,7 +115,9 @@ def answer_category(answer_type: str | None) -> str:
         return "square_metres"
     if any(k in t for k in ("bearing", "angle", "deg", "azimuth", "orientation")):
         return "degrees"
-    if any(k in t for k in ("distance", "length", "metre", "meter", "perimeter", "width")) or t.endswith("_m"):
+    if any(k in t for k in ("distance", "length", "metre", "meter", "perimeter", "width")) or t.endswith(
+        "_m"
+    ):
         return "metres"
     if "count" in t or t in ("int", "integer"):
         return "count"
@@ -135,9 +153,10 @@ def _context(instance: dict, modality: str) -> dict[str, Any]:
         "answer_category": answer_category(instance.get("answer_type")),
         "target": instance.get("target", ""),
         "instruction": instance.get("instruction", ""),
-        "scene_json": "", "crs_name": "",
+        "scene_json": "",
+        "crs_name": "",
     }
-    if modality != "image":   # the image modality never sees coordinates
+    if modality != "image":  # the image modality never sees coordinates
         ctx["scene_json"] = json.dumps(scene, ensure_ascii=False, separators=(",", ":"))
         ctx["crs_name"] = crs_name(scene)
     ctx["grid_north_deg"] = grid_north_on_map(instance) if modality != "geojson" else None
@@ -151,6 +170,7 @@ def grid_north_on_map(instance: dict) -> float | None:
     # Imported here: the scoring.render package pulls in matplotlib, which GeoJSON-only runs
     # (and the QGIS plugin's start-up) do not need.
     from scoring.render.transform import grid_convergence_deg
+
     try:
         epsg = int((instance.get("crs") or {})["epsg"])
         xs, ys = [], []
@@ -168,8 +188,9 @@ def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
     return "".join(tmpl.blocks[block](tmpl.new_context(ctx))).strip()
 
 
-def build_messages(instance: dict, modality: str, form: str | None, image_png: bytes | None,
-                   prompts_dir: Path = PROMPTS_DIR) -> list[dict]:
+def build_messages(
+    instance: dict, modality: str, form: str | None, image_png: bytes | None, prompts_dir: Path = PROMPTS_DIR
+) -> list[dict]:
     """Chat messages (OpenAI format) for one instance in one modality and form."""
     task = instance.get("task")
     form = "edit" if task == "edit" else form
@@ -183,15 +204,23 @@ def build_messages(instance: dict, modality: str, form: str | None, image_png: b
     system = _render_block(name, "system", ctx, prompts_dir)
     user = _render_block(name, "user", ctx, prompts_dir)
     if needs_image:
-        content: Any = [{"type": "text", "text": user},
-                        {"type": "image_url", "image_url": {"url": png_data_url(image_png)}}]
+        content: Any = [
+            {"type": "text", "text": user},
+            {"type": "image_url", "image_url": {"url": png_data_url(image_png)}},
+        ]
     else:
         content = user
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 
-def corrective_messages(instance: dict, modality: str, messages: list[dict], reply: str,
-                        reason: str, prompts_dir: Path = PROMPTS_DIR) -> list[dict]:
+def corrective_messages(
+    instance: dict,
+    modality: str,
+    messages: list[dict],
+    reply: str,
+    reason: str,
+    prompts_dir: Path = PROMPTS_DIR,
+) -> list[dict]:
     """`messages` + the model's unusable edit reply + ONE corrective user turn.
 
     `reason` says only why the reply is unusable as an edit (undecodable / no-op); it never

@@ -18,6 +18,7 @@
 Both are deterministic and registered with scoring.runner.agents (`spatialgap serve-agent
 --agent tools`); the machinery lives in scoring/runner/reference/.
 """
+
 from __future__ import annotations
 
 from scoring.runner.agents import agent, parse_prompt

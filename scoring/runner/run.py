@@ -4,6 +4,7 @@ Output directory:
     predictions.jsonl  the journal (one record per response, appended + fsync'ed on arrival)
     manifest.json      what was run, with what, when (never any secret)
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,10 +16,11 @@ import platform
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import scoring
 from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
@@ -26,7 +28,7 @@ from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.runner import prompts
 from scoring.runner.client import AdaptiveLimiter, ChatClient, Outcome
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor, public_url
-from scoring.runner.journal import (Journal, instance_hash, request_key, sample_id, sha256_hex)
+from scoring.runner.journal import Journal, instance_hash, request_key, sample_id, sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ def extract_json_object(text: str) -> Any:
     candidates += re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", text, flags=re.S)
     i, j = text.find("{"), text.rfind("}")
     if 0 <= i < j:
-        candidates.append(text[i:j + 1])
+        candidates.append(text[i : j + 1])
     for c in candidates:
         try:
             return json.loads(c)
@@ -98,13 +100,18 @@ def load_instances(bench_dir: Path, task: str) -> list[dict]:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
 def _git_commit() -> str | None:
     try:
-        r = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(scoring.__file__).resolve().parent,
-                           capture_output=True, text=True, timeout=5)
+        r = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(scoring.__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return r.stdout.strip() or None if r.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -136,10 +143,10 @@ class RunSummary:
     samples: int = 0
     ok: int = 0
     failed: int = 0
-    sent: int = 0                 # HTTP request sequences sent in this session
-    from_journal: int = 0         # attempts served from this run's own journal (resume)
-    from_cache: int = 0           # attempts served from an external cache
-    corrective: int = 0           # corrective edit turns (sent or served)
+    sent: int = 0  # HTTP request sequences sent in this session
+    from_journal: int = 0  # attempts served from this run's own journal (resume)
+    from_cache: int = 0  # attempts served from an external cache
+    corrective: int = 0  # corrective edit turns (sent or served)
     failures: dict[str, int] = field(default_factory=dict)
     out_dir: str = ""
 
@@ -153,6 +160,7 @@ class _Progress:
         self._bar = None
         if enabled:
             from tqdm import tqdm
+
             self._bar = tqdm(total=total, unit="sample", dynamic_ncols=True, file=sys.stderr)
             self._refresh()
 
@@ -182,23 +190,58 @@ class _Progress:
             self._bar.close()
 
 
-def run_benchmark(bench_dir, spec: ModelSpec, modality: str, task: str, forms: Iterable[str] | None,
-                  out_dir, transport: Any = None, key_provider: KeyProvider | None = None,
-                  progress: bool = True, *, limit: int | None = None, ids: Iterable[str] | None = None,
-                  cache: Iterable[str | os.PathLike] = (),
-                  edit_check: Callable[[str | None], str | None] | None = None) -> RunSummary:
+def run_benchmark(
+    bench_dir,
+    spec: ModelSpec,
+    modality: str,
+    task: str,
+    forms: Iterable[str] | None,
+    out_dir,
+    transport: Any = None,
+    key_provider: KeyProvider | None = None,
+    progress: bool = True,
+    *,
+    limit: int | None = None,
+    ids: Iterable[str] | None = None,
+    cache: Iterable[str | os.PathLike] = (),
+    edit_check: Callable[[str | None], str | None] | None = None,
+) -> RunSummary:
     """Blocking entry point (runs its own event loop). See `run_benchmark_async`."""
-    return asyncio.run(run_benchmark_async(bench_dir, spec, modality, task, forms, out_dir, transport,
-                                           key_provider, progress, limit=limit, ids=ids, cache=cache,
-                                           edit_check=edit_check))
+    return asyncio.run(
+        run_benchmark_async(
+            bench_dir,
+            spec,
+            modality,
+            task,
+            forms,
+            out_dir,
+            transport,
+            key_provider,
+            progress,
+            limit=limit,
+            ids=ids,
+            cache=cache,
+            edit_check=edit_check,
+        )
+    )
 
 
-async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: str,
-                              forms: Iterable[str] | None, out_dir, transport: Any = None,
-                              key_provider: KeyProvider | None = None, progress: bool = True, *,
-                              limit: int | None = None, ids: Iterable[str] | None = None,
-                              cache: Iterable[str | os.PathLike] = (),
-                              edit_check: Callable[[str | None], str | None] | None = None) -> RunSummary:
+async def run_benchmark_async(
+    bench_dir,
+    spec: ModelSpec,
+    modality: str,
+    task: str,
+    forms: Iterable[str] | None,
+    out_dir,
+    transport: Any = None,
+    key_provider: KeyProvider | None = None,
+    progress: bool = True,
+    *,
+    limit: int | None = None,
+    ids: Iterable[str] | None = None,
+    cache: Iterable[str | os.PathLike] = (),
+    edit_check: Callable[[str | None], str | None] | None = None,
+) -> RunSummary:
     bench_dir, out_dir = Path(bench_dir), Path(out_dir)
     check_edit = edit_check or edit_needs_retry
     if modality not in prompts.MODALITIES:
@@ -243,13 +286,15 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
             except OSError:
                 missing.append(p)
         if missing:
-            raise InputError(f"{len(missing)} map image(s) missing for modality {modality}, first: {missing[0]}")
+            raise InputError(
+                f"{len(missing)} map image(s) missing for modality {modality}, first: {missing[0]}"
+            )
 
     # -- secrets
     key_provider = key_provider if key_provider is not None else EnvKeyProvider()
     redactor = Redactor()
     client = ChatClient(spec, transport, key_provider, AdaptiveLimiter(spec.concurrency), redactor)
-    client.key()   # fail now if the key is missing; registers it with the redactor
+    client.key()  # fail now if the key is missing; registers it with the redactor
 
     # -- output
     try:
@@ -263,8 +308,12 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
             previous = json.loads(run_manifest_path.read_text(encoding="utf-8"))
         except ValueError:
             previous = {}
-        for field_name, now_value in (("model", spec.public_dict()), ("modality", modality), ("task", task),
-                                      ("benchmark_manifest_sha256", bench_sha)):
+        for field_name, now_value in (
+            ("model", spec.public_dict()),
+            ("modality", modality),
+            ("task", task),
+            ("benchmark_manifest_sha256", bench_sha),
+        ):
             old = previous.get(field_name)
             if old is not None and field_name == "model":
                 old = {k: old.get(k) for k in ("kind", "base_url", "model")}
@@ -278,15 +327,21 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
         templates[info.name] = {"version": info.version, "sha256": info.sha256}
     session = {"started_at": _now(), "ended_at": None, "pid": os.getpid()}
     manifest = {
-        "tool": "spatialgap", "tool_version": scoring.__version__, "git_commit": _git_commit(),
+        "tool": "spatialgap",
+        "tool_version": scoring.__version__,
+        "git_commit": _git_commit(),
         "packages": _versions(),
         "benchmark": {"path": str(bench_dir.resolve()), "manifest_sha256": bench_sha},
         "benchmark_manifest_sha256": bench_sha,
-        "model": spec.public_dict(), "endpoint_models": previous.get("endpoint_models", []),
-        "modality": modality, "task": task, "forms": list(forms),
+        "model": spec.public_dict(),
+        "endpoint_models": previous.get("endpoint_models", []),
+        "modality": modality,
+        "task": task,
+        "forms": list(forms),
         "seeds": {"generation": spec.seed},
         "templates": templates,
-        "started_at": previous.get("started_at") or session["started_at"], "ended_at": None,
+        "started_at": previous.get("started_at") or session["started_at"],
+        "ended_at": None,
         "sessions": [*previous.get("sessions", []), session],
         "status": "running",
     }
@@ -307,30 +362,83 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
     # abort the whole run (an unreachable URL fails fast instead of failing every sample).
     reach = {"confirmed": False}
 
-    async def attempt(inst, form, msgs, info, img_sha, inst_sha, attempt_no, attempt_kind, prev_sha,
-                      retry_state, *, max_connect_retries=None) -> dict:
-        key = request_key(model=spec.model, kind=spec.kind, base_url=base_url, generation=generation,
-                          template=info.name, template_version=info.version, template_sha256=info.sha256,
-                          instance_sha256=inst_sha, image_sha256=img_sha, modality=modality, form=form,
-                          attempt_kind=attempt_kind, previous_reply_sha256=prev_sha)
+    async def attempt(
+        inst,
+        form,
+        msgs,
+        info,
+        img_sha,
+        inst_sha,
+        attempt_no,
+        attempt_kind,
+        prev_sha,
+        retry_state,
+        *,
+        max_connect_retries=None,
+    ) -> dict:
+        key = request_key(
+            model=spec.model,
+            kind=spec.kind,
+            base_url=base_url,
+            generation=generation,
+            template=info.name,
+            template_version=info.version,
+            template_sha256=info.sha256,
+            instance_sha256=inst_sha,
+            image_sha256=img_sha,
+            modality=modality,
+            form=form,
+            attempt_kind=attempt_kind,
+            previous_reply_sha256=prev_sha,
+        )
         hit, source = journal.lookup(key)
         if hit is not None and source == "journal":
             summary.from_journal += 1
             return hit
         base = {
-            "v": 1, "key": key, "sample": sample_id(inst["id"], form), "instance_id": inst["id"],
-            "task": task, "form": form, "modality": modality, "relation": inst.get("relation"),
-            "attempt": attempt_no, "attempt_kind": attempt_kind,
-            "template": info.name, "template_version": info.version, "template_sha256": info.sha256,
-            "instance_sha256": inst_sha, "image_sha256": img_sha, "previous_reply_sha256": prev_sha,
-            "model_name": spec.name, "model": spec.model,
+            "v": 1,
+            "key": key,
+            "sample": sample_id(inst["id"], form),
+            "instance_id": inst["id"],
+            "task": task,
+            "form": form,
+            "modality": modality,
+            "relation": inst.get("relation"),
+            "attempt": attempt_no,
+            "attempt_kind": attempt_kind,
+            "template": info.name,
+            "template_version": info.version,
+            "template_sha256": info.sha256,
+            "instance_sha256": inst_sha,
+            "image_sha256": img_sha,
+            "previous_reply_sha256": prev_sha,
+            "model_name": spec.name,
+            "model": spec.model,
         }
         if hit is not None:
             summary.from_cache += 1
-            rec = {**{k: hit.get(k) for k in ("status", "text", "reasoning", "usage", "endpoint_model",
-                                               "finish_reason", "error", "warnings", "http_status",
-                                               "http_attempts", "retries", "latency_s", "time")},
-                   **base, "cached_from": hit.get("key")}
+            rec = {
+                **{
+                    k: hit.get(k)
+                    for k in (
+                        "status",
+                        "text",
+                        "reasoning",
+                        "usage",
+                        "endpoint_model",
+                        "finish_reason",
+                        "error",
+                        "warnings",
+                        "http_status",
+                        "http_attempts",
+                        "retries",
+                        "latency_s",
+                        "time",
+                    )
+                },
+                **base,
+                "cached_from": hit.get("key"),
+            }
         else:
             summary.sent += 1
 
@@ -339,12 +447,17 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
                     retry_state["retrying"] = True
                     bar.retry_started()
 
-            outcome: Outcome = await client.complete(msgs, on_retry=on_retry,
-                                                     max_connect_retries=max_connect_retries)
+            outcome: Outcome = await client.complete(
+                msgs, on_retry=on_retry, max_connect_retries=max_connect_retries
+            )
             if outcome.status is not None:
-                reach["confirmed"] = True        # the endpoint answered (whatever it said)
-            elif (outcome.error and outcome.error.get("kind") == "connect" and max_connect_retries is not None
-                  and not reach["confirmed"]):
+                reach["confirmed"] = True  # the endpoint answered (whatever it said)
+            elif (
+                outcome.error
+                and outcome.error.get("kind") == "connect"
+                and max_connect_retries is not None
+                and not reach["confirmed"]
+            ):
                 return {"status": "error", "error": outcome.error, "_abort": True}
             rec = {**base, "time": _now(), **outcome.to_record()}
         if rec.get("endpoint_model"):
@@ -366,16 +479,37 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
             inst_sha = instance_hash(inst)
             msgs = prompts.build_messages(inst, modality, form, img)
             info = prompts.template_info(task, modality, form)
-            rec = await attempt(inst, form, msgs, info, img_sha, inst_sha, 1, "initial", None, retry_state,
-                                max_connect_retries=2 if probe else None)
+            rec = await attempt(
+                inst,
+                form,
+                msgs,
+                info,
+                img_sha,
+                inst_sha,
+                1,
+                "initial",
+                None,
+                retry_state,
+                max_connect_retries=2 if probe else None,
+            )
             if rec.get("_abort"):
                 return rec
             if task == "edit" and rec.get("status") == "ok" and not rec.get("final"):
                 reason = rec.get("retry_reason") or check_edit(rec.get("text")) or "unusable edit"
                 msgs2 = prompts.corrective_messages(inst, modality, msgs, rec.get("text") or "", reason)
                 summary.corrective += 1
-                rec = await attempt(inst, form, msgs2, info, img_sha, inst_sha, 2, "corrective",
-                                    sha256_hex(rec.get("text") or ""), retry_state)
+                rec = await attempt(
+                    inst,
+                    form,
+                    msgs2,
+                    info,
+                    img_sha,
+                    inst_sha,
+                    2,
+                    "corrective",
+                    sha256_hex(rec.get("text") or ""),
+                    retry_state,
+                )
             ok = rec.get("status") == "ok"
             if ok:
                 summary.ok += 1
@@ -425,12 +559,29 @@ async def run_benchmark_async(bench_dir, spec: ModelSpec, modality: str, task: s
                 if isinstance(v, int) and not rec.get("cached_from"):
                     tokens[k] = tokens.get(k, 0) + v
         session["ended_at"] = _now()
-        session.update({"sent": summary.sent, "from_journal": summary.from_journal,
-                        "from_cache": summary.from_cache, "ok": summary.ok, "failed": summary.failed})
-        manifest.update({"ended_at": session["ended_at"], "status": status, "token_totals": tokens,
-                         "endpoint_models": sorted(endpoint_models),
-                         "counts": {"samples": summary.samples, "ok": summary.ok, "failed": summary.failed,
-                                    "failures": summary.failures}})
+        session.update(
+            {
+                "sent": summary.sent,
+                "from_journal": summary.from_journal,
+                "from_cache": summary.from_cache,
+                "ok": summary.ok,
+                "failed": summary.failed,
+            }
+        )
+        manifest.update(
+            {
+                "ended_at": session["ended_at"],
+                "status": status,
+                "token_totals": tokens,
+                "endpoint_models": sorted(endpoint_models),
+                "counts": {
+                    "samples": summary.samples,
+                    "ok": summary.ok,
+                    "failed": summary.failed,
+                    "failures": summary.failures,
+                },
+            }
+        )
         try:
             _write_json_atomic(run_manifest_path, redactor.value(manifest))
         except OSError as exc:

@@ -13,6 +13,7 @@ The runner is async; `AsyncTransport` is the native protocol. A blocking transpo
 built on QGIS's QgsBlockingNetworkRequest) implements `SyncTransport` and is wrapped with
 `ThreadedTransport`, which runs each call in a worker thread.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,7 +42,7 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 @dataclass
 class Response:
     status: int
-    headers: dict[str, str] = field(default_factory=dict)   # lower-cased names
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
     body: bytes = b""
 
 
@@ -58,14 +59,16 @@ class TransportError(Exception):
 
 @runtime_checkable
 class AsyncTransport(Protocol):
-    async def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                        max_bytes: int = DEFAULT_MAX_BYTES) -> Response: ...
+    async def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response: ...
 
 
 @runtime_checkable
 class SyncTransport(Protocol):
-    def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Response: ...
+    def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response: ...
 
 
 # Either flavour is accepted wherever a transport is expected.
@@ -105,19 +108,22 @@ class HttpxTransport:
                 self._ssl_context = ssl.create_default_context()
                 try:
                     import certifi
+
                     self._ssl_context.load_verify_locations(certifi.where())
                 except (ImportError, OSError):
                     pass
             verify = self._ssl_context if self._verify else False
-            self._clients = [httpx.AsyncClient(limits=self._limits, verify=verify,
-                                               follow_redirects=False, trust_env=False)
-                             for _ in range(self._shards_n)]
+            self._clients = [
+                httpx.AsyncClient(limits=self._limits, verify=verify, follow_redirects=False, trust_env=False)
+                for _ in range(self._shards_n)
+            ]
             self._loop = loop
         self._next = (self._next + 1) % len(self._clients)
         return self._clients[self._next]
 
-    async def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                        max_bytes: int = DEFAULT_MAX_BYTES) -> Response:
+    async def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response:
         client = self._get_client()
         data = encode_body(body)
         hdrs = {"content-type": "application/json", "accept": "application/json", **headers}
@@ -130,8 +136,12 @@ class HttpxTransport:
                 async for chunk in r.aiter_bytes():
                     buf += chunk
                     if len(buf) > max_bytes:
-                        raise TransportError("too_large", f"response larger than {max_bytes} bytes",
-                                             bytes(buf[:max_bytes]), status)
+                        raise TransportError(
+                            "too_large",
+                            f"response larger than {max_bytes} bytes",
+                            bytes(buf[:max_bytes]),
+                            status,
+                        )
                 return Response(status, rh, bytes(buf))
         except TransportError:
             raise
@@ -162,10 +172,15 @@ def _short(exc: BaseException) -> str:
 class UrllibTransport:
     """A blocking stdlib transport (reference `SyncTransport`; use through ThreadedTransport)."""
 
-    def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                  max_bytes: int = DEFAULT_MAX_BYTES) -> Response:
-        req = urllib.request.Request(url, data=encode_body(body), method="POST",
-                                     headers={"Content-Type": "application/json", **headers})
+    def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response:
+        req = urllib.request.Request(
+            url,
+            data=encode_body(body),
+            method="POST",
+            headers={"Content-Type": "application/json", **headers},
+        )
         try:
             try:
                 resp = urllib.request.urlopen(req, timeout=timeout)
@@ -174,12 +189,13 @@ class UrllibTransport:
             with resp:
                 data = resp.read(max_bytes + 1)
                 if len(data) > max_bytes:
-                    raise TransportError("too_large", f"response larger than {max_bytes} bytes",
-                                         data[:max_bytes], resp.status)
+                    raise TransportError(
+                        "too_large", f"response larger than {max_bytes} bytes", data[:max_bytes], resp.status
+                    )
                 return Response(resp.status, {k.lower(): v for k, v in resp.headers.items()}, data)
         except TransportError:
             raise
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise TransportError("timeout", f"timed out after {timeout:g} s") from None
         except urllib.error.URLError as exc:
             reason = exc.reason
@@ -196,6 +212,7 @@ class UrllibTransport:
 
 def http_incomplete():
     import http.client
+
     return (http.client.IncompleteRead, http.client.RemoteDisconnected)
 
 
@@ -207,14 +224,17 @@ class ThreadedTransport:
         self._max_workers = max_workers
         self._executor = None
 
-    async def post_json(self, url: str, headers: dict[str, str], body: Any, timeout: float,
-                        max_bytes: int = DEFAULT_MAX_BYTES) -> Response:
-        if self._executor is None:   # asyncio's default pool has only cpu+4 threads
+    async def post_json(
+        self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> Response:
+        if self._executor is None:  # asyncio's default pool has only cpu+4 threads
             from concurrent.futures import ThreadPoolExecutor
+
             self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="transport")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self.sync.post_json, url, headers, body,
-                                          timeout, max_bytes)
+        return await loop.run_in_executor(
+            self._executor, self.sync.post_json, url, headers, body, timeout, max_bytes
+        )
 
     async def aclose(self) -> None:
         if self._executor is not None:

@@ -1,9 +1,18 @@
 """Deterministic scoring of recorded responses: verdicts, summary tables, reports, selfcheck, gate.
 Scoring never calls a model, so any run can be re-scored offline."""
-from scoring.score.verdicts import (VERDICTS, Verdict, score_edit, score_prediction, score_qa)
 
-__all__ = ["VERDICTS", "Verdict", "score_qa", "score_edit", "score_prediction",
-           "score_runs", "write_report", "run_selfcheck"]
+from scoring.score.verdicts import VERDICTS, Verdict, score_edit, score_prediction, score_qa
+
+__all__ = [
+    "VERDICTS",
+    "Verdict",
+    "score_qa",
+    "score_edit",
+    "score_prediction",
+    "score_runs",
+    "write_report",
+    "run_selfcheck",
+]
 
 
 def __getattr__(name):
@@ -11,11 +20,14 @@ def __getattr__(name):
     # `from scoring.score import score_qa` stays cheap inside the QGIS plugin.
     if name == "score_runs":
         from scoring.score.results import score_runs
+
         return score_runs
     if name == "write_report":
         from scoring.score.report import write_report
+
         return write_report
     if name == "run_selfcheck":
         from scoring.score.selfcheck import run_selfcheck
+
         return run_selfcheck
     raise AttributeError(name)

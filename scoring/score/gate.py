@@ -13,6 +13,7 @@ Thresholds file (TOML or JSON), one rule per `[[rule]]`:
 A rule matching no cell blocks the gate (a gate that silently checks nothing is no gate). Every
 decision is appended to RESULTS/gate.jsonl and stored as summary.json["gate"].
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -35,7 +36,9 @@ def load_thresholds(path) -> list[dict]:
     try:
         data = json.loads(raw) if p.suffix.lower() == ".json" else tomllib.loads(raw)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'} ({exc})") from None
+        raise InputError(
+            f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'} ({exc})"
+        ) from None
     rules = data.get("rule") if isinstance(data, dict) else None
     if not isinstance(rules, list) or not rules:
         raise InputError(f"{p}: no [[rule]] entries")
@@ -44,9 +47,19 @@ def load_thresholds(path) -> list[dict]:
             raise InputError(f"{p}: rule {i} is not a table")
         if r.get("level", "overall") not in ("overall", "city", "family", "relation"):
             raise InputError(f"{p}: rule {i}: level must be overall, city, family or relation")
-        if r.get("metric") not in CSV_FIELDS or r.get("metric") in ("level", "model", "modality", "form",
-                                                                     "city", "family", "relation", "ci_method"):
-            raise InputError(f"{p}: rule {i}: metric must be a numeric summary field, got {r.get('metric')!r}")
+        if r.get("metric") not in CSV_FIELDS or r.get("metric") in (
+            "level",
+            "model",
+            "modality",
+            "form",
+            "city",
+            "family",
+            "relation",
+            "ci_method",
+        ):
+            raise InputError(
+                f"{p}: rule {i}: metric must be a numeric summary field, got {r.get('metric')!r}"
+            )
         if "min" not in r and "max" not in r:
             raise InputError(f"{p}: rule {i}: needs min or max")
         for k in ("min", "max"):
@@ -64,20 +77,47 @@ def evaluate_gate(summary: dict, rules: list[dict]) -> list[dict]:
         level = rule.get("level", "overall")
         where = rule.get("where", {})
         name = rule.get("name") or f"rule {i}"
-        cells = [c for c in summary.get("cells", []) if c.get("level") == level
-                 and all(str(c.get(k)) == str(v) for k, v in where.items())]
+        cells = [
+            c
+            for c in summary.get("cells", [])
+            if c.get("level") == level and all(str(c.get(k)) == str(v) for k, v in where.items())
+        ]
         if not cells:
-            checks.append({"rule": name, "cell": where, "metric": rule["metric"], "value": None,
-                           "passed": False, "why": "no cell matches"})
+            checks.append(
+                {
+                    "rule": name,
+                    "cell": where,
+                    "metric": rule["metric"],
+                    "value": None,
+                    "passed": False,
+                    "why": "no cell matches",
+                }
+            )
             continue
         for c in cells:
             v = c.get(rule["metric"])
-            ok = v is not None and ("min" not in rule or v >= rule["min"]) and ("max" not in rule or v <= rule["max"])
-            bound = " and ".join(f"{'>=' if k == 'min' else '<='} {rule[k]}" for k in ("min", "max") if k in rule)
-            checks.append({"rule": name, "cell": {k: c.get(k) for k in ("level", "model", "modality", "form",
-                                                                         "city", "family", "relation") if c.get(k)},
-                           "metric": rule["metric"], "value": v, "passed": bool(ok),
-                           "why": f"{rule['metric']} = {v} (needs {bound})"})
+            ok = (
+                v is not None
+                and ("min" not in rule or v >= rule["min"])
+                and ("max" not in rule or v <= rule["max"])
+            )
+            bound = " and ".join(
+                f"{'>=' if k == 'min' else '<='} {rule[k]}" for k in ("min", "max") if k in rule
+            )
+            checks.append(
+                {
+                    "rule": name,
+                    "cell": {
+                        k: c.get(k)
+                        for k in ("level", "model", "modality", "form", "city", "family", "relation")
+                        if c.get(k)
+                    },
+                    "metric": rule["metric"],
+                    "value": v,
+                    "passed": bool(ok),
+                    "why": f"{rule['metric']} = {v} (needs {bound})",
+                }
+            )
     return checks
 
 
@@ -90,9 +130,10 @@ def run_gate(results_dir, thresholds, override_reason: str | None = None) -> dic
     checks = evaluate_gate(summary, rules)
     blocked = [c for c in checks if not c["passed"]]
     decision = {
-        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "thresholds": str(Path(thresholds).resolve()),
-        "checks": checks, "blocked": bool(blocked),
+        "checks": checks,
+        "blocked": bool(blocked),
         "overridden": bool(blocked and override_reason),
         "override_reason": override_reason.strip() if (blocked and override_reason) else None,
         "override_by": _user() if (blocked and override_reason) else None,

@@ -3,6 +3,7 @@ in resources/report/, figures as embedded PNG data URIs drawn with matplotlib's 
 
 Cells are recomputed from the verdicts of all RESULTS together, with the same code as the
 summary (scoring.score.tables), so a report of one RESULTS matches its summary.json exactly."""
+
 from __future__ import annotations
 
 import base64
@@ -13,7 +14,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from matplotlib.figure import Figure   # no pyplot: no global backend state (safe inside QGIS)
+from matplotlib.figure import Figure  # no pyplot: no global backend state (safe inside QGIS)
 
 from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
@@ -50,12 +51,21 @@ def _fig_family_bars(cells, models, families):
     for i, model in enumerate(models):
         for j, form in enumerate(forms):
             ax = axes[i][j]
-            mods = _ordered((c["modality"] for c in fam if c["model"] == model and c["form"] == form), MODALITIES)
+            mods = _ordered(
+                (c["modality"] for c in fam if c["model"] == model and c["form"] == form), MODALITIES
+            )
             width = 0.8 / max(1, len(mods))
             for k, mod in enumerate(mods):
                 xs, ys, lo, hi = [], [], [], []
                 for f_i, f in enumerate(families):
-                    c = next((c for c in fam if (c["model"], c["form"], c["modality"], c["family"]) == (model, form, mod, f)), None)
+                    c = next(
+                        (
+                            c
+                            for c in fam
+                            if (c["model"], c["form"], c["modality"], c["family"]) == (model, form, mod, f)
+                        ),
+                        None,
+                    )
                     if c is None or c["accuracy"] is None:
                         continue
                     xs.append(f_i + (k - (len(mods) - 1) / 2) * width)
@@ -75,7 +85,10 @@ def _fig_family_bars(cells, models, families):
 
 def _fig_heatmap(cells, relations, columns):
     import numpy as np
-    rel = {(c["relation"], c["model"], c["modality"], c["form"]): c for c in cells if c["level"] == "relation"}
+
+    rel = {
+        (c["relation"], c["model"], c["modality"], c["form"]): c for c in cells if c["level"] == "relation"
+    }
     if not rel or not columns:
         return None
     data = np.full((len(relations), len(columns)), np.nan)
@@ -88,6 +101,7 @@ def _fig_heatmap(cells, relations, columns):
     ax = fig.subplots()
     # grey, not white, where a relation has no instances: white would read as "no errors"
     import matplotlib
+
     cmap = matplotlib.colormaps["Reds"].copy()
     cmap.set_bad("#c8c8c8")
     im = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto")
@@ -117,25 +131,40 @@ def _fig_city_ranges(cells, rows_keys, cities):
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel("accuracy")
     from matplotlib.lines import Line2D
-    ax.legend([Line2D([], [], marker="o", ls="", color=f"C{i % 10}") for i in range(len(cities))], cities,
-              fontsize=7, loc="lower right")
+
+    ax.legend(
+        [Line2D([], [], marker="o", ls="", color=f"C{i % 10}") for i in range(len(cities))],
+        cities,
+        fontsize=7,
+        loc="lower right",
+    )
     ax.set_title("Range of accuracy across cities", fontsize=10)
     return _figure_uri(fig)
 
 
 def build_context(results_dirs: list) -> dict:
     from scoring.relations import CATALOGUE
+
     summaries, rows = [], []
     seen = {}
     for d in results_dirs:
         summary, rs = load_results(d)
-        summaries.append({"path": str(d), **{k: summary.get(k) for k in ("benchmark", "runs", "versions",
-                                                                          "selfcheck", "created_at", "gate", "scope")}})
+        summaries.append(
+            {
+                "path": str(d),
+                **{
+                    k: summary.get(k)
+                    for k in ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope")
+                },
+            }
+        )
         for r in rs:
             key = (r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
             if key in seen:
-                raise InputError(f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
-                                 f"{r.get('form')}) is also in {seen[key]}")
+                raise InputError(
+                    f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
+                    f"{r.get('form')}) is also in {seen[key]}"
+                )
             seen[key] = str(d)
             rows.append(r)
     if not rows:
@@ -145,12 +174,19 @@ def build_context(results_dirs: list) -> dict:
     families = _ordered((r.get("family") for r in rows), ("topology", "direction", "metric", "ordering"))
     cities = _ordered(r.get("city") for r in rows)
     relations = sorted(set(CATALOGUE) | {r["relation"] for r in rows if r.get("relation")})
-    combos = sorted({(r["model"], r["modality"], r["form"]) for r in rows},
-                    key=lambda k: (models.index(k[0]), MODALITIES.index(k[1]) if k[1] in MODALITIES else 9,
-                                   FORMS.index(k[2]) if k[2] in FORMS else 9))
+    combos = sorted(
+        {(r["model"], r["modality"], r["form"]) for r in rows},
+        key=lambda k: (
+            models.index(k[0]),
+            MODALITIES.index(k[1]) if k[1] in MODALITIES else 9,
+            FORMS.index(k[2]) if k[2] in FORMS else 9,
+        ),
+    )
     idx = defaultdict(dict)
     for c in cells:
-        idx[c["level"]][tuple(c.get(k) for k in ("model", "modality", "form", "city", "family", "relation"))] = c
+        idx[c["level"]][
+            tuple(c.get(k) for k in ("model", "modality", "form", "city", "family", "relation"))
+        ] = c
 
     def get(level, model, modality, form, city=None, family=None, relation=None):
         return idx[level].get((model, modality, form, city, family, relation))
@@ -158,25 +194,45 @@ def build_context(results_dirs: list) -> dict:
     overall = []
     for model in models:
         for mod in _ordered((r["modality"] for r in rows if r["model"] == model), MODALITIES):
-            overall.append({"model": model, "modality": mod,
-                            "cells": [get("overall", model, mod, f) for f in FORMS]})
+            overall.append(
+                {"model": model, "modality": mod, "cells": [get("overall", model, mod, f) for f in FORMS]}
+            )
     city_rows = []
     for key in combos:
         cs = [get("city", *key, city=ct) for ct in cities]
         accs = [c["accuracy"] for c in cs if c and c["accuracy"] is not None]
-        city_rows.append({"key": key, "cells": cs,
-                          "range": round(100 * (max(accs) - min(accs)), 1) if len(accs) > 1 else None})
+        city_rows.append(
+            {
+                "key": key,
+                "cells": cs,
+                "range": round(100 * (max(accs) - min(accs)), 1) if len(accs) > 1 else None,
+            }
+        )
     family_rows = [{"key": key, "cells": [get("family", *key, family=f) for f in families]} for key in combos]
-    relation_rows = [{"relation": r, "name": CATALOGUE[r].name if r in CATALOGUE else "",
-                      "family": CATALOGUE[r].family if r in CATALOGUE else "",
-                      "cells": [get("relation", *key, relation=r) for key in combos]} for r in relations]
+    relation_rows = [
+        {
+            "relation": r,
+            "name": CATALOGUE[r].name if r in CATALOGUE else "",
+            "family": CATALOGUE[r].family if r in CATALOGUE else "",
+            "cells": [get("relation", *key, relation=r) for key in combos],
+        }
+        for r in relations
+    ]
     quality = [c for c in cells if c["level"] in ("family", "city") and c["quality_n"]]
     refusal = [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]]
     screens = defaultdict(lambda: defaultdict(int))
     for r in rows:
         if r.get("screen"):
             screens[(r["model"], r["modality"])][r["screen"]] += 1
-    set_rows = defaultdict(lambda: {"n": 0, "precision": 0.0, "recall": 0.0, "false": defaultdict(int), "missed": defaultdict(int)})
+    set_rows = defaultdict(
+        lambda: {
+            "n": 0,
+            "precision": 0.0,
+            "recall": 0.0,
+            "false": defaultdict(int),
+            "missed": defaultdict(int),
+        }
+    )
     for r in rows:
         sm = r.get("set_match")
         if sm:
@@ -185,14 +241,26 @@ def build_context(results_dirs: list) -> dict:
             s["precision"] += sm["precision"]
             s["recall"] += sm["recall"]
     return {
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "summaries": summaries, "n_samples": len(rows), "models": models, "families": families,
-        "cities": cities, "forms": FORMS, "form_labels": FORM_LABELS, "combos": combos,
-        "overall": overall, "city_rows": city_rows, "family_rows": family_rows,
-        "relation_rows": relation_rows, "quality": quality, "refusal": refusal,
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "summaries": summaries,
+        "n_samples": len(rows),
+        "models": models,
+        "families": families,
+        "cities": cities,
+        "forms": FORMS,
+        "form_labels": FORM_LABELS,
+        "combos": combos,
+        "overall": overall,
+        "city_rows": city_rows,
+        "family_rows": family_rows,
+        "relation_rows": relation_rows,
+        "quality": quality,
+        "refusal": refusal,
         "screens": {" · ".join(k): dict(v) for k, v in screens.items()},
-        "set_rows": [{"key": k, "n": v["n"], "precision": v["precision"] / v["n"], "recall": v["recall"] / v["n"]}
-                     for k, v in sorted(set_rows.items())],
+        "set_rows": [
+            {"key": k, "n": v["n"], "precision": v["precision"] / v["n"], "recall": v["recall"] / v["n"]}
+            for k, v in sorted(set_rows.items())
+        ],
         "mcnemar": mcnemar_pairs(rows),
         "fig_family": _fig_family_bars(cells, models, families),
         "fig_heatmap": _fig_heatmap(cells, relations, combos),
@@ -203,9 +271,14 @@ def build_context(results_dirs: list) -> dict:
 
 def render_html(context: dict) -> str:
     import jinja2
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(RESOURCES_DIR / "report")),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(RESOURCES_DIR / "report")),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     return env.get_template("report.html.j2").render(**context)
 
 

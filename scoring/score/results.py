@@ -9,6 +9,7 @@ Nothing is dropped from a denominator: every sample of the benchmark in a run's 
 forms) gets a verdict; one the run has no final record for is an "error" ("no response
 recorded") unless `only_recorded` narrows the scope to the samples the run recorded.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -35,10 +36,16 @@ def library_versions() -> dict:
     import numpy
     import pyproj
     import shapely
-    out = {"spatialgap": scoring.__version__, "python": platform.python_version(),
-           "numpy": numpy.__version__, "shapely": shapely.__version__,
-           "geos": shapely.geos_version_string, "pyproj": pyproj.__version__,
-           "proj": pyproj.proj_version_str}
+
+    out = {
+        "spatialgap": scoring.__version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "shapely": shapely.__version__,
+        "geos": shapely.geos_version_string,
+        "pyproj": pyproj.__version__,
+        "proj": pyproj.proj_version_str,
+    }
     for dist in ("scipy", "matplotlib", "jinja2"):
         try:
             out[dist] = metadata.version(dist)
@@ -65,14 +72,17 @@ def _scene_key(instance: dict) -> str:
 
 def _load_run(run_dir: Path, bench_sha: str) -> tuple[dict, dict[str, dict]]:
     from scoring.runner.journal import final_predictions
+
     mpath, ppath = run_dir / "manifest.json", run_dir / "predictions.jsonl"
     if not mpath.is_file() or not ppath.is_file():
         raise InputError(f"{run_dir}: not a run directory (needs manifest.json and predictions.jsonl)")
     manifest = read_json(mpath)
     run_sha = manifest.get("benchmark_manifest_sha256")
     if run_sha and run_sha != bench_sha:
-        raise InputError(f"{run_dir}: was run on another benchmark (manifest sha256 {run_sha[:12]}… "
-                         f"!= {bench_sha[:12]}…)")
+        raise InputError(
+            f"{run_dir}: was run on another benchmark (manifest sha256 {run_sha[:12]}… "
+            f"!= {bench_sha[:12]}…)"
+        )
     return manifest, final_predictions(ppath)
 
 
@@ -83,8 +93,15 @@ def _model_name(manifest: dict) -> str:
     return str(m)
 
 
-def score_run_rows(bench_dir, tasks: dict, run_dir: Path, manifest: dict, finals: dict[str, dict],
-                   only_recorded: bool = False, progress=None) -> list[dict]:
+def score_run_rows(
+    bench_dir,
+    tasks: dict,
+    run_dir: Path,
+    manifest: dict,
+    finals: dict[str, dict],
+    only_recorded: bool = False,
+    progress=None,
+) -> list[dict]:
     model = _model_name(manifest)
     task = manifest.get("task")
     modality = manifest.get("modality")
@@ -94,8 +111,10 @@ def score_run_rows(bench_dir, tasks: dict, run_dir: Path, manifest: dict, finals
     instances = tasks[task]
     unknown = sorted({r.get("instance_id") for r in finals.values()} - set(instances))
     if unknown:
-        raise InputError(f"{run_dir}: {len(unknown)} recorded instance(s) are not in the benchmark "
-                         f"(first: {unknown[0]})")
+        raise InputError(
+            f"{run_dir}: {len(unknown)} recorded instance(s) are not in the benchmark "
+            f"(first: {unknown[0]})"
+        )
     rows = []
     for iid, inst in instances.items():
         for form in forms:
@@ -103,19 +122,36 @@ def score_run_rows(bench_dir, tasks: dict, run_dir: Path, manifest: dict, finals
             if rec is None:
                 if only_recorded:
                     continue
-                rec = {"status": "error", "error": "no response recorded", "task": task, "form": form,
-                       "modality": modality}
+                rec = {
+                    "status": "error",
+                    "error": "no response recorded",
+                    "task": task,
+                    "form": form,
+                    "modality": modality,
+                }
             rec = {**rec, "task": task, "form": form, "modality": modality}
             v = score_prediction(inst, rec, bench_dir)
             if v.verdict == "error" and rec.get("error") == "no response recorded":
                 v.reason = "no response recorded"
-            row = {"id": iid, "model": model, "task": task, "modality": modality, "form": form,
-                   "verdict": v.verdict, "reason": v.reason, "city": inst.get("city"),
-                   "relation": inst.get("relation"), "family": inst.get("family"),
-                   "answer_type": inst.get("answer_type") or "edit",
-                   "answerable": bool((inst.get("answerable") or {}).get(modality, True)),
-                   "scene": _scene_key(inst), "value": v.value, "quality": v.quality,
-                   "run": str(run_dir), "attempt": rec.get("attempt")}
+            row = {
+                "id": iid,
+                "model": model,
+                "task": task,
+                "modality": modality,
+                "form": form,
+                "verdict": v.verdict,
+                "reason": v.reason,
+                "city": inst.get("city"),
+                "relation": inst.get("relation"),
+                "family": inst.get("family"),
+                "answer_type": inst.get("answer_type") or "edit",
+                "answerable": bool((inst.get("answerable") or {}).get(modality, True)),
+                "scene": _scene_key(inst),
+                "value": v.value,
+                "quality": v.quality,
+                "run": str(run_dir),
+                "attempt": rec.get("attempt"),
+            }
             if task == "edit":
                 row["screen"] = v.screen
                 row["raster_tolerant"] = v.raster_tolerant
@@ -123,7 +159,11 @@ def score_run_rows(bench_dir, tasks: dict, run_dir: Path, manifest: dict, finals
                     row["constraints_passed"] = sum(1 for c in v.constraints if c["passed"])
                     row["constraints_total"] = len(v.constraints)
             elif form == "open":
-                pr = set_precision_recall(v.value, inst.get("answer")) if v.verdict in ("correct", "wrong") else None
+                pr = (
+                    set_precision_recall(v.value, inst.get("answer"))
+                    if v.verdict in ("correct", "wrong")
+                    else None
+                )
                 if pr:
                     row["set_match"] = pr
             rows.append(row)
@@ -137,7 +177,7 @@ def _write_atomic(path: Path, data: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())     # mkstemp creates 0600; results are meant to be shared
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -150,8 +190,15 @@ def _umask() -> int:
     return mask
 
 
-def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, only_recorded: bool = False,
-               selfcheck: bool = True) -> dict:
+def score_runs(
+    bench_dir,
+    run_dirs: list,
+    out_dir,
+    *,
+    progress: bool = False,
+    only_recorded: bool = False,
+    selfcheck: bool = True,
+) -> dict:
     """Score every run against the benchmark, write RESULTS (verdicts.jsonl, summary.json/.csv)
     and return the summary."""
     if not run_dirs:
@@ -165,7 +212,9 @@ def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, on
         key = (_model_name(manifest), manifest.get("modality"), manifest.get("task"))
         for form in manifest.get("forms") or []:
             if (key, form) in seen:
-                raise InputError(f"{rd}: model {key[0]} / {key[1]} / {form} is already scored from {seen[(key, form)]}")
+                raise InputError(
+                    f"{rd}: model {key[0]} / {key[1]} / {form} is already scored from {seen[(key, form)]}"
+                )
             seen[(key, form)] = str(rd)
         loaded.append((rd, manifest, finals))
     out = Path(out_dir)
@@ -177,6 +226,7 @@ def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, on
     selfcheck_result = None
     if selfcheck:
         from scoring.score.selfcheck import run_selfcheck
+
         msgs = run_selfcheck()
         selfcheck_result = {"passed": not msgs, "messages": msgs}
         if msgs:
@@ -185,8 +235,11 @@ def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, on
     bar = None
     if progress:
         from tqdm import tqdm
-        total = sum(len(tasks[m.get("task")] if m.get("task") in tasks else ()) * len(m.get("forms") or [1])
-                    for _, m, _ in loaded)
+
+        total = sum(
+            len(tasks[m.get("task")] if m.get("task") in tasks else ()) * len(m.get("forms") or [1])
+            for _, m, _ in loaded
+        )
         bar = tqdm(total=total, unit="sample", desc="score")
     rows: list[dict] = []
     try:
@@ -199,13 +252,25 @@ def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, on
     cells = summary_cells(rows)
     summary = {
         "format": FORMAT,
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "benchmark": {"path": str(Path(bench_dir).resolve()), "manifest_sha256": bench_manifest["_sha256"],
-                      "city": bench_manifest.get("city"),
-                      "instances": {t: len(v) for t, v in tasks.items()}},
-        "runs": [{"path": str(rd), "model": _model_name(m), "modality": m.get("modality"),
-                  "task": m.get("task"), "forms": m.get("forms"), "status": m.get("status"),
-                  "templates": m.get("templates")} for rd, m, _ in loaded],
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "benchmark": {
+            "path": str(Path(bench_dir).resolve()),
+            "manifest_sha256": bench_manifest["_sha256"],
+            "city": bench_manifest.get("city"),
+            "instances": {t: len(v) for t, v in tasks.items()},
+        },
+        "runs": [
+            {
+                "path": str(rd),
+                "model": _model_name(m),
+                "modality": m.get("modality"),
+                "task": m.get("task"),
+                "forms": m.get("forms"),
+                "status": m.get("status"),
+                "templates": m.get("templates"),
+            }
+            for rd, m, _ in loaded
+        ],
         "scope": "recorded" if only_recorded else "benchmark",
         "versions": library_versions(),
         "selfcheck": selfcheck_result,
@@ -214,9 +279,13 @@ def score_runs(bench_dir, run_dirs: list, out_dir, *, progress: bool = False, on
         "mcnemar": mcnemar_pairs(rows),
     }
     try:
-        _write_atomic(out / "verdicts.jsonl",
-                      "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows))
-        _write_atomic(out / "summary.json", json.dumps(summary, indent=1, ensure_ascii=False, allow_nan=False))
+        _write_atomic(
+            out / "verdicts.jsonl",
+            "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows),
+        )
+        _write_atomic(
+            out / "summary.json", json.dumps(summary, indent=1, ensure_ascii=False, allow_nan=False)
+        )
         write_csv(cells, out / "summary.csv")
     except OSError as exc:
         raise OutputError(f"{out}: cannot write ({exc.strerror})") from None
@@ -230,5 +299,3 @@ def load_results(results_dir) -> tuple[dict, list[dict]]:
     if not sp.is_file() or not vp.is_file():
         raise InputError(f"{d}: not a results directory (needs summary.json and verdicts.jsonl)")
     return read_json(sp), _read_jsonl(vp)
-
-

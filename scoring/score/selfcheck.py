@@ -5,6 +5,7 @@ real-looking responses of every verdict kind, the verdict each must get, and the
 figures (accuracy, interval, parse and error rates, ...) the fixture must produce. A change in
 a parser, checker, the executor, GEOS/PROJ or the statistics library shows up here, named by
 sample, before it silently changes published numbers."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,24 @@ from pathlib import Path
 from scoring.paths import RESOURCES_DIR
 
 FIXTURE_DIR = RESOURCES_DIR / "selfcheck"
-FIGURE_FIELDS = ("n", "correct", "accuracy", "ci_low", "ci_high", "wrong", "unparsed", "error",
-                 "correct_refusal", "unfounded_answer", "parse_rate", "error_rate",
-                 "info_sufficient_accuracy", "raster_tolerant_rate", "quality_median", "quality_p10")
+FIGURE_FIELDS = (
+    "n",
+    "correct",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "wrong",
+    "unparsed",
+    "error",
+    "correct_refusal",
+    "unfounded_answer",
+    "parse_rate",
+    "error_rate",
+    "info_sufficient_accuracy",
+    "raster_tolerant_rate",
+    "quality_median",
+    "quality_p10",
+)
 FIGURE_TOL = 1e-6
 
 
@@ -31,6 +47,7 @@ def fixture_size(fixture_dir: Path = FIXTURE_DIR) -> int:
 def score_fixture(fixture_dir: Path = FIXTURE_DIR) -> tuple[list[dict], list[dict]]:
     """(cases, verdict rows) of the fixture, scored with the current code."""
     from scoring.score.verdicts import score_prediction
+
     fixture_dir = Path(fixture_dir)
     instances = {i["id"]: i for i in _read_jsonl(fixture_dir / "instances.jsonl")}
     cases = _read_jsonl(fixture_dir / "cases.jsonl")
@@ -43,18 +60,31 @@ def score_fixture(fixture_dir: Path = FIXTURE_DIR) -> tuple[list[dict], list[dic
             row = v.as_dict()
         except Exception as exc:  # noqa: BLE001 -- a crash is drift too, reported by sample
             row = {"verdict": f"crash: {type(exc).__name__}: {exc}", "reason": ""}
-        rows.append({"id": case["sample"], "model": "fixture", "modality": case["modality"],
-                     "form": case["form"], "task": case["task"], "relation": inst.get("relation"),
-                     "family": inst.get("family"), "city": inst.get("city"),
-                     "answerable": bool((inst.get("answerable") or {}).get(case["modality"], True)),
-                     **{k: row.get(k) for k in ("verdict", "reason", "quality", "screen", "raster_tolerant")}})
+        rows.append(
+            {
+                "id": case["sample"],
+                "model": "fixture",
+                "modality": case["modality"],
+                "form": case["form"],
+                "task": case["task"],
+                "relation": inst.get("relation"),
+                "family": inst.get("family"),
+                "city": inst.get("city"),
+                "answerable": bool((inst.get("answerable") or {}).get(case["modality"], True)),
+                **{k: row.get(k) for k in ("verdict", "reason", "quality", "screen", "raster_tolerant")},
+            }
+        )
     return cases, rows
 
 
 def fixture_figures(rows: list[dict]) -> list[dict]:
     from scoring.score.tables import summary_cells
-    return [{k: c.get(k) for k in ("modality", "form") + FIGURE_FIELDS}
-            for c in summary_cells(rows) if c["level"] == "overall"]
+
+    return [
+        {k: c.get(k) for k in ("modality", "form") + FIGURE_FIELDS}
+        for c in summary_cells(rows)
+        if c["level"] == "overall"
+    ]
 
 
 def _differs(a, b) -> bool:
@@ -72,12 +102,14 @@ def run_selfcheck(fixture_dir: Path = FIXTURE_DIR) -> list[str]:
     except (OSError, ValueError, KeyError) as exc:
         return [f"fixture {fixture_dir} unreadable: {type(exc).__name__}: {exc}"]
     msgs = []
-    for case, row in zip(cases, rows):
+    for case, row in zip(cases, rows, strict=False):
         exp = case["expect"]
         for key in ("verdict", "screen", "raster_tolerant"):
             if key in exp and row.get(key) != exp[key]:
-                msgs.append(f"{case['sample']} ({case['modality']}, {case['form']}, {case['label']}): "
-                            f"{key} {row.get(key)!r}, expected {exp[key]!r} (reason: {row.get('reason')})")
+                msgs.append(
+                    f"{case['sample']} ({case['modality']}, {case['form']}, {case['label']}): "
+                    f"{key} {row.get(key)!r}, expected {exp[key]!r} (reason: {row.get('reason')})"
+                )
         if "quality" in exp:
             q, e = row.get("quality"), exp["quality"]
             if (q is None) != (e is None) or (q is not None and abs(q - e) > max(1e-3, 1e-4 * abs(e))):

@@ -1,11 +1,12 @@
 """Statistics of the scores: Wilson or seeded clustered-bootstrap intervals, exact McNemar, and
 quantiles of continuous quality. scipy does the statistics; nothing here is hand-rolled beyond
 the resampling loop."""
+
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy.stats import binomtest
@@ -23,12 +24,18 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float | None
     return float(ci.low), float(ci.high)
 
 
-def cluster_bootstrap(successes: Sequence[int], clusters: Sequence[str], *, reps: int = BOOTSTRAP_REPS,
-                      seed: int = BOOTSTRAP_SEED, confidence: float = CONFIDENCE) -> tuple[float, float]:
+def cluster_bootstrap(
+    successes: Sequence[int],
+    clusters: Sequence[str],
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
     """Percentile interval of the mean of `successes`, resampling whole clusters (scenes) with
     replacement, with a fixed seed so the same verdicts always give the same interval."""
     by: dict[str, list[int]] = defaultdict(list)
-    for s, c in zip(successes, clusters):
+    for s, c in zip(successes, clusters, strict=False):
         by[c].append(int(s))
     keys = sorted(by)
     k = np.array([sum(by[c]) for c in keys], dtype=float)
@@ -40,7 +47,9 @@ def cluster_bootstrap(successes: Sequence[int], clusters: Sequence[str], *, reps
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
-def proportion_ci(successes: Sequence[int], clusters: Sequence[str] | None = None) -> tuple[float | None, float | None, str]:
+def proportion_ci(
+    successes: Sequence[int], clusters: Sequence[str] | None = None
+) -> tuple[float | None, float | None, str]:
     """(low, high, method): Wilson when every sample is its own scene, else a clustered bootstrap."""
     n = len(successes)
     if n == 0:
@@ -62,8 +71,8 @@ def proportion_ci(successes: Sequence[int], clusters: Sequence[str] | None = Non
 def mcnemar_exact(a: Iterable[bool], b: Iterable[bool]) -> dict:
     """Exact McNemar test on paired outcomes: binomial test of the discordant pairs."""
     a, b = list(a), list(b)
-    only_a = sum(1 for x, y in zip(a, b) if x and not y)
-    only_b = sum(1 for x, y in zip(a, b) if y and not x)
+    only_a = sum(1 for x, y in zip(a, b, strict=False) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=False) if y and not x)
     d = only_a + only_b
     p = float(binomtest(only_a, d, 0.5).pvalue) if d else 1.0
     return {"n": len(a), "only_first": only_a, "only_second": only_b, "p_value": p}
@@ -74,5 +83,9 @@ def quantiles(values: Iterable[float | None]) -> dict:
     v = np.array([x for x in values if x is not None and math.isfinite(x)], dtype=float)
     if v.size == 0:
         return {"n": 0, "median": None, "p10": None, "p90": None}
-    return {"n": int(v.size), "median": float(np.median(v)), "p10": float(np.percentile(v, 10)),
-            "p90": float(np.percentile(v, 90))}
+    return {
+        "n": int(v.size),
+        "median": float(np.median(v)),
+        "p10": float(np.percentile(v, 10)),
+        "p90": float(np.percentile(v, 90)),
+    }

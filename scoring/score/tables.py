@@ -2,12 +2,13 @@
 information-sufficient score beside the raw one, raster-tolerant success for image edits, and
 quantiles of continuous quality. Shared by `spatialgap score` (summary CSV/JSON), the report
 and the gate, so the three never disagree."""
+
 from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from scoring.score.stats import mcnemar_exact, proportion_ci, quantiles
 
@@ -15,11 +16,36 @@ SUCCESS = ("correct", "correct_refusal")
 # Cell levels, each adding one grouping key to (model, modality, form).
 BASE_KEYS = ("model", "modality", "form")
 LEVELS = {"overall": (), "city": ("city",), "family": ("family",), "relation": ("relation",)}
-CSV_FIELDS = ["level", "model", "modality", "form", "city", "family", "relation", "n", "correct",
-              "accuracy", "ci_low", "ci_high", "ci_method", "wrong", "unparsed", "error",
-              "correct_refusal", "unfounded_answer", "parse_rate", "error_rate", "n_answerable",
-              "info_sufficient_accuracy", "n_raster", "raster_tolerant_rate", "quality_n",
-              "quality_median", "quality_p10", "quality_p90"]
+CSV_FIELDS = [
+    "level",
+    "model",
+    "modality",
+    "form",
+    "city",
+    "family",
+    "relation",
+    "n",
+    "correct",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "wrong",
+    "unparsed",
+    "error",
+    "correct_refusal",
+    "unfounded_answer",
+    "parse_rate",
+    "error_rate",
+    "n_answerable",
+    "info_sufficient_accuracy",
+    "n_raster",
+    "raster_tolerant_rate",
+    "quality_n",
+    "quality_median",
+    "quality_p10",
+    "quality_p90",
+]
 
 
 def _r(v, nd=6):
@@ -38,17 +64,28 @@ def cell_stats(rows: list[dict]) -> dict:
     arrived = n - counts["error"]
     q = quantiles(r.get("quality") for r in rows if r["verdict"] not in ("error", "unparsed"))
     return {
-        "n": n, "correct": sum(succ), "accuracy": _r(sum(succ) / n) if n else None,
-        "ci_low": _r(lo), "ci_high": _r(hi), "ci_method": method,
+        "n": n,
+        "correct": sum(succ),
+        "accuracy": _r(sum(succ) / n) if n else None,
+        "ci_low": _r(lo),
+        "ci_high": _r(hi),
+        "ci_method": method,
         **{k: counts[k] for k in ("wrong", "unparsed", "error", "correct_refusal", "unfounded_answer")},
         "parse_rate": _r((arrived - counts["unparsed"]) / arrived) if arrived else None,
         "error_rate": _r(counts["error"] / n) if n else None,
         "n_answerable": len(answerable),
-        "info_sufficient_accuracy": _r(sum(1 for r in answerable if r["verdict"] == "correct") / len(answerable))
-        if answerable else None,
+        "info_sufficient_accuracy": _r(
+            sum(1 for r in answerable if r["verdict"] == "correct") / len(answerable)
+        )
+        if answerable
+        else None,
         "n_raster": len(raster),
-        "raster_tolerant_rate": _r(sum(1 for r in raster if r["raster_tolerant"]) / len(raster)) if raster else None,
-        "quality_n": q["n"], "quality_median": _r(q["median"]), "quality_p10": _r(q["p10"]),
+        "raster_tolerant_rate": _r(sum(1 for r in raster if r["raster_tolerant"]) / len(raster))
+        if raster
+        else None,
+        "quality_n": q["n"],
+        "quality_median": _r(q["median"]),
+        "quality_p10": _r(q["p10"]),
         "quality_p90": _r(q["p90"]),
     }
 
@@ -63,7 +100,7 @@ def summary_cells(rows: Iterable[dict]) -> list[dict]:
         for r in rows:
             groups[tuple(r.get(k) or "" for k in keys)].append(r)
         for key in sorted(groups):
-            cell = {"level": level, **dict(zip(keys, key))}
+            cell = {"level": level, **dict(zip(keys, key, strict=False))}
             cell.update(cell_stats(groups[key]))
             cells.append(cell)
     return cells
@@ -79,15 +116,23 @@ def mcnemar_pairs(rows: Iterable[dict]) -> list[dict]:
     for (modality, form), models in sorted(by.items()):
         names = sorted(models)
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 common = sorted(set(models[a]) & set(models[b]))
                 if not common:
                     continue
                 res = mcnemar_exact([models[a][s] for s in common], [models[b][s] for s in common])
-                out.append({"modality": modality, "form": form, "first": a, "second": b,
-                            "first_accuracy": _r(sum(models[a][s] for s in common) / len(common)),
-                            "second_accuracy": _r(sum(models[b][s] for s in common) / len(common)),
-                            **res, "p_value": float(f"{res['p_value']:.4g}")})
+                out.append(
+                    {
+                        "modality": modality,
+                        "form": form,
+                        "first": a,
+                        "second": b,
+                        "first_accuracy": _r(sum(models[a][s] for s in common) / len(common)),
+                        "second_accuracy": _r(sum(models[b][s] for s in common) / len(common)),
+                        **res,
+                        "p_value": float(f"{res['p_value']:.4g}"),
+                    }
+                )
     return out
 
 

@@ -13,6 +13,7 @@ Image edits are in pixels: they are applied to the target drawn in pixel space a
 through the map's recorded transform; besides the strict verdict they get `raster_tolerant`
 (constraints hold OR Hausdorff <= 4 px to the reference edit, with required attributes).
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,8 @@ RASTER_TOLERANCE_PX = 4.0
 # the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
 FAR_MIN_M = 1000.0
 FAR_DIAGONALS = 5.0
-NULL_ISLAND_M = 1000.0        # task-CRS distance from (0, 0) ...
-NULL_ISLAND_DEG = 0.01        # ... or lon/lat distance from (0°, 0°)
+NULL_ISLAND_M = 1000.0  # task-CRS distance from (0, 0) ...
+NULL_ISLAND_DEG = 0.01  # ... or lon/lat distance from (0°, 0°)
 NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
 
 
@@ -48,18 +49,19 @@ NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
 class Verdict:
     verdict: str
     reason: str
-    value: Any = None                      # the parsed answer (or parsed edit)
-    quality: float | None = None           # continuous error where meaningful
+    value: Any = None  # the parsed answer (or parsed edit)
+    quality: float | None = None  # continuous error where meaningful
     constraints: list[dict] | None = None  # edit: {"index","text","measure","passed","measured"}
-    edited_scene: dict | None = None       # edit: the edited scene GeoJSON (task CRS)
-    screen: str | None = None              # geometry screening failure name, if any
-    raster_tolerant: bool | None = None    # image edits: success under the 4-px Hausdorff rule
+    edited_scene: dict | None = None  # edit: the edited scene GeoJSON (task CRS)
+    screen: str | None = None  # geometry screening failure name, if any
+    raster_tolerant: bool | None = None  # image edits: success under the 4-px Hausdorff rule
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 # --------------------------------------------------------------------------------- helpers
+
 
 def _answerable(instance: dict, modality: str) -> bool:
     a = instance.get("answerable")
@@ -104,12 +106,16 @@ def set_precision_recall(predicted: Any, reference: Any) -> dict | None:
         return None
     p, r = set(map(str, predicted)), set(map(str, reference))
     tp = p & r
-    return {"precision": len(tp) / len(p) if p else (1.0 if not r else 0.0),
-            "recall": len(tp) / len(r) if r else 1.0,
-            "false": sorted(p - r), "missed": sorted(r - p)}
+    return {
+        "precision": len(tp) / len(p) if p else (1.0 if not r else 0.0),
+        "recall": len(tp) / len(r) if r else 1.0,
+        "false": sorted(p - r),
+        "missed": sorted(r - p),
+    }
 
 
 # --------------------------------------------------------------------------------- QA
+
 
 def _quality(answer_type: str, reference: Any, value: Any) -> float | None:
     if isinstance(reference, bool) or isinstance(value, bool):
@@ -125,8 +131,15 @@ def _quality(answer_type: str, reference: Any, value: Any) -> float | None:
     return None
 
 
-def score_qa(instance: dict, text: str | None, *, form: str, modality: str = "geojson",
-             status: str = "ok", error: str | None = None) -> Verdict:
+def score_qa(
+    instance: dict,
+    text: str | None,
+    *,
+    form: str,
+    modality: str = "geojson",
+    status: str = "ok",
+    error: str | None = None,
+) -> Verdict:
     """Verdict of one QA response (open-ended or multiple-choice)."""
     failed = _failed(status, error)
     if failed:
@@ -140,7 +153,7 @@ def score_qa(instance: dict, text: str | None, *, form: str, modality: str = "ge
         if parsed.ok:
             idx = ord(value) - ord("A")
             if 0 <= idx < len(choices) and str(choices[idx]).strip().lower() == REFUSAL:
-                refusal = True      # chose the "cannot be determined" option
+                refusal = True  # chose the "cannot be determined" option
         if not answerable:
             if refusal:
                 return Verdict("correct_refusal", "refused on an unanswerable instance", value)
@@ -187,9 +200,11 @@ def score_qa(instance: dict, text: str | None, *, form: str, modality: str = "ge
 
 # --------------------------------------------------------------------------------- screening
 
+
 @lru_cache(maxsize=64)
 def _to_lonlat(epsg: int):
     from pyproj import Transformer
+
     return Transformer.from_crs(f"EPSG:{epsg}", "EPSG:4326", always_xy=True)
 
 
@@ -216,9 +231,14 @@ def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | 
     c = geom.centroid if geom.geom_type != "Point" else geom
     if epsg:
         with _quiet():
-            lon, lat = _to_lonlat(epsg).transform([xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y])
-        if not all(math.isfinite(v) for v in list(lon) + list(lat)) or \
-                any(abs(v) > 180 for v in lon) or any(abs(v) > 90 for v in lat):
+            lon, lat = _to_lonlat(epsg).transform(
+                [xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y]
+            )
+        if (
+            not all(math.isfinite(v) for v in list(lon) + list(lat))
+            or any(abs(v) > 180 for v in lon)
+            or any(abs(v) > 90 for v in lat)
+        ):
             return "outside_domain"
         if math.hypot(lon[-1], lat[-1]) <= NULL_ISLAND_DEG:
             return "null_island"
@@ -237,16 +257,20 @@ def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | 
 
 class _quiet:
     """pyproj returns inf for out-of-domain points; numpy may warn about it."""
+
     def __enter__(self):
         import numpy as np
+
         self._old = np.seterr(all="ignore")
 
     def __exit__(self, *exc):
         import numpy as np
+
         np.seterr(**self._old)
 
 
 # --------------------------------------------------------------------------------- editing
+
 
 def _pixel_ops_to_screen(ops: list[dict]) -> list[dict]:
     """Pixel operations (dx right, dy down, origin [col, row], clockwise as seen on the map)
@@ -278,8 +302,15 @@ def _constraint_rows(scene, constraints: list[dict], initial) -> tuple[list[dict
             ok, measured = check_constraint(scene, c, initial)
         except (FactError, KeyError, ValueError, TypeError, shapely.errors.GEOSException) as exc:
             ok, measured = False, f"not measurable: {type(exc).__name__}"
-        rows.append({"index": i, "text": text, "measure": c.get("measure"), "passed": bool(ok),
-                     "measured": _json_safe(measured)})
+        rows.append(
+            {
+                "index": i,
+                "text": text,
+                "measure": c.get("measure"),
+                "passed": bool(ok),
+                "measured": _json_safe(measured),
+            }
+        )
         all_ok = all_ok and bool(ok)
     return rows, all_ok
 
@@ -294,6 +325,7 @@ def _required_attributes(reference_edit: dict | None) -> dict:
 
 def _scene_of(instance: dict):
     from scoring.scene import Scene
+
     return Scene.from_geojson(instance["scene"])
 
 
@@ -304,8 +336,15 @@ def _envelope(scene) -> tuple | None:
     return shapely.GeometryCollection(geoms).bounds
 
 
-def score_edit(instance: dict, text: str | None, *, modality: str = "geojson", status: str = "ok",
-               error: str | None = None, pixel_transform=None) -> Verdict:
+def score_edit(
+    instance: dict,
+    text: str | None,
+    *,
+    modality: str = "geojson",
+    status: str = "ok",
+    error: str | None = None,
+    pixel_transform=None,
+) -> Verdict:
     """Verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
     failed = _failed(status, error)
     if failed:
@@ -338,11 +377,21 @@ def score_edit(instance: dict, text: str | None, *, modality: str = "geojson", s
 
     screen = screen_geometry(edited.geom(target), instance, _envelope(initial))
     if screen:
-        return Verdict("wrong", f"geometry screening: {screen}", value, screen=screen,
-                       raster_tolerant=False if image else None)
+        return Verdict(
+            "wrong",
+            f"geometry screening: {screen}",
+            value,
+            screen=screen,
+            raster_tolerant=False if image else None,
+        )
     if not changed:
-        return Verdict("wrong", "no change: the target is unchanged", value,
-                       edited_scene=edited.to_geojson(), raster_tolerant=False if image else None)
+        return Verdict(
+            "wrong",
+            "no change: the target is unchanged",
+            value,
+            edited_scene=edited.to_geojson(),
+            raster_tolerant=False if image else None,
+        )
 
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
     quality = None
@@ -363,14 +412,25 @@ def score_edit(instance: dict, text: str | None, *, modality: str = "geojson", s
         if not all_ok and reference_geom is not None and pixel_geom is not None:
             ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
             hd = float(pixel_geom.hausdorff_distance(ref_px))
-            attrs_ok = all(edited[target].props.get(k) == v
-                           for k, v in _required_attributes(instance.get("reference_edit")).items())
+            attrs_ok = all(
+                edited[target].props.get(k) == v
+                for k, v in _required_attributes(instance.get("reference_edit")).items()
+            )
             raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
-            reason_px = f"; Hausdorff to the reference {hd:.1f} px" + ("" if attrs_ok else ", attributes differ")
+            reason_px = f"; Hausdorff to the reference {hd:.1f} px" + (
+                "" if attrs_ok else ", attributes differ"
+            )
     scene_json = edited.to_geojson()
     if all_ok:
-        return Verdict("correct", f"all {len(rows)} constraints hold", value, quality, rows, scene_json,
-                       raster_tolerant=raster)
+        return Verdict(
+            "correct",
+            f"all {len(rows)} constraints hold",
+            value,
+            quality,
+            rows,
+            scene_json,
+            raster_tolerant=raster,
+        )
     failed_rows = [r for r in rows if not r["passed"]]
     reason = f"constraint {failed_rows[0]['index'] + 1} fails: {failed_rows[0]['text']}"
     if len(failed_rows) > 1:
@@ -409,7 +469,7 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
             return Verdict("wrong", "pixel geometry given in a modality without a map")
         geom = shape(edit[key])
         px = None
-        if image:       # on the image modality any returned geometry is in pixels
+        if image:  # on the image modality any returned geometry is in pixels
             px = geom
             geom = pt.geometry_pixel_to_task(geom) if not geom.is_empty else geom
         changed = geom.is_empty or not geom.equals_exact(before, 1e-9)
@@ -422,9 +482,11 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
 
 # --------------------------------------------------------------------------------- dispatch
 
+
 @lru_cache(maxsize=4096)
 def _pixel_transform(path: str):
     from scoring.render.transform import PixelTransform
+
     return PixelTransform.from_sidecar(path)
 
 
@@ -433,6 +495,7 @@ def load_pixel_transform(bench_dir, instance_id: str):
     p = Path(bench_dir) / "maps" / f"{instance_id}.json"
     if not p.exists():
         from scoring.errors import InputError
+
         raise InputError(f"{p}: no map sidecar (render the benchmark's maps before scoring image edits)")
     return _pixel_transform(str(p.resolve()))
 
@@ -449,7 +512,8 @@ def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
         pt = None
         if modality == "image" and status == "ok":
             pt = load_pixel_transform(bench_dir, instance["id"])
-        return score_edit(instance, text, modality=modality, status=status, error=record.get("error"),
-                          pixel_transform=pt)
+        return score_edit(
+            instance, text, modality=modality, status=status, error=record.get("error"), pixel_transform=pt
+        )
     form = record.get("form") if record.get("form") in ("open", "mcq") else "open"
     return score_qa(instance, text, form=form, modality=modality, status=status, error=record.get("error"))

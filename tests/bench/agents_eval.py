@@ -11,6 +11,7 @@ scoring.edits.apply_edit + scoring.facts.all_hold with the instance's constraint
 scene. Pixel edits (image modality) are only checked for being valid edits: converting pixels
 to metres is the scorer's business. Prints accuracy per relation and form and lists misses.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,26 +77,39 @@ def check_edit(inst: dict, modality: str, reply: str) -> tuple[bool, str]:
     return all_hold(res.scene, inst["constraints"], initial=scene), json.dumps(edit["operations"])[:160]
 
 
-def evaluate(bench: Path, agent_name: str, modality: str, tasks=("qa", "edit"), limit: int | None = None,
-             relations: set[str] | None = None, forms=QA_FORMS) -> dict:
+def evaluate(
+    bench: Path,
+    agent_name: str,
+    modality: str,
+    tasks=("qa", "edit"),
+    limit: int | None = None,
+    relations: set[str] | None = None,
+    forms=QA_FORMS,
+) -> dict:
     """{"rows": [(task, relation, form, id, ok, detail)], "skipped": reason or None, "seconds": s}"""
     fn = get_agent(agent_name)
     rows, t0 = [], time.perf_counter()
     needs_map = modality in ("image", "together")
     if needs_map and not (bench / "maps").is_dir():
-        return {"rows": [], "skipped": f"{bench}/maps absent: modality {modality} needs the map images",
-                "seconds": 0.0}
+        return {
+            "rows": [],
+            "skipped": f"{bench}/maps absent: modality {modality} needs the map images",
+            "seconds": 0.0,
+        }
     for task in tasks:
         insts = [i for i in load(bench, task) if relations is None or i["relation"] in relations]
         if limit is not None:
             insts = insts[:limit]
         for inst in insts:
             png = (bench / "maps" / f"{inst['id']}.png").read_bytes() if needs_map else None
-            for form in (forms if task == "qa" else ("edit",)):
+            for form in forms if task == "qa" else ("edit",):
                 msgs = build_messages(inst, modality, form, png)
                 reply = fn(msgs)
-                ok, detail = (check_qa(inst, form, modality, reply) if task == "qa"
-                              else check_edit(inst, modality, reply))
+                ok, detail = (
+                    check_qa(inst, form, modality, reply)
+                    if task == "qa"
+                    else check_edit(inst, modality, reply)
+                )
                 rows.append((task, inst["relation"], form, inst["id"], ok, detail))
     return {"rows": rows, "skipped": None, "seconds": time.perf_counter() - t0, "modality": modality}
 
@@ -136,8 +150,14 @@ def main(argv=None) -> int:
     if not (a.bench / "manifest.json").is_file():
         print(f"error: {a.bench}: not a benchmark directory (no manifest.json)", file=sys.stderr)
         return 2
-    res = evaluate(a.bench, a.agent, a.modality, (a.task,) if a.task else ("qa", "edit"), a.limit,
-                   set(a.relations.split(",")) if a.relations else None)
+    res = evaluate(
+        a.bench,
+        a.agent,
+        a.modality,
+        (a.task,) if a.task else ("qa", "edit"),
+        a.limit,
+        set(a.relations.split(",")) if a.relations else None,
+    )
     print(f"agent {a.agent}, modality {a.modality}, bench {a.bench}")
     print(report(res, a.misses))
     return 0

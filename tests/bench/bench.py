@@ -2,6 +2,7 @@
 
 Runs outside pytest on purpose: timings belong in a benchmark, not in unit tests.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,16 +27,30 @@ def bench_build(tmp: Path) -> dict:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         # --no-render: these are the builder's figures; maps are measured by bench_render
-        subprocess.run([str(BIN / "spatialgap"), "build", "--out", str(target), "--jobs", str(jobs),
-                        "--no-progress", "--no-render"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(BIN / "spatialgap"),
+                "build",
+                "--out",
+                str(target),
+                "--jobs",
+                str(jobs),
+                "--no-progress",
+                "--no-render",
+            ],
+            check=True,
+            capture_output=True,
+        )
         wall = time.perf_counter() - t0
         peak_kb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
         m = json.loads((target / "manifest.json").read_text())
         slow = sorted(m["build_report"], key=lambda r: -r["seconds"])[:4]
         out[f"jobs={jobs}"] = {
-            "wall_s": round(wall, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+            "wall_s": round(wall, 2),
+            "peak_rss_mb": round(peak_kb / 1024, 1),
             "instances": m["counts"]["qa"] + m["counts"]["edit"],
-            "extract_s": m["timing"]["extract_s"], "build_s": m["timing"]["build_s"],
+            "extract_s": m["timing"]["extract_s"],
+            "build_s": m["timing"]["build_s"],
             "slowest_shards": [f"{r['relation']}/{r['task']} {r['seconds']}s" for r in slow],
         }
     j = [k for k in out if k != "jobs=1"][0]
@@ -47,10 +62,25 @@ def bench_build(tmp: Path) -> dict:
 def bench_render(bench: Path) -> dict:
     """Maps/s over the whole Helsinki benchmark just built (all cores), and in the same run the
     time ratio against QGIS's QgsMapRendererParallelJob on the same scenes."""
-    r = subprocess.run([str(BIN / "python"), "-m", "scoring.render.bench", "--bench", str(bench),
-                        "--rounds", "1", "--jobs", str(os.cpu_count() or 1), "--qgis-samples", "8"],
-                       capture_output=True, text=True, cwd=str(REPO),
-                       env=dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen")))
+    r = subprocess.run(
+        [
+            str(BIN / "python"),
+            "-m",
+            "scoring.render.bench",
+            "--bench",
+            str(bench),
+            "--rounds",
+            "1",
+            "--jobs",
+            str(os.cpu_count() or 1),
+            "--qgis-samples",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen")),
+    )
     if r.returncode != 0:
         return {"error": r.stderr.strip().splitlines()[-1:]}
     return json.loads(r.stdout)
@@ -71,17 +101,31 @@ def bench_evaluate(tmp: Path) -> dict:
     it reads through real loopback HTTP, score, report), then scoring speed over its runs."""
     work = tmp / "evaluate"
     t0 = time.perf_counter()
-    r = subprocess.run([str(BIN / "spatialgap"), "evaluate", "--out", str(work), "--no-progress"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(BIN / "spatialgap"), "evaluate", "--out", str(work), "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     if r.returncode != 0:
         return {"error": r.stderr.strip().splitlines()[-1:]}
     rec = json.loads((work / "evaluate.json").read_text())
     out = {"wall_s": round(wall, 1), "seconds": rec["seconds"]}
     runs = [a for rd in rec["runs"] for a in ("--run", rd)]
-    s = subprocess.run([str(BIN / "python"), str(REPO / "tests" / "bench" / "score_bench.py"),
-                        "--bench", rec["bench"], *runs], capture_output=True, text=True)
-    out["scoring"] = json.loads(s.stdout) if s.returncode == 0 else {"error": s.stderr.strip().splitlines()[-1:]}
+    s = subprocess.run(
+        [
+            str(BIN / "python"),
+            str(REPO / "tests" / "bench" / "score_bench.py"),
+            "--bench",
+            rec["bench"],
+            *runs,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    out["scoring"] = (
+        json.loads(s.stdout) if s.returncode == 0 else {"error": s.stderr.strip().splitlines()[-1:]}
+    )
     return out
 
 

@@ -1,4 +1,5 @@
 """Fixtures for the QGIS plugin tests (pytest-qgis, headless)."""
+
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ MASTER_PASSWORD = "spatialgap-test-master"
 def small_bench(tmp_path_factory):
     """A small real benchmark (embedded Helsinki, a few relations, 2 instances each)."""
     from scoring.build import build_benchmark
+
     out = tmp_path_factory.mktemp("plugin-bench") / "hel"
     build_benchmark(None, out, seed=0, n_qa=2, n_edit=2, relations=RELATIONS, jobs=1, progress=False)
     return out
@@ -36,6 +38,7 @@ def instances(small_bench):
 def agent_url():
     """The `tools` reference agent served over loopback HTTP."""
     from scoring.runner.agents import start_server
+
     server, thread = start_server("tools")
     yield server.base_url
     server.shutdown()
@@ -46,6 +49,7 @@ def agent_url():
 def auth_ready(qgis_app):
     """The auth manager of the test profile, unlocked with a master password set here."""
     from qgis.core import QgsApplication
+
     am = QgsApplication.authManager()
     db = Path(QgsApplication.qgisAuthDatabaseFilePath()).resolve()
     # Never touch a real user's auth database: pytest-qgis points the profile at .qgis-settings.
@@ -57,6 +61,7 @@ def auth_ready(qgis_app):
 @pytest.fixture
 def dock(qgis_iface, qgis_new_project):
     from plugin.dock import SpatialGapDock
+
     d = SpatialGapDock(qgis_iface)
     yield d
     d.cancel_tasks()
@@ -66,6 +71,7 @@ def dock(qgis_iface, qgis_new_project):
 def wait_for(predicate, timeout: float = 60.0):
     """Process Qt events until predicate() holds (task callbacks arrive through the event loop)."""
     from qgis.PyQt.QtCore import QCoreApplication
+
     t0 = time.monotonic()
     while not predicate():
         QCoreApplication.processEvents()

@@ -1,5 +1,6 @@
 """Constraint explanations: geometry (scoring.explain) and the layers drawn from it agree with
 the scorer's own measured values and verdicts."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ def test_explain_measures_match_the_checker(instances):
     for inst in (i for i in instances.values() if i["task"] == "edit"):
         for edit in (inst["reference_edit"], WRONG):
             verdict = score_edit(inst, json.dumps(edit))
-            if verdict.constraints is None:     # an operation this instance does not allow
+            if verdict.constraints is None:  # an operation this instance does not allow
                 assert "translate" not in inst["allowed_operations"]
                 continue
             scene = _edited(inst, edit)
@@ -37,10 +38,10 @@ def test_explain_measures_match_the_checker(instances):
             assert [v.passed for v in views] == [c["passed"] for c in verdict.constraints]
             # From the scorer's (1 cm) GeoJSON scene the values agree within rounding.
             rounded = explain_constraints(inst, verdict.edited_scene)
-            for r, c in zip(rounded, verdict.constraints):
+            for r, c in zip(rounded, verdict.constraints, strict=False):
                 if isinstance(c["measured"], float):
                     assert r.measured == pytest.approx(c["measured"], abs=0.05)
-            for v, c in zip(views, verdict.constraints):
+            for v, c in zip(views, verdict.constraints, strict=False):
                 assert v.measured == c["measured"]
                 measured_lines = [g for r, g in v.parts if r == "measured"]
                 if v.measure in ("min_distance", "boundary_distance") and measured_lines:
@@ -48,7 +49,9 @@ def test_explain_measures_match_the_checker(instances):
                     checked += 1
                 if v.measure == "bearing" and measured_lines:
                     (x0, y0), (x1, y1) = measured_lines[0].coords
-                    assert oracle.angle_diff(math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360, v.measured) < 1e-6
+                    assert (
+                        oracle.angle_diff(math.degrees(math.atan2(x1 - x0, y1 - y0)) % 360, v.measured) < 1e-6
+                    )
                     checked += 1
                 if v.measure in ("direction4", "direction8", "bearing", "displacement", "manhattan_distance"):
                     # The moving feature's reference point lies in the allowed region iff it passes.
@@ -56,11 +59,15 @@ def test_explain_measures_match_the_checker(instances):
                     if v.measure == "displacement":
                         p = oracle.ref_point(scene.geom(inst["target"]))
                     else:
-                        p = oracle.ref_point(scene.geom(inst["constraints"][v.index]["args"][1]
-                                             if v.measure.startswith(("direction", "bearing"))
-                                             else inst["target"]))
+                        p = oracle.ref_point(
+                            scene.geom(
+                                inst["constraints"][v.index]["args"][1]
+                                if v.measure.startswith(("direction", "bearing"))
+                                else inst["target"]
+                            )
+                        )
                     d = allowed.boundary.distance(p)
-                    if d > 0.05:                # far from the edge: no rounding ambiguity
+                    if d > 0.05:  # far from the edge: no rounding ambiguity
                         assert allowed.contains(p) == v.passed, (inst["id"], v.text)
                         checked += 1
     assert checked >= 10
@@ -73,8 +80,12 @@ def test_constraint_layers_carry_measured_values_and_verdicts(dock, small_bench,
         dock.select_instance(inst["id"])
         verdict = score_edit(inst, json.dumps(WRONG)).as_dict()
         dock.show_verdict(inst, verdict, title="wrong")
-        group = QgsProject.instance().layerTreeRoot().findGroup(f"Spatial Gap: {inst['id']}").findGroup(
-            "constraints: wrong")
+        group = (
+            QgsProject.instance()
+            .layerTreeRoot()
+            .findGroup(f"Spatial Gap: {inst['id']}")
+            .findGroup("constraints: wrong")
+        )
         rows = {}
         label_lines = []
         for node in group.findLayers():
@@ -87,10 +98,13 @@ def test_constraint_layers_carry_measured_values_and_verdicts(dock, small_bench,
                 label_lines += [t for t in (f["label"] or "").split("\n") if t]
         assert sorted(rows) == [c["index"] + 1 for c in verdict["constraints"]]
         from scoring.explain import format_value
+
         for c in verdict["constraints"]:
             parts = rows[c["index"] + 1]
             assert {p[0] for p in parts} == {c["passed"]}
-            assert {p[1] for p in parts} == {format_value(c["measured"], inst["constraints"][c["index"]].get("unit"))}
+            assert {p[1] for p in parts} == {
+                format_value(c["measured"], inst["constraints"][c["index"]].get("unit"))
+            }
             # Exactly one label per constraint (stacked when constraints share a geometry).
             mine = [t for t in label_lines if t.startswith(f"#{c['index'] + 1} ")]
             assert len(mine) == 1 and ("✔" if c["passed"] else "✘") in mine[0]
@@ -106,6 +120,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
     """The analyst's move of F0 on the map is turned into an edit and scored like a model's."""
     from qgis.core import QgsGeometry
     from shapely import wkt
+
     dock.open_benchmark(small_bench)
     inst = next(i for i in instances.values() if i["task"] == "edit" and i["relation"] == "M02")
     dock.select_instance(inst["id"])
@@ -123,6 +138,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
     assert shapely.hausdorff_distance(got, target) < 0.05
     # A vertex edit cannot be expressed as move / rotate / scale: refused with a reason.
     from scoring.edits import EditError
+
     with pytest.raises(EditError):
         poly = wkt.loads(target.wkt)
         coords = list(poly.exterior.coords)
@@ -133,6 +149,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
 
 def test_human_qa_answer_is_a_run(dock, small_bench, instances):
     from scoring.score import score_qa, score_runs
+
     dock.open_benchmark(small_bench)
     inst = next(i for i in instances.values() if i["task"] == "qa" and i["relation"] == "D01")
     dock.select_instance(inst["id"])
@@ -160,6 +177,7 @@ def test_hand_attribute_edit(dock, small_bench, instances):
     assert layer.changeAttributeValue(feat.id(), idx, 5)
     v = dock.submit_human_edit()
     assert v["verdict"] == "correct", v
-    rec = json.loads((small_bench / "runs" / "human-cy-geojson-edit" / "predictions.jsonl")
-                     .read_text().splitlines()[-1])
+    rec = json.loads(
+        (small_bench / "runs" / "human-cy-geojson-edit" / "predictions.jsonl").read_text().splitlines()[-1]
+    )
     assert json.loads(rec["text"]) == {"operations": [{"op": "set_attribute", "name": "layer", "value": 5}]}

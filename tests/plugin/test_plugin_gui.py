@@ -1,4 +1,5 @@
 """The plugin loads and unloads cleanly; an instance becomes correctly styled layers."""
+
 from __future__ import annotations
 
 import json
@@ -30,17 +31,26 @@ def test_plugin_loads_and_unloads(qgis_iface, small_bench):
 
 
 def test_missing_dependencies_are_named_with_install_commands(qgis_iface):
-    assert deps.missing_dependencies() == []          # the venv has everything
+    assert deps.missing_dependencies() == []  # the venv has everything
     # QGIS's own Python on this machine lacks some of them: the real check must say which.
-    out = subprocess.run(["/usr/bin/python3", "-c",
-                          "import sys; sys.path.insert(0, 'plugin'); import deps; "
-                          "print(','.join(m for m, _, _ in deps.missing_dependencies()))"],
-                         capture_output=True, text=True, cwd=str(plugin.__path__[0]).rsplit("/", 1)[0])
+    out = subprocess.run(
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import sys; sys.path.insert(0, 'plugin'); import deps; "
+            "print(','.join(m for m, _, _ in deps.missing_dependencies()))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(plugin.__path__[0]).rsplit("/", 1)[0],
+    )
     assert out.returncode == 0, out.stderr
     missing = [m for m in out.stdout.strip().split(",") if m]
     from plugin.missing import MissingDependenciesPlugin
-    stand_in = MissingDependenciesPlugin(qgis_iface, [e for e in deps.REQUIRED if e[0] in missing]
-                                         or [deps.REQUIRED[4]])
+
+    stand_in = MissingDependenciesPlugin(
+        qgis_iface, [e for e in deps.REQUIRED if e[0] in missing] or [deps.REQUIRED[4]]
+    )
     text = stand_in.message()
     for mod, pip_req, deb in stand_in.missing:
         assert pip_req in text and deb in text
@@ -56,14 +66,25 @@ def test_instance_becomes_styled_layers(dock, small_bench, instances):
     assert group is not None
     scene_group = group.findGroup("scene")
     scene_layers = [n.layer() for n in scene_group.findLayers() if n.layer().fields().indexOf("role") >= 0]
-    expected = Counter({"Point": "point", "MultiPoint": "point", "LineString": "line", "MultiLineString": "line",
-                        "Polygon": "polygon", "MultiPolygon": "polygon"}[f["geometry"]["type"]]
-                       for f in inst["scene"]["features"])
+    expected = Counter(
+        {
+            "Point": "point",
+            "MultiPoint": "point",
+            "LineString": "line",
+            "MultiLineString": "line",
+            "Polygon": "polygon",
+            "MultiPolygon": "polygon",
+        }[f["geometry"]["type"]]
+        for f in inst["scene"]["features"]
+    )
     got = Counter()
     ids = {}
     for lyr in scene_layers:
-        kind = {QgsWkbTypes.PointGeometry: "point", QgsWkbTypes.LineGeometry: "line",
-                QgsWkbTypes.PolygonGeometry: "polygon"}[lyr.geometryType()]
+        kind = {
+            QgsWkbTypes.PointGeometry: "point",
+            QgsWkbTypes.LineGeometry: "line",
+            QgsWkbTypes.PolygonGeometry: "polygon",
+        }[lyr.geometryType()]
         got[kind] += lyr.featureCount()
         for f in lyr.getFeatures():
             ids[f["id"]] = (f["role"], f.geometry())
@@ -76,6 +97,7 @@ def test_instance_becomes_styled_layers(dock, small_bench, instances):
     # Geometry survives the trip (same coordinates as the scene the model reads).
     f0 = shape(next(f for f in inst["scene"]["features"] if f["id"] == "F0")["geometry"])
     from shapely import wkt
+
     assert wkt.loads(ids["F0"][1].asWkt()).buffer(0.01).covers(f0)
     # The target is drawn larger than the others.
     categories = scene_layers[0].renderer().categories()
@@ -102,12 +124,14 @@ def test_filters(dock, small_bench, instances):
     want = sorted(i["id"] for i in instances.values() if i["task"] == "edit" and i["relation"] == "D04")
     assert sorted(dock.list.item(k).data(0x0100) for k in range(dock.list.count())) == want
     dock.f_verdict.setCurrentIndex(dock.f_verdict.findData("correct"))
-    assert dock.list.count() == 0          # nothing run yet
+    assert dock.list.count() == 0  # nothing run yet
 
 
 def test_exports(dock, small_bench, instances, tmp_path):
     from qgis.PyQt.QtGui import QImage
+
     from scoring.render import ContextIndex, render_instance
+
     dock.open_benchmark(small_bench)
     inst = next(i for i in instances.values() if i["task"] == "edit")
     dock.select_instance(inst["id"])
@@ -128,19 +152,36 @@ def test_context_water_is_drawn_as_water_below_land(qgis_new_project, instances,
     from shapely.geometry import box, mapping
 
     from plugin.layers import ContextSource
+
     inst = next(iter(instances.values()))
     scene = box(*shape(inst["scene"]["features"][0]["geometry"]).bounds)
     sea = scene.buffer(200, join_style=2)
     quay = scene.buffer(20, join_style=2)
     path = tmp_path / "context.geojsonl"
-    path.write_text("\n".join(json.dumps(f) for f in (
-        {"type": "Feature", "id": "sea/0", "properties": {"pool": "water", "water": "sea"}, "geometry": mapping(sea)},
-        {"type": "Feature", "id": "way/1", "properties": {"pool": "building"}, "geometry": mapping(quay)},
-    )) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(f)
+            for f in (
+                {
+                    "type": "Feature",
+                    "id": "sea/0",
+                    "properties": {"pool": "water", "water": "sea"},
+                    "geometry": mapping(sea),
+                },
+                {
+                    "type": "Feature",
+                    "id": "way/1",
+                    "properties": {"pool": "building"},
+                    "geometry": mapping(quay),
+                },
+            )
+        )
+        + "\n"
+    )
     group = QgsProject.instance().layerTreeRoot().addGroup("ctx")
     layers = ContextSource(path).layers(inst, group)
     names = [n.layer().name() for n in group.findLayers()]
-    assert len(layers) == 2 and names[-1].endswith("water")       # water last = drawn underneath
+    assert len(layers) == 2 and names[-1].endswith("water")  # water last = drawn underneath
     water = layers[-1]
     assert water.featureCount() == 1 and next(water.getFeatures())["pool"] == "water"
     assert water.renderer().symbol().color().name() == "#c6dbe9"

@@ -1,4 +1,5 @@
 """Every Processing algorithm runs through processing.run."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,10 @@ from scoring.scene import Scene
 @pytest.fixture(scope="module")
 def processing_ready(qgis_app):
     from processing.core.Processing import Processing
+
     Processing.initialize()
     from plugin.processing_provider import SpatialGapProvider
+
     reg = QgsApplication.processingRegistry()
     if reg.providerById("spatialgap") is None:
         provider = SpatialGapProvider()
@@ -37,12 +40,23 @@ def _f0_layer(inst, geom):
 
 def test_check_edit(processing_ready, small_bench, instances):
     import processing
+
     from scoring.score import score_edit
+
     inst = next(i for i in instances.values() if i["task"] == "edit" and i["relation"] == "M15")
     good = apply_edit(Scene.from_geojson(inst["scene"]), "F0", inst["reference_edit"]).scene.geom("F0")
-    res = processing.run("spatialgap:checkedit", {
-        "BENCH": str(small_bench), "INSTANCE": inst["id"], "EDITED": _f0_layer(inst, good),
-        "REPORT": "memory:", "POINTS": "memory:", "LINES": "memory:", "POLYGONS": "memory:"})
+    res = processing.run(
+        "spatialgap:checkedit",
+        {
+            "BENCH": str(small_bench),
+            "INSTANCE": inst["id"],
+            "EDITED": _f0_layer(inst, good),
+            "REPORT": "memory:",
+            "POINTS": "memory:",
+            "LINES": "memory:",
+            "POLYGONS": "memory:",
+        },
+    )
     assert res["ALL_PASSED"] is True and res["PASSED"] == len(inst["constraints"])
     report = res["REPORT"] if isinstance(res["REPORT"], QgsVectorLayer) else None
     if report is None:
@@ -51,25 +65,44 @@ def test_check_edit(processing_ready, small_bench, instances):
     assert res["LINES"].featureCount() > 0 and res["POLYGONS"].featureCount() > 0
     # Untouched F0 fails what the instruction asks; the table says which, as the scorer does.
     orig = Scene.from_geojson(inst["scene"]).geom("F0")
-    res = processing.run("spatialgap:checkedit", {
-        "BENCH": str(small_bench), "INSTANCE": inst["id"], "EDITED": _f0_layer(inst, orig), "REPORT": "memory:"})
+    res = processing.run(
+        "spatialgap:checkedit",
+        {
+            "BENCH": str(small_bench),
+            "INSTANCE": inst["id"],
+            "EDITED": _f0_layer(inst, orig),
+            "REPORT": "memory:",
+        },
+    )
     verdict = score_edit(inst, json.dumps({"operations": [{"op": "translate", "dx": 0, "dy": 0}]}))
     rows = sorted((f["constraint"], f["passed"]) for f in res["REPORT"].getFeatures())
     if verdict.constraints:
         assert rows == [(c["index"] + 1, c["passed"]) for c in verdict.constraints]
     assert res["ALL_PASSED"] is False
     from qgis.core import QgsProcessingException
+
     with pytest.raises(QgsProcessingException):
-        processing.run("spatialgap:checkedit", {"BENCH": str(small_bench), "INSTANCE": "nope",
-                                                "EDITED": _f0_layer(inst, orig), "REPORT": "memory:"})
+        processing.run(
+            "spatialgap:checkedit",
+            {
+                "BENCH": str(small_bench),
+                "INSTANCE": "nope",
+                "EDITED": _f0_layer(inst, orig),
+                "REPORT": "memory:",
+            },
+        )
 
 
 def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, instances, tmp_path):
     import processing
+
     from scoring.render import ContextIndex, render_instance
+
     inst = next(i for i in instances.values() if i["task"] == "qa")
-    res = processing.run("spatialgap:rendermaps", {"BENCH": str(small_bench), "IDS": inst["id"],
-                                                   "OUTPUT": str(tmp_path / "maps")})
+    res = processing.run(
+        "spatialgap:rendermaps",
+        {"BENCH": str(small_bench), "IDS": inst["id"], "OUTPUT": str(tmp_path / "maps")},
+    )
     assert res["MAPS"] == 1
     ctx = ContextIndex.from_file(small_bench / "context.geojsonl", inst["crs"]["epsg"])
     headless = render_instance(inst, ctx, tmp_path / "headless")["png"].read_bytes()
@@ -78,12 +111,16 @@ def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, insta
 
 def test_score_run(processing_ready, small_bench, instances, tmp_path):
     import processing
+
     from plugin.tasks import record_human_answer
+
     qa = [i for i in instances.values() if i["task"] == "qa"][:3]
     for inst in qa:
         run = record_human_answer(small_bench, tmp_path / "runs", "proc", inst, f"Answer: {inst['answer']}")
-    res = processing.run("spatialgap:scorerun", {"BENCH": str(small_bench), "RUN": str(run),
-                                                 "OUTPUT": str(tmp_path / "results")})
+    res = processing.run(
+        "spatialgap:scorerun",
+        {"BENCH": str(small_bench), "RUN": str(run), "OUTPUT": str(tmp_path / "results")},
+    )
     html = open(res["REPORT"], encoding="utf-8").read()
     assert "human-proc" in html
     assert (tmp_path / "results" / "summary.json").is_file()
@@ -91,9 +128,23 @@ def test_score_run(processing_ready, small_bench, instances, tmp_path):
 
 def test_build_benchmark(processing_ready, tmp_path):
     import processing
-    res = processing.run("spatialgap:buildbenchmark", {"CITY": "helsinki", "SEED": 3, "QA": 1, "EDIT": 1,
-                                                       "RELATIONS": "D01,T03", "OUTPUT": str(tmp_path / "b")})
+
+    res = processing.run(
+        "spatialgap:buildbenchmark",
+        {
+            "CITY": "helsinki",
+            "SEED": 3,
+            "QA": 1,
+            "EDIT": 1,
+            "RELATIONS": "D01,T03",
+            "OUTPUT": str(tmp_path / "b"),
+        },
+    )
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
-    assert res["INSTANCES"] == sum(1 for n in ("qa.jsonl", "edit.jsonl")
-                                   for line in (tmp_path / "b" / n).read_text().splitlines() if line)
+    assert res["INSTANCES"] == sum(
+        1
+        for n in ("qa.jsonl", "edit.jsonl")
+        for line in (tmp_path / "b" / n).read_text().splitlines()
+        if line
+    )
     assert 1 <= res["INSTANCES"] <= 4 and manifest["seed"] == 3

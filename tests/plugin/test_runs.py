@@ -1,4 +1,5 @@
 """Model runs through the QGIS network stack, keys in the auth database, constraint layers."""
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,21 @@ SECRET = "sk-spatialgap-test-0123456789abcdef"
 
 def test_qgis_transport_statuses_and_failures(agent_url):
     t = QgisTransport()
-    ok = t.post_json(agent_url + "/chat/completions", {}, {"messages": [{"role": "user", "content": "hi"}]}, 10)
+    ok = t.post_json(
+        agent_url + "/chat/completions", {}, {"messages": [{"role": "user", "content": "hi"}]}, 10
+    )
     assert ok.status == 200 and json.loads(ok.body)["choices"][0]["message"]["content"]
     assert ok.headers["content-type"] == "application/json"
     missing = t.post_json(agent_url + "/nowhere", {}, {"messages": []}, 10)
-    assert missing.status == 404 and b"no route" in missing.body   # HTTP errors are responses
+    assert missing.status == 404 and b"no route" in missing.body  # HTTP errors are responses
     with pytest.raises(TransportError) as err:
-        t.post_json(agent_url + "/chat/completions", {}, {"messages": [{"role": "user", "content": "hi"}]}, 10,
-                    max_bytes=10)
+        t.post_json(
+            agent_url + "/chat/completions",
+            {},
+            {"messages": [{"role": "user", "content": "hi"}]},
+            10,
+            max_bytes=10,
+        )
     assert err.value.kind == "too_large" and err.value.status == 200
     # Nothing listens: a connect failure.
     s = socket.socket()
@@ -69,9 +77,12 @@ def test_key_lives_only_in_the_auth_database(auth_ready, qgis_app):
 
 def test_connection_check_is_readable(agent_url, qgis_app):
     from plugin.settings_dialog import test_connection
+
     ok, msg = test_connection(Endpoint(name="t", base_url=agent_url, model="tools"), SECRET)
     assert ok and "tools" in msg
-    ok, msg = test_connection(Endpoint(name="t", base_url=agent_url.replace("/v1", "/nope"), model="tools"), SECRET)
+    ok, msg = test_connection(
+        Endpoint(name="t", base_url=agent_url.replace("/v1", "/nope"), model="tools"), SECRET
+    )
     assert not ok and "HTTP 404" in msg and "no route" in msg and SECRET not in msg
     ok, msg = test_connection(Endpoint(name="t", base_url="ftp://x", model="tools"), None)
     assert not ok and "base_url" in msg
@@ -84,9 +95,20 @@ def _edit_instance(instances, relation):
 def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_url, auth_ready):
     from scoring.runner.journal import final_predictions
     from scoring.score import score_prediction
+
     authcfg = store_key("tools-agent", SECRET)
-    save_endpoints([Endpoint(name="tools-agent", base_url=agent_url, model="tools", authcfg=authcfg,
-                             timeout_s=30, concurrency=2)])
+    save_endpoints(
+        [
+            Endpoint(
+                name="tools-agent",
+                base_url=agent_url,
+                model="tools",
+                authcfg=authcfg,
+                timeout_s=30,
+                concurrency=2,
+            )
+        ]
+    )
     dock.reload_endpoints()
     dock.open_benchmark(small_bench)
     inst = _edit_instance(instances, "M01")
@@ -127,8 +149,17 @@ def test_cancel_stops_the_run(dock, small_bench, instances, auth_ready):
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
     try:
-        save_endpoints([Endpoint(name="silent", base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1",
-                                 model="m", timeout_s=60, concurrency=1)])
+        save_endpoints(
+            [
+                Endpoint(
+                    name="silent",
+                    base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1",
+                    model="m",
+                    timeout_s=60,
+                    concurrency=1,
+                )
+            ]
+        )
         dock.reload_endpoints()
         dock.open_benchmark(small_bench)
         dock.select_instance(_edit_instance(instances, "D01")["id"])

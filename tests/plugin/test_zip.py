@@ -1,4 +1,5 @@
 """`make zip`: one valid top folder with the plugin, scoring/, resources/, translations."""
+
 from __future__ import annotations
 
 import subprocess
@@ -15,10 +16,16 @@ def test_zip_is_valid_and_self_contained(tmp_path):
     out = make_zip.build(tmp_path / "spatialgap.zip")
     assert make_zip.validate(out) == []
     names = set(zipfile.ZipFile(out).namelist())
-    for required in ("spatialgap/__init__.py", "spatialgap/metadata.txt", "spatialgap/LICENSE",
-                     "spatialgap/scoring/paths.py", "spatialgap/scoring/explain.py",
-                     "spatialgap/resources/prompts/edit-geojson.j2", "spatialgap/i18n/spatialgap_fr.qm",
-                     "spatialgap/resources/icons/spatialgap.svg"):
+    for required in (
+        "spatialgap/__init__.py",
+        "spatialgap/metadata.txt",
+        "spatialgap/LICENSE",
+        "spatialgap/scoring/paths.py",
+        "spatialgap/scoring/explain.py",
+        "spatialgap/resources/prompts/edit-geojson.j2",
+        "spatialgap/i18n/spatialgap_fr.qm",
+        "spatialgap/resources/icons/spatialgap.svg",
+    ):
         assert required in names, required
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     # Same bytes twice: reproducible.
@@ -27,10 +34,14 @@ def test_zip_is_valid_and_self_contained(tmp_path):
     # Installed as a QGIS plugin folder, its own scoring/ and resources/ are the ones used.
     plugins = tmp_path / "plugins"
     zipfile.ZipFile(out).extractall(plugins)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import spatialgap; spatialgap._expose_scoring(); "
-            "import scoring, scoring.paths, scoring.runner.prompts as p; "
-            "print(scoring.__file__); print(scoring.paths.RESOURCES_DIR); print(p.PROMPTS_DIR.is_dir())")
-    r = subprocess.run([sys.executable, "-c", code, str(plugins)], capture_output=True, text=True, cwd=tmp_path)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import spatialgap; spatialgap._expose_scoring(); "
+        "import scoring, scoring.paths, scoring.runner.prompts as p; "
+        "print(scoring.__file__); print(scoring.paths.RESOURCES_DIR); print(p.PROMPTS_DIR.is_dir())"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(plugins)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     scoring_file, resources, prompts_ok = r.stdout.split()
     assert scoring_file.startswith(str(plugins / "spatialgap" / "scoring"))

@@ -34,4 +34,6 @@ def instances(bench) -> dict:
 
 @pytest.fixture(scope="session")
 def sidecars(bench, instances) -> dict:
-    return {iid: json.loads((bench / "maps" / f"{iid}.json").read_text(encoding="utf-8")) for iid in instances}
+    return {
+        iid: json.loads((bench / "maps" / f"{iid}.json").read_text(encoding="utf-8")) for iid in instances
+    }

@@ -1,4 +1,5 @@
 """Labels, attribute cards, insets, attribution."""
+
 import pytest
 import shapely
 from shapely.geometry import box, shape
@@ -43,15 +44,22 @@ def test_every_feature_is_labelled_inside_the_image_without_hiding_it(sidecars, 
                 assert box(*lab["bbox"]).distance(shapely.Point(bx, by)) < 1e-6
         labels = list(rec["labels"].values())
         for i, a in enumerate(labels):
-            for b in labels[i + 1:]:
+            for b in labels[i + 1 :]:
                 assert not box(*a["bbox"]).intersects(box(*b["bbox"])), (iid, "labels overlap")
 
 
 def test_labels_avoid_furniture(sidecars):
     for iid, rec in sidecars.items():
-        furniture = [rec["legend"]["bbox"], rec["north_arrow"]["bbox"], rec["scalebar"]["bbox"],
-                     rec["attribution"]["bbox"]] + [c["bbox"] for c in rec["attribute_cards"]] + \
-                    [i["bbox"] for i in rec["insets"]]
+        furniture = (
+            [
+                rec["legend"]["bbox"],
+                rec["north_arrow"]["bbox"],
+                rec["scalebar"]["bbox"],
+                rec["attribution"]["bbox"],
+            ]
+            + [c["bbox"] for c in rec["attribute_cards"]]
+            + [i["bbox"] for i in rec["insets"]]
+        )
         for fid, lab in rec["labels"].items():
             for fb in furniture:
                 assert not box(*lab["bbox"]).intersects(box(*fb)), (iid, fid, fb)
@@ -106,7 +114,7 @@ def test_shown_and_withheld_variants_differ_only_by_the_cards(bench):
     mask = np.zeros_like(diff)
     for c in rec["attribute_cards"]:
         x0, y0, x1, y1 = c["bbox"]
-        mask[int(y0) - 2:int(y1) + 3, int(x0) - 2:int(x1) + 3] = True
+        mask[int(y0) - 2 : int(y1) + 3, int(x0) - 2 : int(x1) + 3] = True
     assert not (diff & ~mask).any()
 
 
@@ -123,7 +131,9 @@ def test_tiny_feature_gets_an_inset(sidecars, instances):
         assert not box(*ins["bbox"]).intersects(g)
     # the inset has its own transform: F0 is large and labelled inside it
     ipt = PixelTransform.from_sidecar(rec, inset=ins["id"])
-    f0 = ipt.geometry_task_to_pixel(shape(instances["helsinki-qa-M12-004"]["scene"]["features"][0]["geometry"]))
+    f0 = ipt.geometry_task_to_pixel(
+        shape(instances["helsinki-qa-M12-004"]["scene"]["features"][0]["geometry"])
+    )
     fb = f0.bounds
     assert fb[2] - fb[0] >= 40 and box(*ins["bbox"]).contains(f0)
     _check_label("F0", ins["labels"]["F0"]["bbox"], f0, ins["bbox"])

@@ -1,5 +1,6 @@
 """Georeferencing: transforms round-trip, GDAL reads what the sidecar says, pixels sit where
 the transform says the features are."""
+
 import math
 
 import numpy as np
@@ -94,7 +95,7 @@ def test_point_features_are_drawn_where_the_transform_puts_them(bench, sidecars,
                 continue
             col, row = pt.task_to_pixel(*f["geometry"]["coordinates"])
             colour = sidecars[iid]["features"][f["id"]]["color"]
-            want = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+            want = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
             # the marker ring, 4-5 px from the centre (the centre has a white dot)
             got = img[int(row), int(col) + 5]
             assert np.abs(got - want).max() <= 12, (iid, f["id"], got, want)

@@ -1,6 +1,7 @@
 """The QGIS plugin calls scoring.render for its exports: a map rendered inside a running QGIS
 process (qgis.core imported first, a QgsApplication initialised) must be byte-identical to the
 headless one."""
+
 import json
 import os
 import subprocess
@@ -41,8 +42,14 @@ print(json.dumps({"backend": matplotlib.get_backend(),
 def test_render_inside_a_qgis_process_matches_headless_bytes(bench, tmp_path):
     ids = ["helsinki-qa-O06-002", "helsinki-qa-M12-004", "helsinki-edit-D02-005"]
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(bench), str(tmp_path), *ids], env=env,
-                       capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(bench), str(tmp_path), *ids],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     info = json.loads(r.stdout.strip().splitlines()[-1])
     assert info["qgis_loaded"] and info["backend"].lower() == "agg"

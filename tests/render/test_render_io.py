@@ -1,4 +1,5 @@
 """Determinism, atomic output, CLI and benchmark loading errors."""
+
 import argparse
 
 import pytest
@@ -67,18 +68,23 @@ def test_cli_renders_selected_ids(bench, tmp_path, capsys):
 
     b = tmp_path / "b"
     shutil.copytree(bench, b, ignore=shutil.ignore_patterns("maps"))
-    args = _parse(["render", "--bench", str(b), "--jobs", "1", "--ids", "helsinki-qa-O06-002", "--no-progress"])
+    args = _parse(
+        ["render", "--bench", str(b), "--jobs", "1", "--ids", "helsinki-qa-O06-002", "--no-progress"]
+    )
     assert args.func(args) == 0
     assert sorted(p.name for p in (b / "maps").glob("*.png")) == ["helsinki-qa-O06-002.png"]
     assert "rendered 1 maps" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("setup, message", [
-    (lambda p: None, "not found"),
-    (lambda p: p.mkdir(), "no manifest.json"),
-    (lambda p: (p.mkdir(), (p / "manifest.json").write_text("{}")), "invalid manifest"),
-    (lambda p: (p.mkdir(), (p / "manifest.json").write_text('{"crs": {"epsg": 32635}}')), "no instances"),
-])
+@pytest.mark.parametrize(
+    "setup, message",
+    [
+        (lambda p: None, "not found"),
+        (lambda p: p.mkdir(), "no manifest.json"),
+        (lambda p: (p.mkdir(), (p / "manifest.json").write_text("{}")), "invalid manifest"),
+        (lambda p: (p.mkdir(), (p / "manifest.json").write_text('{"crs": {"epsg": 32635}}')), "no instances"),
+    ],
+)
 def test_cli_rejects_bad_benchmarks_with_one_line(tmp_path, setup, message):
     p = tmp_path / "nope"
     setup(p)

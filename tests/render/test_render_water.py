@@ -1,12 +1,13 @@
 """Water in the OSM context: the sea (derived from the coastline) and lakes are drawn in the
 style's muted blue, under buildings and roads, and the legend names "water" only when some
 is in view."""
+
 import io
 
 import numpy as np
 from PIL import Image
-
 from render_synthetic import CRS, X0, Y0, make_context
+
 from scoring.render import ContextIndex, render_map
 from scoring.render.style import load_style
 from scoring.render.transform import PixelTransform
@@ -22,27 +23,64 @@ def _context():
     """The synthetic street grid plus a sea east of x = X0 + 700 (with one pier building on
     it) and a pond in the west."""
     feats = make_context()
-    feats.insert(0, {"type": "Feature", "geometry": _poly(X0 + 700, Y0 - 700, X0 + 1500, Y0 + 700),
-                     "properties": {"pool": "water", "osm_id": "sea/0", "water": "sea",
-                                    "derived_from": "natural=coastline"}})
-    feats.insert(1, {"type": "Feature", "geometry": _poly(X0 - 640, Y0 - 40, X0 - 600, Y0 + 40),
-                     "properties": {"pool": "water", "osm_id": "way/9", "natural": "water"}})
-    feats.append({"type": "Feature", "geometry": _poly(X0 + 760, Y0 + 100, X0 + 790, Y0 + 130),
-                  "properties": {"pool": "building", "osm_id": "way/10", "building": "yes"}})
+    feats.insert(
+        0,
+        {
+            "type": "Feature",
+            "geometry": _poly(X0 + 700, Y0 - 700, X0 + 1500, Y0 + 700),
+            "properties": {
+                "pool": "water",
+                "osm_id": "sea/0",
+                "water": "sea",
+                "derived_from": "natural=coastline",
+            },
+        },
+    )
+    feats.insert(
+        1,
+        {
+            "type": "Feature",
+            "geometry": _poly(X0 - 640, Y0 - 40, X0 - 600, Y0 + 40),
+            "properties": {"pool": "water", "osm_id": "way/9", "natural": "water"},
+        },
+    )
+    feats.append(
+        {
+            "type": "Feature",
+            "geometry": _poly(X0 + 760, Y0 + 100, X0 + 790, Y0 + 130),
+            "properties": {"pool": "building", "osm_id": "way/10", "building": "yes"},
+        }
+    )
     return ContextIndex.from_features(feats, EPSG)
 
 
 def _inst(iid, x, y):
     pts = [(x, y), (x + 40, y + 30)]
-    return {"id": iid, "city": "helsinki", "task": "qa", "relation": "M01", "family": "metric",
-            "scene": {"type": "FeatureCollection", "crs": CRS, "features": [
-                {"type": "Feature", "id": f"F{k}", "geometry": {"type": "Point", "coordinates": [px, py]},
-                 "properties": {"id": f"F{k}", "kind": "poi"}} for k, (px, py) in enumerate(pts)]},
-            "information": {"attributes": [], "withheld": []}}
+    return {
+        "id": iid,
+        "city": "helsinki",
+        "task": "qa",
+        "relation": "M01",
+        "family": "metric",
+        "scene": {
+            "type": "FeatureCollection",
+            "crs": CRS,
+            "features": [
+                {
+                    "type": "Feature",
+                    "id": f"F{k}",
+                    "geometry": {"type": "Point", "coordinates": [px, py]},
+                    "properties": {"id": f"F{k}", "kind": "poi"},
+                }
+                for k, (px, py) in enumerate(pts)
+            ],
+        },
+        "information": {"attributes": [], "withheld": []},
+    }
 
 
 def _rgb(hexcol):
-    return np.array([int(hexcol[i:i + 2], 16) for i in (1, 3, 5)])
+    return np.array([int(hexcol[i : i + 2], 16) for i in (1, 3, 5)])
 
 
 def _legend_texts(rec):
@@ -82,10 +120,18 @@ def test_a_pond_in_a_park_shows_above_the_land_use():
     """Inland water goes over land use (a pond in a park would otherwise vanish) and the map
     with water renders to the same bytes twice."""
     st = load_style()
-    feats = [{"type": "Feature", "geometry": _poly(X0 - 300, Y0 - 300, X0 + 300, Y0 + 300),
-              "properties": {"pool": "area", "osm_id": "way/1", "leisure": "park"}},
-             {"type": "Feature", "geometry": _poly(X0 - 60, Y0 - 60, X0 + 60, Y0 + 60),
-              "properties": {"pool": "water", "osm_id": "way/2", "natural": "water"}}]
+    feats = [
+        {
+            "type": "Feature",
+            "geometry": _poly(X0 - 300, Y0 - 300, X0 + 300, Y0 + 300),
+            "properties": {"pool": "area", "osm_id": "way/1", "leisure": "park"},
+        },
+        {
+            "type": "Feature",
+            "geometry": _poly(X0 - 60, Y0 - 60, X0 + 60, Y0 + 60),
+            "properties": {"pool": "water", "osm_id": "way/2", "natural": "water"},
+        },
+    ]
     ctx = ContextIndex.from_features(feats, EPSG)
     inst = _inst("helsinki-qa-M01-092", X0 + 20, Y0 + 20)
     png, rec = render_map(inst, ctx)

@@ -1,4 +1,5 @@
 """Helpers for the runner tests: synthetic benchmarks and real local HTTP servers."""
+
 from __future__ import annotations
 
 import json
@@ -17,36 +18,75 @@ FAKE_KEY = "sk-test-FAKEKEY-0123456789abcdef"
 def tiny_png(seed: int = 0) -> bytes:
     """A valid 2x2 RGB PNG (content varies with seed)."""
     raw = b"".join(b"\x00" + bytes([(seed + i) % 256, 0, 0] * 2) for i in range(2))
+
     def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+        return (
+            struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+        )
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def scene(i: int = 0) -> dict:
-    return {"type": "FeatureCollection",
-            "crs": {"type": "name", "properties": {"name": "EPSG:3067"}},
-            "features": [
-                {"type": "Feature", "id": "F0", "properties": {"name": f"a{i}"},
-                 "geometry": {"type": "Point", "coordinates": [385000.0 + i, 6672000.0]}},
-                {"type": "Feature", "id": "F1", "properties": {"name": "b"},
-                 "geometry": {"type": "Polygon", "coordinates": [[[385010, 6672010], [385050, 6672010],
-                                                                  [385050, 6672050], [385010, 6672010]]]}}]}
+    return {
+        "type": "FeatureCollection",
+        "crs": {"type": "name", "properties": {"name": "EPSG:3067"}},
+        "features": [
+            {
+                "type": "Feature",
+                "id": "F0",
+                "properties": {"name": f"a{i}"},
+                "geometry": {"type": "Point", "coordinates": [385000.0 + i, 6672000.0]},
+            },
+            {
+                "type": "Feature",
+                "id": "F1",
+                "properties": {"name": "b"},
+                "geometry": {
+                    "type": "Polygon",
+                    "coordinates": [
+                        [[385010, 6672010], [385050, 6672010], [385050, 6672050], [385010, 6672010]]
+                    ],
+                },
+            },
+        ],
+    }
 
 
 def qa_instance(i: int, answer_type: str = "distance_m") -> dict:
-    return {"id": f"helsinki-qa-{i:04d}", "city": "helsinki", "task": "qa", "relation": "T04",
-            "family": "metric", "scene": scene(i), "question": f"How far is F0 from F1? ({i})",
-            "answer_type": answer_type, "choices": ["12.5", "40", "85", "cannot be determined"],
-            "correct_choice": "B", "answerable": {"geojson": True, "image": False, "together": True}}
+    return {
+        "id": f"helsinki-qa-{i:04d}",
+        "city": "helsinki",
+        "task": "qa",
+        "relation": "T04",
+        "family": "metric",
+        "scene": scene(i),
+        "question": f"How far is F0 from F1? ({i})",
+        "answer_type": answer_type,
+        "choices": ["12.5", "40", "85", "cannot be determined"],
+        "correct_choice": "B",
+        "answerable": {"geojson": True, "image": False, "together": True},
+    }
 
 
 def edit_instance(i: int) -> dict:
-    return {"id": f"helsinki-edit-{i:04d}", "city": "helsinki", "task": "edit", "relation": "E01",
-            "family": "move", "scene": scene(i), "target": "F0",
-            "instruction": f"Move F0 so that it lies 30 m north of F1 ({i}).",
-            "constraints": [{"type": "north_of", "ref": "F1", "distance_m": 30}],
-            "allowed_operations": ["translate"]}
+    return {
+        "id": f"helsinki-edit-{i:04d}",
+        "city": "helsinki",
+        "task": "edit",
+        "relation": "E01",
+        "family": "move",
+        "scene": scene(i),
+        "target": "F0",
+        "instruction": f"Move F0 so that it lies 30 m north of F1 ({i}).",
+        "constraints": [{"type": "north_of", "ref": "F1", "distance_m": 30}],
+        "allowed_operations": ["translate"],
+    }
 
 
 def make_bench(root: Path, n_qa: int = 3, n_edit: int = 2, maps: bool = True) -> Path:

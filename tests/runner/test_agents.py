@@ -1,4 +1,5 @@
 """The agent registry and the OpenAI-compatible agent server over real HTTP."""
+
 import json
 import os
 import subprocess
@@ -7,6 +8,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from runner_helpers import edit_instance, make_bench, qa_instance, tiny_png
 
 from scoring.errors import InputError
 from scoring.runner import agents
@@ -16,13 +18,13 @@ from scoring.runner.journal import final_predictions
 from scoring.runner.prompts import build_messages
 from scoring.runner.run import edit_needs_retry, run_benchmark
 
-from runner_helpers import edit_instance, make_bench, qa_instance, tiny_png
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=5) as r:
         return json.loads(r.read())
 
@@ -43,17 +45,28 @@ def test_chance_over_http(chance_server):
     r1 = post(base + "/chat/completions", {"model": "chance", "messages": mcq})
     r2 = post(base + "/chat/completions", {"model": "chance", "messages": mcq})
     text = r1["choices"][0]["message"]["content"]
-    assert text == r2["choices"][0]["message"]["content"]          # deterministic per request
+    assert text == r2["choices"][0]["message"]["content"]  # deterministic per request
     assert text in {f"Answer: {c}" for c in "ABCD"} and r1["usage"]["total_tokens"] > 0
-    letters = {post(base + "/chat/completions", {"messages": build_messages(qa_instance(i), "geojson", "mcq", None)})
-               ["choices"][0]["message"]["content"] for i in range(30)}
+    letters = {
+        post(
+            base + "/chat/completions", {"messages": build_messages(qa_instance(i), "geojson", "mcq", None)}
+        )["choices"][0]["message"]["content"]
+        for i in range(30)
+    }
     assert len(letters) > 1
-    open_ = post(base + "/chat/completions", {"messages": build_messages(qa_instance(1), "image", "open", tiny_png())})
-    float(open_["choices"][0]["message"]["content"].removeprefix("Answer: "))   # metres -> a number
-    ids = post(base + "/chat/completions",
-               {"messages": build_messages(qa_instance(1, "feature_id"), "geojson", "open", None)})
+    open_ = post(
+        base + "/chat/completions", {"messages": build_messages(qa_instance(1), "image", "open", tiny_png())}
+    )
+    float(open_["choices"][0]["message"]["content"].removeprefix("Answer: "))  # metres -> a number
+    ids = post(
+        base + "/chat/completions",
+        {"messages": build_messages(qa_instance(1, "feature_id"), "geojson", "open", None)},
+    )
     assert ids["choices"][0]["message"]["content"] in ("Answer: F0", "Answer: F1")
-    edit = post(base + "/chat/completions", {"messages": build_messages(edit_instance(0), "image", "edit", tiny_png())})
+    edit = post(
+        base + "/chat/completions",
+        {"messages": build_messages(edit_instance(0), "image", "edit", tiny_png())},
+    )
     assert edit_needs_retry(edit["choices"][0]["message"]["content"]) is None
     with pytest.raises(urllib.error.HTTPError) as ei:
         post(base + "/chat/completions", {"nomessages": 1})
@@ -65,11 +78,16 @@ def test_registering_an_agent_is_trivial(tmp_path):
     def first(messages):
         view = parse_prompt(messages)
         return f"Answer: {view.feature_ids[0]}"
+
     try:
         srv, _ = start_server("test-first-feature")
-        out = post(srv.base_url + "/chat/completions",
-                   {"messages": build_messages(qa_instance(0), "geojson", "open", None)})
-        assert out["choices"][0]["message"]["content"] == "Answer: F0" and out["model"] == "test-first-feature"
+        out = post(
+            srv.base_url + "/chat/completions",
+            {"messages": build_messages(qa_instance(0), "geojson", "open", None)},
+        )
+        assert (
+            out["choices"][0]["message"]["content"] == "Answer: F0" and out["model"] == "test-first-feature"
+        )
         srv.shutdown()
         srv.server_close()
     finally:
@@ -101,13 +119,20 @@ def test_full_run_against_chance_agent(chance_server, tmp_path):
 
 def test_serve_agent_subprocess():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "scoring.runner.cli", "serve-agent", "--agent", "chance",
-                             "--port", "0"], env=env, cwd=str(ROOT), stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scoring.runner.cli", "serve-agent", "--agent", "chance", "--port", "0"],
+        env=env,
+        cwd=str(ROOT),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         assert "serving agent chance on http://127.0.0.1:" in line
         base = line.split(" on ")[1].split()[0]
-        out = post(base + "/chat/completions", {"messages": build_messages(qa_instance(0), "geojson", "mcq", None)})
+        out = post(
+            base + "/chat/completions", {"messages": build_messages(qa_instance(0), "geojson", "mcq", None)}
+        )
         assert out["choices"][0]["message"]["content"].startswith("Answer: ")
     finally:
         proc.terminate()

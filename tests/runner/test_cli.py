@@ -2,11 +2,10 @@ import argparse
 import json
 
 import pytest
+from runner_helpers import make_bench
 
 from scoring.errors import InputError
 from scoring.runner import cli
-
-from runner_helpers import make_bench
 
 
 def parser():
@@ -16,9 +15,32 @@ def parser():
 
 
 def test_parse_run_and_serve():
-    a = parser().parse_args(["run", "--bench", "b", "--endpoint", "http://h/v1", "--model", "m", "--modality",
-                             "image", "--task", "qa", "--form", "mcq", "--out", "o", "--limit", "3",
-                             "--ids", "x", "y", "--api-key-env", "K"])
+    a = parser().parse_args(
+        [
+            "run",
+            "--bench",
+            "b",
+            "--endpoint",
+            "http://h/v1",
+            "--model",
+            "m",
+            "--modality",
+            "image",
+            "--task",
+            "qa",
+            "--form",
+            "mcq",
+            "--out",
+            "o",
+            "--limit",
+            "3",
+            "--ids",
+            "x",
+            "y",
+            "--api-key-env",
+            "K",
+        ]
+    )
     assert a.func is cli.cmd_run and a.form == ["mcq"] and a.ids == ["x", "y"] and a.limit == 3
     spec = cli.spec_from_args(a)
     assert spec.base_url == "http://h/v1" and spec.api_key_env == "K"
@@ -27,14 +49,32 @@ def test_parse_run_and_serve():
 
 
 def test_user_errors_are_one_line(tmp_path, capsys):
-    a = parser().parse_args(["run", "--bench", "b", "--model", "m", "--modality", "geojson", "--task", "qa",
-                             "--out", "o"])
+    a = parser().parse_args(
+        ["run", "--bench", "b", "--model", "m", "--modality", "geojson", "--task", "qa", "--out", "o"]
+    )
     with pytest.raises(InputError, match="--config FILE or --endpoint URL"):
         cli.cmd_run(a)
     cfg = tmp_path / "m.toml"
-    cfg.write_text('[models.m]\nkind = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\ntemperature = "hot"\n')
-    rc = cli.main(["run", "--bench", str(tmp_path), "--config", str(cfg), "--model", "m", "--modality", "geojson",
-                   "--task", "qa", "--out", str(tmp_path / "o")])
+    cfg.write_text(
+        '[models.m]\nkind = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\ntemperature = "hot"\n'
+    )
+    rc = cli.main(
+        [
+            "run",
+            "--bench",
+            str(tmp_path),
+            "--config",
+            str(cfg),
+            "--model",
+            "m",
+            "--modality",
+            "geojson",
+            "--task",
+            "qa",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "models.m.temperature" in err and "\n" not in err
 
@@ -43,7 +83,23 @@ def test_cli_run_with_config(server, tmp_path, capsys):
     bench = make_bench(tmp_path / "b", maps=False)
     cfg = tmp_path / "m.toml"
     cfg.write_text(f'[models.fake]\nkind = "openai"\nbase_url = "{server.url("ok")}"\nmodel = "fm"\n')
-    rc = cli.main(["run", "--bench", str(bench), "--config", str(cfg), "--model", "fake", "--modality", "geojson",
-                   "--task", "edit", "--out", str(tmp_path / "o"), "--no-progress"])
+    rc = cli.main(
+        [
+            "run",
+            "--bench",
+            str(bench),
+            "--config",
+            str(cfg),
+            "--model",
+            "fake",
+            "--modality",
+            "geojson",
+            "--task",
+            "edit",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+        ]
+    )
     assert rc == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["model"]["name"] == "fake"

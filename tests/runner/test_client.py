@@ -1,4 +1,5 @@
 """ChatClient against a real local fault-injecting HTTP server."""
+
 import asyncio
 import base64
 import json
@@ -6,17 +7,31 @@ import socket
 import time
 
 import pytest
+from runner_helpers import FAKE_KEY, fast_spec, tiny_png
 
-from scoring.runner.client import (AdaptiveLimiter, ChatClient, build_request, decode_body, parse_retry_after,
-                                   parse_success, Outcome, png_data_url)
+from scoring.runner.client import (
+    AdaptiveLimiter,
+    ChatClient,
+    Outcome,
+    build_request,
+    decode_body,
+    parse_retry_after,
+    parse_success,
+    png_data_url,
+)
 from scoring.runner.config import ModelSpec, StaticKeyProvider
 from scoring.runner.transport import ThreadedTransport, UrllibTransport
 
-from runner_helpers import FAKE_KEY, fast_spec, tiny_png
-
-MSGS = [{"role": "system", "content": "sys"},
-        {"role": "user", "content": [{"type": "text", "text": "What is F0?"},
-                                     {"type": "image_url", "image_url": {"url": png_data_url(tiny_png())}}]}]
+MSGS = [
+    {"role": "system", "content": "sys"},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is F0?"},
+            {"type": "image_url", "image_url": {"url": png_data_url(tiny_png())}},
+        ],
+    },
+]
 
 
 def complete(spec, transport=None, key=FAKE_KEY, messages=MSGS, **kw):
@@ -26,6 +41,7 @@ def complete(spec, transport=None, key=FAKE_KEY, messages=MSGS, **kw):
             return await c.complete(messages, **kw), c
         finally:
             await c.aclose()
+
     return asyncio.run(go())
 
 
@@ -52,18 +68,21 @@ def test_ok_ollama(server):
     assert server.auth_headers == []
 
 
-@pytest.mark.parametrize("fault,n,ok,kind,attempts", [
-    ("429", 2, True, None, 3),
-    ("500", 2, True, None, 3),
-    ("500", -1, False, "server_error", 4),
-    ("reset", 1, True, None, 2),
-    ("reset", -1, False, "reset", 4),
-    ("truncated", -1, False, "truncated", 4),
-    ("empty", -1, False, "empty_body", 4),
-    ("garbage", -1, False, "bad_json", 1),
-    ("huge", -1, False, "too_large", 1),
-    ("400", -1, False, "client_error", 1),
-])
+@pytest.mark.parametrize(
+    "fault,n,ok,kind,attempts",
+    [
+        ("429", 2, True, None, 3),
+        ("500", 2, True, None, 3),
+        ("500", -1, False, "server_error", 4),
+        ("reset", 1, True, None, 2),
+        ("reset", -1, False, "reset", 4),
+        ("truncated", -1, False, "truncated", 4),
+        ("empty", -1, False, "empty_body", 4),
+        ("garbage", -1, False, "bad_json", 1),
+        ("huge", -1, False, "too_large", 1),
+        ("400", -1, False, "client_error", 1),
+    ],
+)
 def test_faults(server, fault, n, ok, kind, attempts):
     out, client = complete(fast_spec(server.url(fault, n)))
     assert out.ok is ok, out.error
@@ -91,7 +110,7 @@ def test_retry_after_http_date(server):
     t = time.perf_counter()
     out, _ = complete(fast_spec(server.url("429date", 1)))
     assert out.ok and out.retries == {"rate_limited": 1}
-    assert time.perf_counter() - t >= 1.0     # waited for the date (2 s ahead, 1 s resolution)
+    assert time.perf_counter() - t >= 1.0  # waited for the date (2 s ahead, 1 s resolution)
 
 
 def test_parse_retry_after():
@@ -133,24 +152,48 @@ def test_sync_transport_adapter(server):
 
 def test_parse_content_parts_and_reasoning():
     out = Outcome(ok=False)
-    parse_success("openai", decode_body(json.dumps({
-        "model": "m", "choices": [{"message": {"content": [{"type": "text", "text": "Answer: "},
-                                                           {"type": "text", "text": "C"}],
-                                               "reasoning_content": "because"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 1}}
-    }).encode(), []), out)
+    parse_success(
+        "openai",
+        decode_body(
+            json.dumps(
+                {
+                    "model": "m",
+                    "choices": [
+                        {
+                            "message": {
+                                "content": [
+                                    {"type": "text", "text": "Answer: "},
+                                    {"type": "text", "text": "C"},
+                                ],
+                                "reasoning_content": "because",
+                            },
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": 5,
+                        "completion_tokens": 2,
+                        "completion_tokens_details": {"reasoning_tokens": 1},
+                    },
+                }
+            ).encode(),
+            [],
+        ),
+        out,
+    )
     assert out.text == "Answer: C" and out.reasoning == "because" and out.usage["reasoning_tokens"] == 1
 
 
 def test_build_request_params():
     import dataclasses
+
     spec = ModelSpec.from_endpoint("http://h/v1", "m", top_p=0.5, image_detail="low")
     spec = dataclasses.replace(spec, temperature=None)
     url, headers, body = build_request(spec, MSGS, None)
     assert url == "http://h/v1/chat/completions" and headers == {}
     assert "temperature" not in body and body["top_p"] == 0.5
     assert body["messages"][1]["content"][1]["image_url"]["detail"] == "low"
-    assert "detail" not in MSGS[1]["content"][1]["image_url"]   # input not mutated
+    assert "detail" not in MSGS[1]["content"][1]["image_url"]  # input not mutated
 
 
 def test_adaptive_limiter_recovers():
@@ -158,10 +201,11 @@ def test_adaptive_limiter_recovers():
         lim = AdaptiveLimiter(8)
         lim.on_rate_limited(0.0)
         assert lim.limit == 4
-        lim.on_rate_limited(0.0)          # same burst: not halved again
+        lim.on_rate_limited(0.0)  # same burst: not halved again
         assert lim.limit == 4
         for _ in range(4):
             lim.on_success()
         assert lim.limit == 5
         await asyncio.sleep(0)
+
     asyncio.run(go())

@@ -1,10 +1,16 @@
 import pytest
+from runner_helpers import FAKE_KEY
 
 from scoring.errors import InputError
-from scoring.runner.config import (ConfigError, EnvKeyProvider, ModelSpec, Redactor, StaticKeyProvider,
-                                   get_model, load_config)
-
-from runner_helpers import FAKE_KEY
+from scoring.runner.config import (
+    ConfigError,
+    EnvKeyProvider,
+    ModelSpec,
+    Redactor,
+    StaticKeyProvider,
+    get_model,
+    load_config,
+)
 
 GOOD = """
 [models.qwen]
@@ -35,18 +41,33 @@ def test_load_config(tmp_path):
     assert set(specs) == {"qwen", "local"}
     q = specs["qwen"]
     assert q.url == "http://127.0.0.1:8000/v1/chat/completions"
-    assert (q.temperature, q.max_tokens, q.seed, q.top_p, q.concurrency, q.image_detail) == (0.2, 512, 7, 0.9, 16, "low")
+    assert (q.temperature, q.max_tokens, q.seed, q.top_p, q.concurrency, q.image_detail) == (
+        0.2,
+        512,
+        7,
+        0.9,
+        16,
+        "low",
+    )
     assert specs["local"].url == "http://localhost:11434/api/chat"
     assert get_model(p, "local").model == "llava"
     with pytest.raises(ConfigError, match="models.nope"):
         get_model(p, "nope")
 
 
-@pytest.mark.parametrize("line,field", [
-    ('kind = "grpc"', "kind"), ("temperature = 'hot'", "temperature"), ("concurrency = 0", "concurrency"),
-    ("max_tokens = 1.5", "max_tokens"), ('base_url = "ftp://x"', "base_url"), ("colour = 1", "colour"),
-    ('image_detail = "ultra"', "image_detail"), ("top_p = 2", "top_p"),
-])
+@pytest.mark.parametrize(
+    "line,field",
+    [
+        ('kind = "grpc"', "kind"),
+        ("temperature = 'hot'", "temperature"),
+        ("concurrency = 0", "concurrency"),
+        ("max_tokens = 1.5", "max_tokens"),
+        ('base_url = "ftp://x"', "base_url"),
+        ("colour = 1", "colour"),
+        ('image_detail = "ultra"', "image_detail"),
+        ("top_p = 2", "top_p"),
+    ],
+)
 def test_validation_names_field(tmp_path, line, field):
     p = tmp_path / "m.toml"
     base = {"kind": 'kind = "openai"', "base_url": 'base_url = "http://h/v1"'}

@@ -1,4 +1,5 @@
 """`run` as a real subprocess: SIGKILL mid-run, resume, prove nothing lost or duplicated."""
+
 import collections
 import json
 import os
@@ -8,19 +9,39 @@ import sys
 import time
 from pathlib import Path
 
+from runner_helpers import FAKE_KEY, make_bench
+
 from scoring.runner.fakeserver import FaultServer
 from scoring.runner.journal import read_records
-
-from runner_helpers import FAKE_KEY, make_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(bench, url, out):
     env = {**os.environ, "SG_TEST_KEY": FAKE_KEY, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "scoring.runner.cli", "run", "--bench", str(bench), "--endpoint", url,
-           "--model", "fake-model", "--api-key-env", "SG_TEST_KEY", "--modality", "geojson", "--task", "qa",
-           "--out", str(out), "--no-progress", "--concurrency", "4"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "scoring.runner.cli",
+        "run",
+        "--bench",
+        str(bench),
+        "--endpoint",
+        url,
+        "--model",
+        "fake-model",
+        "--api-key-env",
+        "SG_TEST_KEY",
+        "--modality",
+        "geojson",
+        "--task",
+        "qa",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--concurrency",
+        "4",
+    ]
     return subprocess.Popen(cmd, env=env, cwd=str(ROOT), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -41,7 +62,7 @@ def test_sigkill_then_resume(tmp_path):
         assert proc.returncode == -signal.SIGKILL
         n_before = len(read_records(journal)[0])
         assert 20 <= n_before < 120, n_before
-        with open(journal, "ab") as fh:          # as if the kill had landed mid-write
+        with open(journal, "ab") as fh:  # as if the kill had landed mid-write
             fh.write(b'{"key": "torn", "status": "ok", "sam')
         sent_before = srv.requests
 
@@ -51,8 +72,8 @@ def test_sigkill_then_resume(tmp_path):
         recs = read_records(journal)[0]
         samples = collections.Counter(r["sample"] for r in recs if r["status"] == "ok" and r["final"])
         expected = {f"helsinki-qa-{i:04d}|{f}" for i in range(60) for f in ("open", "mcq")}
-        assert set(samples) == expected                          # none lost
-        assert all(c == 1 for c in samples.values())             # none duplicated
+        assert set(samples) == expected  # none lost
+        assert all(c == 1 for c in samples.values())  # none duplicated
         keys = collections.Counter(r["key"] for r in recs)
         assert all(c == 1 for c in keys.values())
         # only what was missing was re-sent (plus at most the requests in flight at the kill)

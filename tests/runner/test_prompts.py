@@ -1,4 +1,5 @@
 """What a model receives per modality (scoring/runner/prompts.py), checked on real instances."""
+
 import json
 import math
 import re
@@ -30,17 +31,19 @@ def test_image_modality_sends_no_coordinates(instances):
         form = "edit" if inst["task"] == "edit" else "open"
         msgs = build_messages(inst, "image", form, PNG)
         text = _text(msgs)
-        assert "```geojson" not in text and "\"coordinates\"" not in text
+        assert "```geojson" not in text and '"coordinates"' not in text
         # no projected coordinate (6+ digit numbers) leaks through the question or instruction
         assert not re.search(r"\d{6,}\.\d", text)
         assert msgs[1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
         geo = _text(build_messages(inst, "geojson", form, None))
-        assert "```geojson" in geo and isinstance(build_messages(inst, "geojson", form, None)[1]["content"], str)
+        assert "```geojson" in geo and isinstance(
+            build_messages(inst, "geojson", form, None)[1]["content"], str
+        )
 
 
 def test_grid_north_is_stated_for_map_modalities(instances):
     qa, _ = instances
-    inst = next(i for i in qa if i["relation"] == "D04")      # bearing questions, 1° tolerance
+    inst = next(i for i in qa if i["relation"] == "D04")  # bearing questions, 1° tolerance
     angle = grid_north_on_map(inst)
     # Helsinki lies west of UTM 35N's central meridian (27° E): grid north turns anticlockwise
     assert -2.5 < angle < -1.0
@@ -58,10 +61,16 @@ def test_grid_convergence_agrees_with_proj():
         assert math.isclose(grid_convergence_deg(32635, x, y), expected, abs_tol=0.01)
 
 
-@pytest.mark.parametrize("answer_type,words", [
-    ("relative_direction", "ahead, behind, left, right"), ("direction4", "N, E, S or W"),
-    ("axis", "N-S, NE-SW, E-W or NW-SE"), ("ordering", "in order"), ("density", "per square kilometre"),
-])
+@pytest.mark.parametrize(
+    "answer_type,words",
+    [
+        ("relative_direction", "ahead, behind, left, right"),
+        ("direction4", "N, E, S or W"),
+        ("axis", "N-S, NE-SW, E-W or NW-SE"),
+        ("ordering", "in order"),
+        ("density", "per square kilometre"),
+    ],
+)
 def test_each_answer_type_gets_its_own_answer_instruction(instances, answer_type, words):
     qa, _ = instances
     inst = next(i for i in qa if i["answer_type"] == answer_type)

@@ -1,5 +1,6 @@
 """The `tools` and `centroid` reference agents, checked with the project's own parsers and
 checkers on the real Helsinki benchmark (and one run over real HTTP)."""
+
 import importlib.util
 import json
 import math
@@ -53,8 +54,11 @@ def _score(agent_name, instances, modality="geojson"):
         forms = ("open", "mcq") if inst["task"] == "qa" else ("edit",)
         for form in forms:
             reply = fn(build_messages(inst, modality, form, None))
-            ok, detail = (agents_eval.check_qa(inst, form, modality, reply) if inst["task"] == "qa"
-                          else agents_eval.check_edit(inst, modality, reply))
+            ok, detail = (
+                agents_eval.check_qa(inst, form, modality, reply)
+                if inst["task"] == "qa"
+                else agents_eval.check_edit(inst, modality, reply)
+            )
             c, n = tally.get((inst["task"], form), (0, 0))
             tally[(inst["task"], form)] = (c + ok, n + 1)
             if not ok:
@@ -96,12 +100,16 @@ def test_tools_reads_only_the_prompt(sample):
     for inst in sample["qa"][:10] + sample["edit"][:10]:
         bare = {k: v for k, v in inst.items() if k not in hidden}
         form = "mcq" if inst["task"] == "qa" else "edit"
-        assert fn(build_messages(bare, "geojson", form, None)) == fn(build_messages(inst, "geojson", form, None))
+        assert fn(build_messages(bare, "geojson", form, None)) == fn(
+            build_messages(inst, "geojson", form, None)
+        )
     d01 = next(i for i in sample["qa"] if i["relation"] == "D01")
     g0, g1 = (shape(f["geometry"]) for f in d01["scene"]["features"][:2])
     c0, c1 = g0.centroid, g1.centroid
-    mirrored = json.loads(json.dumps(d01))     # F1 moved to the opposite side of F0
-    mirrored["scene"]["features"][1]["geometry"] = mapping(translate(g1, 2 * (c0.x - c1.x), 2 * (c0.y - c1.y)))
+    mirrored = json.loads(json.dumps(d01))  # F1 moved to the opposite side of F0
+    mirrored["scene"]["features"][1]["geometry"] = mapping(
+        translate(g1, 2 * (c0.x - c1.x), 2 * (c0.y - c1.y))
+    )
     opposite = {"N": "S", "S": "N", "E": "W", "W": "E"}[d01["answer"]]
     assert fn(build_messages(d01, "geojson", "open", None)) == f"Answer: {d01['answer']}"
     assert fn(build_messages(mirrored, "geojson", "open", None)) == f"Answer: {opposite}"
@@ -115,8 +123,11 @@ def test_together_modality_reads_the_geojson(sample):
         form = "open" if inst["task"] == "qa" else "edit"
         reply = fn(build_messages(inst, "together", form, png))
         assert reply == fn(build_messages(inst, "geojson", form, None))
-        ok, detail = (agents_eval.check_qa(inst, form, "together", reply) if inst["task"] == "qa"
-                      else agents_eval.check_edit(inst, "together", reply))
+        ok, detail = (
+            agents_eval.check_qa(inst, form, "together", reply)
+            if inst["task"] == "qa"
+            else agents_eval.check_edit(inst, "together", reply)
+        )
         assert ok, (inst["id"], detail)
 
 
@@ -137,16 +148,21 @@ def test_tools_refuses_unanswerable_layer_questions(helsinki_bench):
         assert agents_eval.check_qa(inst, "mcq", "geojson", mcq_reply)[0]
         assert inst["choices"]["ABCD".index(mcq_reply[-1])] == "cannot be determined"
     # The same roads with their attributes shown are answered, not refused.
-    answerable = [i for i in _load(helsinki_bench, "qa") if i["relation"] == "O06" and i["answerable"]["geojson"]]
-    assert all(agents_eval.check_qa(i, "open", "geojson", fn(build_messages(i, "geojson", "open", None)))[0]
-               for i in answerable[:5])
+    answerable = [
+        i for i in _load(helsinki_bench, "qa") if i["relation"] == "O06" and i["answerable"]["geojson"]
+    ]
+    assert all(
+        agents_eval.check_qa(i, "open", "geojson", fn(build_messages(i, "geojson", "open", None)))[0]
+        for i in answerable[:5]
+    )
 
 
 def _same_constraint(parsed, real):
     if parsed["measure"] != real["measure"]:
         # Four- and eight-way direction constraints read alike; the parser takes the 8-way sector.
-        return {parsed["measure"], real["measure"]} == {"direction4", "direction8"} and \
-            parsed["value"] == real["value"]
+        return {parsed["measure"], real["measure"]} == {"direction4", "direction8"} and parsed[
+            "value"
+        ] == real["value"]
     if set(parsed["args"]) != set(real["args"]) or parsed["op"] != real["op"]:
         return False
     for k in ("min", "max", "target", "tolerance"):
@@ -156,7 +172,9 @@ def _same_constraint(parsed, real):
         return False
     if real["measure"] == "endpoint_connected":
         # The instruction does not state the 0.05 m tolerance: the parser assumes a stricter 1 mm.
-        return parsed["params"]["eps"] <= real["params"].get("eps", 0.0) or real["params"].get("eps", 0.0) == 0
+        return (
+            parsed["params"]["eps"] <= real["params"].get("eps", 0.0) or real["params"].get("eps", 0.0) == 0
+        )
     return all(math.isclose(parsed["params"].get(k, -1), v) for k, v in real.get("params", {}).items())
 
 
@@ -167,7 +185,7 @@ def test_instruction_lines_parse_back_into_the_constraints(helsinki_bench):
         parsed, allowed = parse_instruction("Instruction: " + inst["instruction"])
         assert allowed == inst["allowed_operations"], inst["id"]
         assert len(parsed) == len(inst["constraints"]), inst["id"]
-        for p, r in zip(parsed, inst["constraints"]):
+        for p, r in zip(parsed, inst["constraints"], strict=False):
             assert _same_constraint(p, r), (inst["id"], p, r)
 
 
@@ -181,14 +199,17 @@ def test_image_modality_is_answered_honestly(sample):
     ops = parse_edit(fn(build_messages(edit, "image", "edit", png))).value["operations"]
     assert ops == [{"op": "translate", "dx": 1.0, "dy": 0.0}]
     layer = next(i for i in sample["edit"] if i["relation"] == "O06")
-    assert parse_edit(fn(build_messages(layer, "image", "edit", png))).value["operations"][0]["op"] == "set_attribute"
+    assert (
+        parse_edit(fn(build_messages(layer, "image", "edit", png))).value["operations"][0]["op"]
+        == "set_attribute"
+    )
 
 
 def test_malformed_prompts_get_an_answer_not_an_error(sample):
     """Unknown ids, a broken scene or an unknown wording: the agents answer as without the
     information (a refusal or the minimal edit) instead of failing the request."""
     qa = dict(next(i for i in sample["qa"] if i["relation"] == "M01"))
-    qa["question"] = qa["question"].replace("F1", "F9")                     # no such feature
+    qa["question"] = qa["question"].replace("F1", "F9")  # no such feature
     broken = dict(qa, scene={"type": "FeatureCollection", "features": [{"id": "F0", "geometry": None}]})
     odd = dict(next(i for i in sample["qa"] if i["relation"] == "M01"), question="How lovely is F0?")
     edit = dict(next(i for i in sample["edit"] if i["relation"] == "T02"))
@@ -217,8 +238,11 @@ def test_tools_served_over_http_end_to_end(helsinki_bench, sample, tmp_path):
             for rec in preds.values():
                 inst = by_id[rec["instance_id"]]
                 assert rec["status"] == "ok" and rec["endpoint_model"] == "tools"
-                ok, detail = (agents_eval.check_qa(inst, rec["form"], "geojson", rec["text"]) if task == "qa"
-                              else agents_eval.check_edit(inst, "geojson", rec["text"]))
+                ok, detail = (
+                    agents_eval.check_qa(inst, rec["form"], "geojson", rec["text"])
+                    if task == "qa"
+                    else agents_eval.check_edit(inst, "geojson", rec["text"])
+                )
                 assert ok, (rec["instance_id"], rec["form"], detail)
     finally:
         srv.shutdown()

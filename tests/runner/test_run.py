@@ -1,9 +1,11 @@
 """run_benchmark end to end against real local servers."""
+
 import json
 import socket
 import time
 
 import pytest
+from runner_helpers import FAKE_KEY, fast_spec, make_bench
 
 from scoring.errors import InputError
 from scoring.runner.config import StaticKeyProvider
@@ -11,15 +13,22 @@ from scoring.runner.journal import final_predictions, read_records
 from scoring.runner.prompts import template_info
 from scoring.runner.run import EndpointUnreachable, edit_needs_retry, run_benchmark
 
-from runner_helpers import FAKE_KEY, fast_spec, make_bench
-
 KEY = StaticKeyProvider(FAKE_KEY)
 
 
 def run(bench, url, out, modality="geojson", task="qa", forms=None, **kw):
     spec_kw = kw.pop("spec_kw", {})
-    return run_benchmark(bench, fast_spec(url, api_key_env="SG_KEY", **spec_kw), modality, task, forms, out,
-                         key_provider=KEY, progress=False, **kw)
+    return run_benchmark(
+        bench,
+        fast_spec(url, api_key_env="SG_KEY", **spec_kw),
+        modality,
+        task,
+        forms,
+        out,
+        key_provider=KEY,
+        progress=False,
+        **kw,
+    )
 
 
 def all_bytes(d):
@@ -33,11 +42,17 @@ def test_qa_run_then_resume_sends_nothing(server, bench, tmp_path):
     preds = final_predictions(out / "predictions.jsonl")
     assert set(preds) == {f"helsinki-qa-{i:04d}|{f}" for i in range(3) for f in ("open", "mcq")}
     rec = preds["helsinki-qa-0000|mcq"]
-    assert rec["template"] == "qa-mcq-geojson" and rec["template_version"] == template_info("qa", "geojson", "mcq").version and rec["text"] == "Answer: B"
+    assert (
+        rec["template"] == "qa-mcq-geojson"
+        and rec["template_version"] == template_info("qa", "geojson", "mcq").version
+        and rec["text"] == "Answer: B"
+    )
     m = json.loads((out / "manifest.json").read_text())
     assert m["status"] == "complete" and m["endpoint_models"] == ["fake-model-served"]
     assert m["token_totals"]["total_tokens"] == 6 * 14 and m["tool_version"]
-    assert m["benchmark_manifest_sha256"] and m["forms"] == ["open", "mcq"] and m["seeds"] == {"generation": 0}
+    assert (
+        m["benchmark_manifest_sha256"] and m["forms"] == ["open", "mcq"] and m["seeds"] == {"generation": 0}
+    )
     n = server.requests
     s2 = run(bench, server.url("ok"), out)
     assert s2.sent == 0 and s2.from_journal == 6 and server.requests == n
@@ -49,7 +64,7 @@ def test_qa_run_then_resume_sends_nothing(server, bench, tmp_path):
 
 def test_errors_are_retried_on_resume(server, bench, tmp_path):
     out = tmp_path / "run"
-    url = server.url("500", 4)          # 4 failures per request: more than max_retries=3 allows
+    url = server.url("500", 4)  # 4 failures per request: more than max_retries=3 allows
     s = run(bench, url, out, forms=["open"])
     assert s.failed == 3 and s.failures == {"server_error": 3}
     assert json.loads((out / "manifest.json").read_text())["status"] == "incomplete"
@@ -71,14 +86,21 @@ def test_bad_bodies_never_crash_a_run(server, bench, tmp_path):
 
 def test_secrets_never_written(server, bench, tmp_path):
     out = tmp_path / "run"
-    s = run(bench, server.url("echoauth"), out, forms=["open"])      # server echoes the key back
+    s = run(bench, server.url("echoauth"), out, forms=["open"])  # server echoes the key back
     assert s.failed == 3
     assert server.auth_headers[0] == f"Bearer {FAKE_KEY}"
     data = all_bytes(out)
     assert FAKE_KEY.encode() not in data and b"<redacted>" in data
-    with pytest.raises(InputError) as ei:   # the key env var missing: names the variable, not a value
-        run_benchmark(bench, fast_spec(server.url("ok"), api_key_env="SG_NOT_SET_ANYWHERE"), "geojson", "qa",
-                      None, tmp_path / "x", progress=False)
+    with pytest.raises(InputError) as ei:  # the key env var missing: names the variable, not a value
+        run_benchmark(
+            bench,
+            fast_spec(server.url("ok"), api_key_env="SG_NOT_SET_ANYWHERE"),
+            "geojson",
+            "qa",
+            None,
+            tmp_path / "x",
+            progress=False,
+        )
     assert "SG_NOT_SET_ANYWHERE" in str(ei.value)
 
 
@@ -111,7 +133,9 @@ def test_edit_corrective_turn(server, bench, tmp_path):
     assert corrective_req["messages"][2]["role"] == "assistant"
     # resume: nothing re-sent
     n = server.requests
-    assert run(bench, server.url("noop"), out, modality="image", task="edit").sent == 0 and server.requests == n
+    assert (
+        run(bench, server.url("noop"), out, modality="image", task="edit").sent == 0 and server.requests == n
+    )
 
 
 def test_modality_contents(server, bench, tmp_path):
@@ -149,13 +173,25 @@ def test_input_errors(server, tmp_path):
         run(make_bench(tmp_path / "b2"), server.url("ok"), tmp_path / "r2", modality="image", limit=1)
 
 
-@pytest.mark.parametrize("text,needs", [
-    ('{"operations": [{"op": "translate", "dx": 5, "dy": 0}]}', False),
-    ('Sure!\n```json\n{"operations": [{"op": "scale", "factor": 1.2, "origin": "centroid"}]}\n```', False),
-    ('{"operations": [{"op": "set_attribute", "name": "height", "value": 12}]}', False),
-    ('{"operations": [{"op": "translate", "dx": 0, "dy": 0}, {"op": "rotate", "degrees_clockwise": 360}]}', True),
-    ('{"operations": []}', True), ("move it north", True), ('{"ops": []}', True),
-    ('{"operations": [{"op": "explode"}]}', True), (None, True),
-])
+@pytest.mark.parametrize(
+    "text,needs",
+    [
+        ('{"operations": [{"op": "translate", "dx": 5, "dy": 0}]}', False),
+        (
+            'Sure!\n```json\n{"operations": [{"op": "scale", "factor": 1.2, "origin": "centroid"}]}\n```',
+            False,
+        ),
+        ('{"operations": [{"op": "set_attribute", "name": "height", "value": 12}]}', False),
+        (
+            '{"operations": [{"op": "translate", "dx": 0, "dy": 0}, {"op": "rotate", "degrees_clockwise": 360}]}',
+            True,
+        ),
+        ('{"operations": []}', True),
+        ("move it north", True),
+        ('{"ops": []}', True),
+        ('{"operations": [{"op": "explode"}]}', True),
+        (None, True),
+    ],
+)
 def test_edit_needs_retry(text, needs):
     assert (edit_needs_retry(text) is not None) == needs

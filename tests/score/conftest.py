@@ -15,6 +15,7 @@ def small_bench(tmp_path_factory) -> Path:
     its edit instances rendered (image-modality edits need their sidecars)."""
     from scoring.build import build_benchmark
     from scoring.render import render_benchmark
+
     out = tmp_path_factory.mktemp("scorebench") / "helsinki"
     build_benchmark(None, out, seed=0, n_qa=3, n_edit=3, relations=RELATIONS, jobs=1, progress=False)
     edit_ids = [json.loads(line)["id"] for line in (out / "edit.jsonl").read_text().splitlines()]

@@ -1,5 +1,6 @@
 """Helpers to express a benchmark's metric reference edit as the pixel edit a map-reading model
 would write (dx right, dy down, origins [column, row], clockwise as seen on the map)."""
+
 from shapely.geometry import shape
 
 from scoring.edits import apply_geometry_ops

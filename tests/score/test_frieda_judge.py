@@ -1,5 +1,6 @@
 """The optional FRIEDA judge model through a configured endpoint (real HTTP on loopback): used
 only for textual answers without an exact match, its use reported, its key never written."""
+
 import json
 
 from scoring.cli import main
@@ -16,15 +17,36 @@ def lenient_judge(messages):
 
 def test_judge_endpoint(tmp_path, monkeypatch, capsys):
     records = [
-        {"question_ref": "q1", "question_text": "Which park is north of the river?", "expected_answer": ["Central Park"],
-         "_response": ["Central Park"], "answer_type": "textual", "spatial_relationship": "Direction",
-         "map_count": "Single", "correct": True},
-        {"question_ref": "q2", "question_text": "Which park is south of the river?", "expected_answer": ["Riverside Park"],
-         "_response": ["the Riverside park area near the bridge"], "answer_type": "textual",
-         "spatial_relationship": "Direction", "map_count": "Single", "correct": True},
-        {"question_ref": "q3", "question_text": "Which zone contains the school?", "expected_answer": ["Zone B"],
-         "_response": ["The harbour"], "answer_type": "textual", "spatial_relationship": "Containment",
-         "map_count": "Multi", "correct": False},
+        {
+            "question_ref": "q1",
+            "question_text": "Which park is north of the river?",
+            "expected_answer": ["Central Park"],
+            "_response": ["Central Park"],
+            "answer_type": "textual",
+            "spatial_relationship": "Direction",
+            "map_count": "Single",
+            "correct": True,
+        },
+        {
+            "question_ref": "q2",
+            "question_text": "Which park is south of the river?",
+            "expected_answer": ["Riverside Park"],
+            "_response": ["the Riverside park area near the bridge"],
+            "answer_type": "textual",
+            "spatial_relationship": "Direction",
+            "map_count": "Single",
+            "correct": True,
+        },
+        {
+            "question_ref": "q3",
+            "question_text": "Which zone contains the school?",
+            "expected_answer": ["Zone B"],
+            "_response": ["The harbour"],
+            "answer_type": "textual",
+            "spatial_relationship": "Containment",
+            "map_count": "Multi",
+            "correct": False,
+        },
     ]
     f = tmp_path / "model__test_w_contextual.json"
     f.write_text(json.dumps(records))
@@ -34,8 +56,23 @@ def test_judge_endpoint(tmp_path, monkeypatch, capsys):
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         out = tmp_path / "out"
-        assert main(["frieda-score", str(f), "--out", str(out), "--judge-model", "test-judge",
-                     "--judge-endpoint", url, "--judge-api-key-env", "JUDGE_KEY"]) == 0
+        assert (
+            main(
+                [
+                    "frieda-score",
+                    str(f),
+                    "--out",
+                    str(out),
+                    "--judge-model",
+                    "test-judge",
+                    "--judge-endpoint",
+                    url,
+                    "--judge-api-key-env",
+                    "JUDGE_KEY",
+                ]
+            )
+            == 0
+        )
     finally:
         server.shutdown()
     rows = {r["question_ref"]: r for r in map(json.loads, (out / "verdicts.jsonl").read_text().splitlines())}
@@ -54,5 +91,17 @@ def test_judge_endpoint(tmp_path, monkeypatch, capsys):
 def test_judge_options_need_a_model(tmp_path, capsys):
     f = tmp_path / "m__x_w_contextual.json"
     f.write_text("[]")
-    assert main(["frieda-score", str(f), "--out", str(tmp_path / "o"), "--judge-endpoint", "http://127.0.0.1:9/v1"]) == 2
+    assert (
+        main(
+            [
+                "frieda-score",
+                str(f),
+                "--out",
+                str(tmp_path / "o"),
+                "--judge-endpoint",
+                "http://127.0.0.1:9/v1",
+            ]
+        )
+        == 2
+    )
     assert "need --judge-model" in capsys.readouterr().err

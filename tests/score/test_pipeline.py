@@ -1,5 +1,6 @@
 """score -> report -> gate end to end over real runs: the built-in agents served over HTTP on
 loopback, `spatialgap run` writing real journals, then the scoring commands."""
+
 import json
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ REQUIRED = {"id", "model", "task", "modality", "form", "verdict", "reason"}
 
 def _serve(name):
     from scoring.runner.agents import AGENTS, get_agent, start_server
+
     try:
         get_agent(name)
     except Exception:  # noqa: BLE001
@@ -33,12 +35,52 @@ def runs(small_bench, tmp_path_factory):
         url = f"http://127.0.0.1:{servers[0].server_address[1]}/v1"
         for modality, task in (("geojson", "qa"), ("geojson", "edit"), ("image", "edit")):
             d = root / f"chance-{modality}-{task}"
-            assert main(["run", "--bench", str(small_bench), "--endpoint", url, "--model", "chance",
-                         "--modality", modality, "--task", task, "--out", str(d), "--no-progress"]) == 0
+            assert (
+                main(
+                    [
+                        "run",
+                        "--bench",
+                        str(small_bench),
+                        "--endpoint",
+                        url,
+                        "--model",
+                        "chance",
+                        "--modality",
+                        modality,
+                        "--task",
+                        task,
+                        "--out",
+                        str(d),
+                        "--no-progress",
+                    ]
+                )
+                == 0
+            )
             out[(modality, task)] = d
         d = root / "chance-geojson-qa-limited"
-        assert main(["run", "--bench", str(small_bench), "--endpoint", url, "--model", "chance-limited",
-                     "--modality", "geojson", "--task", "qa", "--out", str(d), "--no-progress", "--limit", "2"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--bench",
+                    str(small_bench),
+                    "--endpoint",
+                    url,
+                    "--model",
+                    "chance-limited",
+                    "--modality",
+                    "geojson",
+                    "--task",
+                    "qa",
+                    "--out",
+                    str(d),
+                    "--no-progress",
+                    "--limit",
+                    "2",
+                ]
+            )
+            == 0
+        )
         out["limited"] = d
     finally:
         for s in servers:
@@ -48,7 +90,9 @@ def runs(small_bench, tmp_path_factory):
 
 def test_score_writes_every_sample(small_bench, runs, tmp_path, qa, edits):
     res = tmp_path / "res"
-    summary = score_runs(small_bench, [runs[("geojson", "qa")], runs[("geojson", "edit")], runs[("image", "edit")]], res)
+    summary = score_runs(
+        small_bench, [runs[("geojson", "qa")], runs[("geojson", "edit")], runs[("image", "edit")]], res
+    )
     rows = [json.loads(x) for x in (res / "verdicts.jsonl").read_text().splitlines()]
     assert len(rows) == 2 * len(qa) + 2 * len(edits) == summary["samples"]
     assert all(REQUIRED <= set(r) for r in rows)
@@ -61,8 +105,12 @@ def test_score_writes_every_sample(small_bench, runs, tmp_path, qa, edits):
     assert summary["selfcheck"]["passed"] is True and summary["versions"]["shapely"]
     assert (res / "summary.csv").read_text().splitlines()[0].startswith("level,model,modality,form")
     # deterministic: re-scoring gives byte-identical verdicts
-    score_runs(small_bench, [runs[("geojson", "qa")], runs[("geojson", "edit")], runs[("image", "edit")]],
-               tmp_path / "again", selfcheck=False)
+    score_runs(
+        small_bench,
+        [runs[("geojson", "qa")], runs[("geojson", "edit")], runs[("image", "edit")]],
+        tmp_path / "again",
+        selfcheck=False,
+    )
     assert (tmp_path / "again" / "verdicts.jsonl").read_bytes() == (res / "verdicts.jsonl").read_bytes()
 
 
@@ -75,35 +123,71 @@ def test_missing_samples_count_as_errors(small_bench, runs, tmp_path, qa):
 
 
 def test_bad_inputs_are_one_line_errors(small_bench, runs, tmp_path, capsys):
-    assert main(["score", "--bench", str(tmp_path), "--run", str(runs[("geojson", "qa")]), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--bench",
+                str(tmp_path),
+                "--run",
+                str(runs[("geojson", "qa")]),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     other = tmp_path / "run-copy"
     shutil.copytree(runs[("geojson", "qa")], other)
     m = json.loads((other / "manifest.json").read_text())
     m["benchmark_manifest_sha256"] = "0" * 64
     (other / "manifest.json").write_text(json.dumps(m))
-    assert main(["score", "--bench", str(small_bench), "--run", str(other), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(["score", "--bench", str(small_bench), "--run", str(other), "--out", str(tmp_path / "o")]) == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("spatialgap score: error:") for line in err)
     assert "another benchmark" in err[1]
-    assert main(["score", "--bench", str(small_bench), "--run", str(runs[("geojson", "qa")]),
-                 "--run", str(runs[("geojson", "qa")]), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--bench",
+                str(small_bench),
+                "--run",
+                str(runs[("geojson", "qa")]),
+                "--run",
+                str(runs[("geojson", "qa")]),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_report_and_gate(small_bench, runs, tmp_path):
     res = tmp_path / "res"
     score_runs(small_bench, [runs[("geojson", "qa")], runs[("image", "edit")]], res, selfcheck=False)
     html = write_report([res], tmp_path / "r" / "report.html").read_text()
-    assert html.count("data:image/png;base64,") >= 2 and "src=\"http" not in html
+    assert html.count("data:image/png;base64,") >= 2 and 'src="http' not in html
     assert "Per relation" in html and "info-suff" in html and "raster-tol" in html
     thresholds = tmp_path / "gate.toml"
-    thresholds.write_text('[[rule]]\nlevel = "overall"\nwhere = {model = "chance", form = "mcq"}\n'
-                          'metric = "parse_rate"\nmin = 0.99\n')
+    thresholds.write_text(
+        '[[rule]]\nlevel = "overall"\nwhere = {model = "chance", form = "mcq"}\n'
+        'metric = "parse_rate"\nmin = 0.99\n'
+    )
     assert main(["gate", str(res), "--thresholds", str(thresholds)]) == 0
-    thresholds.write_text('[[rule]]\nlevel = "family"\nwhere = {model = "chance", form = "open", family = "metric"}\n'
-                          'metric = "accuracy"\nmin = 0.99\n')
+    thresholds.write_text(
+        '[[rule]]\nlevel = "family"\nwhere = {model = "chance", form = "open", family = "metric"}\n'
+        'metric = "accuracy"\nmin = 0.99\n'
+    )
     assert main(["gate", str(res), "--thresholds", str(thresholds)]) == 1
     assert main(["gate", str(res), "--thresholds", str(thresholds), "--override-reason", " "]) == 2
-    assert main(["gate", str(res), "--thresholds", str(thresholds), "--override-reason", "chance is a floor"]) == 0
+    assert (
+        main(["gate", str(res), "--thresholds", str(thresholds), "--override-reason", "chance is a floor"])
+        == 0
+    )
     gate = json.loads((res / "summary.json").read_text())["gate"]
     assert gate["blocked"] and gate["overridden"] and gate["override_reason"] == "chance is a floor"
     assert len((res / "gate.jsonl").read_text().splitlines()) == 3
@@ -116,12 +200,33 @@ def test_mcnemar_between_models(small_bench, runs, tmp_path):
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         d = tmp_path / "tools-geojson-qa"
-        assert main(["run", "--bench", str(small_bench), "--endpoint", url, "--model", "tools",
-                     "--modality", "geojson", "--task", "qa", "--out", str(d), "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--bench",
+                    str(small_bench),
+                    "--endpoint",
+                    url,
+                    "--model",
+                    "tools",
+                    "--modality",
+                    "geojson",
+                    "--task",
+                    "qa",
+                    "--out",
+                    str(d),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
     finally:
         server.shutdown()
     s = score_runs(small_bench, [runs[("geojson", "qa")], d], tmp_path / "res", selfcheck=False)
-    tools = next(c for c in s["cells"] if c["level"] == "overall" and c["model"] == "tools" and c["form"] == "open")
+    tools = next(
+        c for c in s["cells"] if c["level"] == "overall" and c["model"] == "tools" and c["form"] == "open"
+    )
     assert tools["accuracy"] >= 0.99
     pair = next(m for m in s["mcnemar"] if m["form"] == "mcq")
     assert {pair["first"], pair["second"]} == {"chance", "tools"} and pair["p_value"] < 0.001
@@ -138,6 +243,6 @@ def test_selfcheck_passes_and_names_drift(tmp_path):
     (bad / "cases.jsonl").write_text("\n".join(lines) + "\n")
     msgs = run_selfcheck(bad)
     assert any(case["sample"] in m for m in msgs)
-    assert any(m.startswith("figure") for m in msgs) is False   # only the expectation changed
+    assert any(m.startswith("figure") for m in msgs) is False  # only the expectation changed
     r = subprocess.run([sys.executable, "-m", "scoring", "selfcheck"], capture_output=True, text=True)
     assert r.returncode == 0 and "selfcheck passed" in r.stdout

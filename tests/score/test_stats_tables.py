@@ -1,4 +1,5 @@
 """Statistics and summary cells on hand-made verdict rows (plain data, no model)."""
+
 import json
 
 import pytest
@@ -37,7 +38,7 @@ def test_mcnemar_exact():
     b = [False] * 10 + [True] * 2 + [True] * 30
     r = mcnemar_exact(a, b)
     assert (r["only_first"], r["only_second"]) == (10, 2)
-    assert r["p_value"] == pytest.approx(0.03857421875)   # 2 * P(X <= 2), X ~ Bin(12, 1/2)
+    assert r["p_value"] == pytest.approx(0.03857421875)  # 2 * P(X <= 2), X ~ Bin(12, 1/2)
     assert mcnemar_exact([True], [True])["p_value"] == 1.0
 
 
@@ -50,20 +51,52 @@ def _rows():
     rows = []
     for city, correct in (("helsinki", 8), ("london", 3)):
         for i in range(10):
-            verdict = "correct" if i < correct else ("unparsed" if i == 9 else ("error" if i == 8 else "wrong"))
-            rows.append({"id": f"{city}-{i}", "model": "m", "modality": "geojson", "form": "open", "task": "qa",
-                         "city": city, "family": "metric", "relation": "M01", "verdict": verdict, "reason": "",
-                         "answerable": True, "quality": float(i), "scene": f"{city}-{i}"})
-    rows.append({"id": "u", "model": "m", "modality": "geojson", "form": "open", "task": "qa", "city": "london",
-                 "family": "ordering", "relation": "O06", "verdict": "correct_refusal", "reason": "",
-                 "answerable": False, "quality": None, "scene": "u"})
+            verdict = (
+                "correct" if i < correct else ("unparsed" if i == 9 else ("error" if i == 8 else "wrong"))
+            )
+            rows.append(
+                {
+                    "id": f"{city}-{i}",
+                    "model": "m",
+                    "modality": "geojson",
+                    "form": "open",
+                    "task": "qa",
+                    "city": city,
+                    "family": "metric",
+                    "relation": "M01",
+                    "verdict": verdict,
+                    "reason": "",
+                    "answerable": True,
+                    "quality": float(i),
+                    "scene": f"{city}-{i}",
+                }
+            )
+    rows.append(
+        {
+            "id": "u",
+            "model": "m",
+            "modality": "geojson",
+            "form": "open",
+            "task": "qa",
+            "city": "london",
+            "family": "ordering",
+            "relation": "O06",
+            "verdict": "correct_refusal",
+            "reason": "",
+            "answerable": False,
+            "quality": None,
+            "scene": "u",
+        }
+    )
     return rows
 
 
 def test_cells_rates_and_information_sufficient_score():
     cells = {(c["level"], c.get("city")): c for c in summary_cells(_rows())}
     overall = cells[("overall", None)]
-    assert overall["n"] == 21 and overall["correct"] == 12 and overall["error"] == 2 and overall["unparsed"] == 2
+    assert (
+        overall["n"] == 21 and overall["correct"] == 12 and overall["error"] == 2 and overall["unparsed"] == 2
+    )
     assert overall["parse_rate"] == pytest.approx(17 / 19, abs=1e-6)
     assert overall["error_rate"] == pytest.approx(2 / 21, abs=1e-6)
     assert overall["info_sufficient_accuracy"] == pytest.approx(11 / 20, abs=1e-6)

@@ -1,5 +1,6 @@
 """Editing verdicts (CSR): edits that satisfy, violate, do nothing, cannot be parsed, break the
 rules or produce bad geometries; image-modality edits in pixels through real rendered sidecars."""
+
 import json
 
 import pytest
@@ -24,8 +25,11 @@ def geometry_edit(coords_type, coords):
 @pytest.mark.parametrize("modality", ["geojson", "together"])
 def test_reference_edits_all_satisfy(edits, modality):
     for inst in edits.values():
-        v = score_edit(inst, "Here is my edit:\n```json\n" + json.dumps(inst["reference_edit"]) + "\n```",
-                       modality=modality)
+        v = score_edit(
+            inst,
+            "Here is my edit:\n```json\n" + json.dumps(inst["reference_edit"]) + "\n```",
+            modality=modality,
+        )
         assert v.verdict == "correct", (inst["id"], v.reason)
         assert v.constraints and all(c["passed"] for c in v.constraints)
         assert v.quality == pytest.approx(0, abs=0.02)
@@ -50,8 +54,12 @@ def test_no_change_empty_and_unparsable(edits):
     assert v.verdict == "wrong" and v.reason.startswith("no change")
     v = score_edit(inst, '{"operations": []}')
     assert v.verdict == "wrong" and "empty" in v.reason
-    for text in ("I would move it a little to the north.", '{"operations": [{"op": "translate", "dx": 5,',
-                 '{"operations": [{"op": "teleport"}]}', '{"operations": [{"op": "translate", "dx": NaN, "dy": 1}]}'):
+    for text in (
+        "I would move it a little to the north.",
+        '{"operations": [{"op": "translate", "dx": 5,',
+        '{"operations": [{"op": "teleport"}]}',
+        '{"operations": [{"op": "translate", "dx": NaN, "dy": 1}]}',
+    ):
         assert score_edit(inst, text).verdict == "unparsed", text
     v = score_edit(inst, "I cannot determine how to edit this.")
     assert (v.verdict, v.reason) == ("wrong", "refusal")
@@ -60,8 +68,11 @@ def test_no_change_empty_and_unparsable(edits):
 
 def test_disallowed_operation(edits):
     inst = next(i for i in edits.values() if "set_attribute" not in i["allowed_operations"])
-    v = score_edit(inst, '{"operations": [{"op": "translate", "dx": 1, "dy": 1}, '
-                         '{"op": "set_attribute", "name": "layer", "value": 1}]}')
+    v = score_edit(
+        inst,
+        '{"operations": [{"op": "translate", "dx": 1, "dy": 1}, '
+        '{"op": "set_attribute", "name": "layer", "value": 1}]}',
+    )
     assert v.verdict == "wrong" and "not allowed" in v.reason
     attr = next(i for i in edits.values() if i["allowed_operations"] == ["set_attribute"])
     v = score_edit(attr, '{"operations": [{"op": "translate", "dx": 1, "dy": 1}]}')
@@ -81,15 +92,21 @@ def test_attribute_edit(edits):
 def test_geometry_screening(edits):
     inst = by_ops(edits, "translate")
     feat = inst["scene"]["features"][0]
-    x, y = (feat["geometry"]["coordinates"] if feat["geometry"]["type"] == "Point"
-            else feat["geometry"]["coordinates"][0][0] if feat["geometry"]["type"] == "Polygon"
-            else feat["geometry"]["coordinates"][0])
+    x, y = (
+        feat["geometry"]["coordinates"]
+        if feat["geometry"]["type"] == "Point"
+        else feat["geometry"]["coordinates"][0][0]
+        if feat["geometry"]["type"] == "Polygon"
+        else feat["geometry"]["coordinates"][0]
+    )
     cases = {
         "null_island": geometry_edit("Point", [0.5, 0.5]),
         "outside_domain": geometry_edit("Point", [9e8, -9e8]),
         "far_outside_scene": geometry_edit("Point", [x + 50_000, y]),
         "invalid": geometry_edit("Polygon", [[[x, y], [x + 10, y + 10], [x + 10, y], [x, y + 10], [x, y]]]),
-        "empty": geometry_edit("Point", []) if False else json.dumps({"geometry": {"type": "MultiPoint", "coordinates": []}}),
+        "empty": geometry_edit("Point", [])
+        if False
+        else json.dumps({"geometry": {"type": "MultiPoint", "coordinates": []}}),
     }
     for name, text in cases.items():
         v = score_edit(inst, text)
@@ -109,10 +126,14 @@ def test_image_translate_strict_and_raster_tolerant(small_bench, edits):
     exact = pixel_edit_for_reference(inst, pt)
     v = score_edit(inst, json.dumps(exact), modality="image", pixel_transform=pt)
     assert v.verdict == "correct" and v.raster_tolerant is True
-    assert v.quality < 0.05      # metres from the reference after the pixel round trip
+    assert v.quality < 0.05  # metres from the reference after the pixel round trip
     # 40 px off: raster-tolerant exactly when the constraints still hold (the OR rule)
-    off = score_edit(inst, json.dumps(pixel_edit_for_reference(inst, pt, extra_dx=40.0)), modality="image",
-                     pixel_transform=pt)
+    off = score_edit(
+        inst,
+        json.dumps(pixel_edit_for_reference(inst, pt, extra_dx=40.0)),
+        modality="image",
+        pixel_transform=pt,
+    )
     assert off.raster_tolerant is (off.verdict == "correct")
     back = {"operations": [{"op": "translate", "dx": -o["dx"], "dy": -o["dy"]} for o in exact["operations"]]}
     v = score_edit(inst, json.dumps(back), modality="image", pixel_transform=pt)
@@ -122,27 +143,45 @@ def test_image_translate_strict_and_raster_tolerant(small_bench, edits):
     assert v.raster_tolerant is True
     # the y axis: "dy down" is south on the map
     feat = next(f for f in inst["scene"]["features"] if f["id"] == inst["target"])
-    v = score_edit(inst, '{"operations": [{"op": "translate", "dx": 0, "dy": 100}]}', modality="image",
-                   pixel_transform=pt)
+    v = score_edit(
+        inst,
+        '{"operations": [{"op": "translate", "dx": 0, "dy": 100}]}',
+        modality="image",
+        pixel_transform=pt,
+    )
     from shapely.geometry import shape
+
     before = shape(feat["geometry"]).centroid
-    after = shape(next(f for f in v.edited_scene["features"] if f["id"] == inst["target"])["geometry"]).centroid
+    after = shape(
+        next(f for f in v.edited_scene["features"] if f["id"] == inst["target"])["geometry"]
+    ).centroid
     assert after.y < before.y - 5 and abs(after.x - before.x) < 1
 
 
 def test_image_rotation_direction(small_bench, edits):
     inst, pt = _image_case(small_bench, edits, "rotate")
-    good = score_edit(inst, json.dumps(pixel_edit_for_reference(inst, pt)), modality="image", pixel_transform=pt)
-    flipped = score_edit(inst, json.dumps(pixel_edit_for_reference(inst, pt, flip_rotation=True)),
-                         modality="image", pixel_transform=pt)
+    good = score_edit(
+        inst, json.dumps(pixel_edit_for_reference(inst, pt)), modality="image", pixel_transform=pt
+    )
+    flipped = score_edit(
+        inst,
+        json.dumps(pixel_edit_for_reference(inst, pt, flip_rotation=True)),
+        modality="image",
+        pixel_transform=pt,
+    )
     assert good.raster_tolerant is True and good.quality < 0.5
     assert flipped.quality > 5 * max(good.quality, 0.1)
 
 
 def test_score_prediction_loads_the_sidecar(small_bench, edits):
     inst, pt = _image_case(small_bench, edits, "translate")
-    rec = {"task": "edit", "form": "edit", "modality": "image", "status": "ok",
-           "text": json.dumps(pixel_edit_for_reference(inst, pt))}
+    rec = {
+        "task": "edit",
+        "form": "edit",
+        "modality": "image",
+        "status": "ok",
+        "text": json.dumps(pixel_edit_for_reference(inst, pt)),
+    }
     v = score_prediction(inst, rec, small_bench)
     assert v.verdict == "correct" and v.raster_tolerant is True
     rec = {"task": "qa", "form": "mcq", "modality": "geojson", "status": "error", "error": {"kind": "http"}}

@@ -1,5 +1,6 @@
 """QA verdicts per answer type with real-looking model outputs: correct, wrong, near the
 tolerance, malformed, refusals; MCQ letters in their usual forms."""
+
 import pytest
 
 from scoring.relations.base import TOLERANCES
@@ -48,10 +49,20 @@ def test_bearing_is_circular(qa):
 @pytest.mark.parametrize("relation", ["D01", "D02"])
 def test_directions(qa, relation):
     inst = first(qa, relation)
-    words = {"N": "north", "NE": "north-east", "E": "east", "SE": "south-east", "S": "south",
-             "SW": "south-west", "W": "west", "NW": "north-west"}
+    words = {
+        "N": "north",
+        "NE": "north-east",
+        "E": "east",
+        "SE": "south-east",
+        "S": "south",
+        "SW": "south-west",
+        "W": "west",
+        "NW": "north-west",
+    }
     ans = inst["answer"]
-    assert score_qa(inst, f"F1 is to the {words[ans]} of F0.\nAnswer: {ans}", form="open").verdict == "correct"
+    assert (
+        score_qa(inst, f"F1 is to the {words[ans]} of F0.\nAnswer: {ans}", form="open").verdict == "correct"
+    )
     other = next(d for d in inst["choices"] if d != ans)
     assert score_qa(inst, f"Answer: {other}", form="open").verdict == "wrong"
     assert score_qa(inst, f"Answer: {ans} or {other}", form="open").verdict == "unparsed"
@@ -62,7 +73,9 @@ def test_relative_direction_axis_count_ordering(qa):
         inst = first(qa, rel)
         ans = inst["answer"]
         text = ", ".join(ans) if isinstance(ans, list) else str(ans)
-        assert score_qa(inst, f"<think>working it out</think>\nAnswer: {text}", form="open").verdict == "correct", rel
+        assert (
+            score_qa(inst, f"<think>working it out</think>\nAnswer: {text}", form="open").verdict == "correct"
+        ), rel
     o = first(qa, "O01")
     rev = list(reversed(o["answer"]))
     v = score_qa(o, "Answer: " + " → ".join(rev), form="open")
@@ -83,8 +96,13 @@ def test_mcq_letter_forms(qa):
     inst = first(qa, "M01")
     good = inst["correct_choice"]
     bad = next(x for x in "ABCD" if x != good)
-    for text in (good, f"({good})", f"Answer: {good}", f"**{good}**",
-                 f"<think>maybe {bad}? no.</think>\nThe answer is {good}"):
+    for text in (
+        good,
+        f"({good})",
+        f"Answer: {good}",
+        f"**{good}**",
+        f"<think>maybe {bad}? no.</think>\nThe answer is {good}",
+    ):
         assert score_qa(inst, text, form="mcq").verdict == "correct", text
     assert score_qa(inst, f"Answer: {bad}", form="mcq").verdict == "wrong"
     assert score_qa(inst, f"Either ({good}) or ({bad}).", form="mcq").verdict == "unparsed"
@@ -96,11 +114,17 @@ def test_unanswerable_refusal_and_unfounded(qa):
     other = next(x for x in "ABCD" if x != refusal_letter)
     assert score_qa(inst, f"Answer: {refusal_letter}", form="mcq").verdict == "correct_refusal"
     assert score_qa(inst, f"Answer: {other}", form="mcq").verdict == "unfounded_answer"
-    assert score_qa(inst, "The attributes are missing, so it cannot be determined.", form="open").verdict == "correct_refusal"
+    assert (
+        score_qa(inst, "The attributes are missing, so it cannot be determined.", form="open").verdict
+        == "correct_refusal"
+    )
     assert score_qa(inst, "Answer: F0", form="open").verdict == "unfounded_answer"
     # answerable in one modality, not in another: the modality decides
     both = dict(inst, answerable={"geojson": True, "image": False, "together": True})
-    assert score_qa(both, "Answer: cannot be determined", form="open", modality="image").verdict == "correct_refusal"
+    assert (
+        score_qa(both, "Answer: cannot be determined", form="open", modality="image").verdict
+        == "correct_refusal"
+    )
     assert score_qa(both, "Answer: cannot be determined", form="open", modality="geojson").verdict == "wrong"
 
 

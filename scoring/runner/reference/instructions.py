@@ -1,5 +1,6 @@
 """Edit instructions back into constraint dicts: the inverse of
 scoring.facts.describe_constraint."""
+
 from __future__ import annotations
 
 import re
@@ -34,14 +35,15 @@ def _phrase_regex(phrase: str) -> re.Pattern:
         rx = rx.replace(re.escape("{%s}" % name), f"(?P<{name}>F\\d+)")
     rx = rx.replace(re.escape("{neg}"), "(?P<neg>(?:not )?)")
     rx = re.sub(r"\\\{(\w+):g\\\}", lambda mm: f"(?P<p_{mm.group(1)}>{NUM_RX})", rx)
-    if "{eps" not in phrase:     # describe_constraint appends the checker's tolerance when it has one
+    if "{eps" not in phrase:  # describe_constraint appends the checker's tolerance when it has one
         rx += rf"(?: \(within (?P<p_eps>{NUM_RX}) m\))?"
     return re.compile("^" + rx + "$")
 
 
 # The boolean predicate phrases, longest first so that qualified forms win ("... (within 0.05 m)").
-_PREDICATES = sorted(((m, _phrase_regex(p)) for m, p in PREDICATE_PHRASES.items()),
-                     key=lambda t: -len(PREDICATE_PHRASES[t[0]]))
+_PREDICATES = sorted(
+    ((m, _phrase_regex(p)) for m, p in PREDICATE_PHRASES.items()), key=lambda t: -len(PREDICATE_PHRASES[t[0]])
+)
 
 
 def parse_constraint(line: str) -> dict:
@@ -51,45 +53,91 @@ def parse_constraint(line: str) -> dict:
         m = rx.match(s)
         if m:
             args = [m.group(k) for k in ("a", "b", "c") if k in rx.groupindex]
-            params = {k[2:]: float(val) for k, val in m.groupdict().items()
-                      if k.startswith("p_") and val is not None}
+            params = {
+                k[2:]: float(val)
+                for k, val in m.groupdict().items()
+                if k.startswith("p_") and val is not None
+            }
             if measure == "endpoint_connected" and "eps" not in params:
                 # "coincides" with no tolerance stated: a floating-point translation lands within
                 # a millimetre, not exactly.
                 params["eps"] = 0.001
-            return {"measure": measure, "args": args, "params": params, "op": "is",
-                    "value": not m.group("neg")}
+            return {
+                "measure": measure,
+                "args": args,
+                "params": params,
+                "op": "is",
+                "value": not m.group("neg"),
+            }
     if m := re.match(rf"^the bearing from ({ID_RX}) to ({ID_RX}) is within ({NUM_RX})° of ({NUM_RX})°$", s):
-        return {"measure": "bearing", "args": [m.group(1), m.group(2)], "params": {}, "op": "angle_within",
-                "tolerance": float(m.group(3)), "target": float(m.group(4))}
+        return {
+            "measure": "bearing",
+            "args": [m.group(1), m.group(2)],
+            "params": {},
+            "op": "angle_within",
+            "tolerance": float(m.group(3)),
+            "target": float(m.group(4)),
+        }
     if m := re.match(rf"^({ID_RX}) lies ([a-z-]+) of ({ID_RX})(?: \(([48]) compass sectors\b.*\))?$", s):
         if m.group(2) in _WORD_DIRS:
             # Without a stated sector count, aim at the eight-way sector: it lies inside the
             # four-way one of the same cardinal, so it satisfies either.
             measure = "direction4" if m.group(4) == "4" else "direction8"
-            return {"measure": measure, "args": [m.group(3), m.group(1)], "params": {}, "op": "is",
-                    "value": _WORD_DIRS[m.group(2)]}
-    if m := re.match(rf"^for an observer at ({ID_RX}) heading ({NUM_RX})°, ({ID_RX}) is (?:on the )?"
-                     r"(ahead|behind|left|right)$", s):
-        return {"measure": "relative_direction", "args": [m.group(1), m.group(3)],
-                "params": {"heading": float(m.group(2))}, "op": "is", "value": m.group(4)}
+            return {
+                "measure": measure,
+                "args": [m.group(3), m.group(1)],
+                "params": {},
+                "op": "is",
+                "value": _WORD_DIRS[m.group(2)],
+            }
+    if m := re.match(
+        rf"^for an observer at ({ID_RX}) heading ({NUM_RX})°, ({ID_RX}) is (?:on the )?"
+        r"(ahead|behind|left|right)$",
+        s,
+    ):
+        return {
+            "measure": "relative_direction",
+            "args": [m.group(1), m.group(3)],
+            "params": {"heading": float(m.group(2))},
+            "op": "is",
+            "value": m.group(4),
+        }
     if m := re.match(rf"^({ID_RX}) \(its chord from first to last vertex\) runs ({'|'.join(AXES)})$", s):
         return {"measure": "axis", "args": [m.group(1)], "params": {}, "op": "is", "value": m.group(2)}
     if m := re.match(rf"^of (.+), the feature nearest to ({ID_RX}) is ({ID_RX})$", s):
-        return {"measure": "nearest", "args": [m.group(2), *ids_in(m.group(1))], "params": {}, "op": "is",
-                "value": m.group(3)}
+        return {
+            "measure": "nearest",
+            "args": [m.group(2), *ids_in(m.group(1))],
+            "params": {},
+            "op": "is",
+            "value": m.group(3),
+        }
     if m := re.match(rf"^along ({ID_RX}) from its first vertex, the order is (.+)$", s):
         order = ids_in(m.group(2))
-        return {"measure": "along_order", "args": [m.group(1), *order], "params": {}, "op": "is", "value": order}
+        return {
+            "measure": "along_order",
+            "args": [m.group(1), *order],
+            "params": {},
+            "op": "is",
+            "value": order,
+        }
     if m := re.match(rf"^({ID_RX}) lies on the (left|right|on) side of ({ID_RX})", s):
-        return {"measure": "side_of_line", "args": [m.group(3), m.group(1)], "params": {}, "op": "is",
-                "value": m.group(2)}
+        return {
+            "measure": "side_of_line",
+            "args": [m.group(3), m.group(1)],
+            "params": {},
+            "op": "is",
+            "value": m.group(2),
+        }
     return _parse_numeric(s)
 
 
 def _parse_numeric(s: str) -> dict:
-    m = re.match(rf"^(?P<subject>.+?) is (?:(?P<op>between|at most|at least) )?(?P<x>{NUM_RX})"
-                 rf"(?: and (?P<y>{NUM_RX}))?(?: m| per km²| m²|°)?$", s)
+    m = re.match(
+        rf"^(?P<subject>.+?) is (?:(?P<op>between|at most|at least) )?(?P<x>{NUM_RX})"
+        rf"(?: and (?P<y>{NUM_RX}))?(?: m| per km²| m²|°)?$",
+        s,
+    )
     if not m:
         raise Unrecognised(f"constraint not recognised: {s[:80]}")
     subject, params = m.group("subject"), {}
@@ -140,8 +188,12 @@ def parse_instruction(text: str) -> tuple[list[dict], list[str]]:
     allowed = []
     if m:
         words = m.group(1)
-        for op, key in (("translate", "translate"), ("rotate", "rotate"), ("scale", "scale"),
-                        ("set_attribute", "set an attribute")):
+        for op, key in (
+            ("translate", "translate"),
+            ("rotate", "rotate"),
+            ("scale", "scale"),
+            ("set_attribute", "set an attribute"),
+        ):
             if key in words:
                 allowed.append(op)
     return constraints, allowed or ["translate", "rotate", "scale", "set_attribute"]

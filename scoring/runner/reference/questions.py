@@ -1,23 +1,28 @@
 """QA: one small parser per question shape (derived from the builders in scoring/relations/),
 answered with a toolkit, replied in the requested form."""
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
 from scoring.runner.agents import PromptView
 from scoring.runner.reference.toolkits import PROMPT_ERRORS, REFUSAL, Unrecognised, ids_in
 from scoring.scene import Scene
 
-
 # Each question shape: (regex over the question text, handler(scene, match, kit) -> answer).
 # Answers are in the instance's answer form: an id, a number, a label, a list of ids or REFUSAL.
 _TOPO_PHRASES = [
-    ("is topologically equal to F0", "equals"), ("is disjoint from F0", "disjoint"),
-    ("intersects F0", "intersects"), ("touches F0", "touches"), ("crosses F0", "crosses"),
+    ("is topologically equal to F0", "equals"),
+    ("is disjoint from F0", "disjoint"),
+    ("intersects F0", "intersects"),
+    ("touches F0", "touches"),
+    ("crosses F0", "crosses"),
     ("is covered by F0 while touching", "boundary_covered"),
-    ("lies in the interior of F0", "contained_properly"), ("lies within F0", "within"),
+    ("lies in the interior of F0", "contained_properly"),
+    ("lies within F0", "within"),
     ("overlaps F0", "overlaps"),
 ]
 
@@ -37,7 +42,7 @@ def _q_topology(sc: Scene, m: re.Match, kit) -> Any:
 
 
 def _q_direction(sc, m, kit):
-    n = len(m.group("opts").split(","))     # "N, E, S or W": 3 comma-separated parts
+    n = len(m.group("opts").split(","))  # "N, E, S or W": 3 comma-separated parts
     labels = DIRECTIONS4 if n <= 3 else DIRECTIONS8
     b = kit.bearing(sc.geom(m.group("a")), sc.geom(m.group("b")))
     return labels[sector(b, len(labels))[0]]
@@ -60,6 +65,7 @@ def _q_axis(sc, m, kit):
 def _pair(fn_name):
     def handler(sc, m, kit):
         return round(getattr(kit, fn_name)(sc.geom(m.group("a")), sc.geom(m.group("b"))), 4)
+
     return handler
 
 
@@ -110,7 +116,7 @@ def _q_layer(sc, m, kit):
     a, b = m.group("a"), m.group("b")
     la, lb = kit.level(sc[a].props), kit.level(sc[b].props)
     if la is None or lb is None:
-        return REFUSAL          # the layer / bridge / tunnel attributes are withheld
+        return REFUSAL  # the layer / bridge / tunnel attributes are withheld
     if la == lb:
         return "neither: they are at the same level"
     return a if la > lb else b
@@ -121,28 +127,49 @@ def _q_connected(sc, m, kit):
     return _one_of(ids_in(m.group("ids")), lambda i: kit.endpoint_connected(a, sc.geom(i)))
 
 
-QUESTION_SHAPES: list[tuple[re.Pattern, Callable]] = [(re.compile(p, re.S), h) for p, h in [
-    (r"^Exactly one of the features (?P<ids>.+?) (?P<rest>(?:is|intersects|touches|crosses|lies|overlaps).*)", _q_topology),
-    (r"In which direction \((?P<opts>[^)]*)\) does (?P<b>F\d+) lie as seen from (?P<a>F\d+)\?", _q_direction),
-    (r"What is the bearing from (F\d+) to (F\d+)", _q_bearing),
-    (r"observer stands at (?P<a>F\d+) and moves along heading (?P<h>[-\d.]+)°.*?is (?P<b>F\d+) ahead", _q_relative),
-    (r"orientation of road (F\d+)", _q_axis),
-    (r"What is the minimum distance between (?P<a>F\d+) and (?P<b>F\d+)", _pair("min_distance")),
-    (r"distance between the boundary of (?P<a>F\d+) and the boundary of (?P<b>F\d+)", _pair("boundary_distance")),
-    (r"Manhattan distance .*? between the centroids of (?P<a>F\d+) and (?P<b>F\d+)", _pair("manhattan")),
-    (r"Hausdorff distance between (?P<a>F\d+) and (?P<b>F\d+)", _pair("hausdorff")),
-    (r"total perimeter of (?P<ids>[F\d, and]+?) together", _q_perimeter),
-    (r"How many of the features (?P<ids>.+?) lie within (?P<d>[\d.]+) m of (?P<a>F\d+)", _q_count_within),
-    (r"Which of the features (?P<ids>.+?) is nearest to (?P<a>F\d+)", _q_nearest),
-    (r"Of the points of interest (?P<ids>.+?), count those lying in (?P<a>F\d+)", _q_density),
-    (r"^Order (?P<ids>.+?) by their position along road (?P<a>F\d+)", _q_along_order),
-    (r"along route (?P<a>F\d+) .*?which of the features (?P<lo>F\d+)-(?P<hi>F\d+) is passed immediately "
-     r"(?P<word>after|before) (?P<ref>F\d+)", _q_before_after),
-    (r"Which of the features (?P<ids>.+?) lies on the same side of road (?P<a>F\d+) as (?P<ref>F\d+)", _q_same_side),
-    (r"Which of the features (?P<ids>.+?) lies strictly between (?P<a>F\d+) and (?P<b>F\d+)", _q_between),
-    (r"Roads (?P<a>F\d+) and (?P<b>F\d+) cross in plan view\. Which of them lies above", _q_layer),
-    (r"Which of the roads (?P<ids>.+?) is connected to (?P<a>F\d+)", _q_connected),
-]]
+QUESTION_SHAPES: list[tuple[re.Pattern, Callable]] = [
+    (re.compile(p, re.S), h)
+    for p, h in [
+        (
+            r"^Exactly one of the features (?P<ids>.+?) (?P<rest>(?:is|intersects|touches|crosses|lies|overlaps).*)",
+            _q_topology,
+        ),
+        (
+            r"In which direction \((?P<opts>[^)]*)\) does (?P<b>F\d+) lie as seen from (?P<a>F\d+)\?",
+            _q_direction,
+        ),
+        (r"What is the bearing from (F\d+) to (F\d+)", _q_bearing),
+        (
+            r"observer stands at (?P<a>F\d+) and moves along heading (?P<h>[-\d.]+)°.*?is (?P<b>F\d+) ahead",
+            _q_relative,
+        ),
+        (r"orientation of road (F\d+)", _q_axis),
+        (r"What is the minimum distance between (?P<a>F\d+) and (?P<b>F\d+)", _pair("min_distance")),
+        (
+            r"distance between the boundary of (?P<a>F\d+) and the boundary of (?P<b>F\d+)",
+            _pair("boundary_distance"),
+        ),
+        (r"Manhattan distance .*? between the centroids of (?P<a>F\d+) and (?P<b>F\d+)", _pair("manhattan")),
+        (r"Hausdorff distance between (?P<a>F\d+) and (?P<b>F\d+)", _pair("hausdorff")),
+        (r"total perimeter of (?P<ids>[F\d, and]+?) together", _q_perimeter),
+        (r"How many of the features (?P<ids>.+?) lie within (?P<d>[\d.]+) m of (?P<a>F\d+)", _q_count_within),
+        (r"Which of the features (?P<ids>.+?) is nearest to (?P<a>F\d+)", _q_nearest),
+        (r"Of the points of interest (?P<ids>.+?), count those lying in (?P<a>F\d+)", _q_density),
+        (r"^Order (?P<ids>.+?) by their position along road (?P<a>F\d+)", _q_along_order),
+        (
+            r"along route (?P<a>F\d+) .*?which of the features (?P<lo>F\d+)-(?P<hi>F\d+) is passed immediately "
+            r"(?P<word>after|before) (?P<ref>F\d+)",
+            _q_before_after,
+        ),
+        (
+            r"Which of the features (?P<ids>.+?) lies on the same side of road (?P<a>F\d+) as (?P<ref>F\d+)",
+            _q_same_side,
+        ),
+        (r"Which of the features (?P<ids>.+?) lies strictly between (?P<a>F\d+) and (?P<b>F\d+)", _q_between),
+        (r"Roads (?P<a>F\d+) and (?P<b>F\d+) cross in plan view\. Which of them lies above", _q_layer),
+        (r"Which of the roads (?P<ids>.+?) is connected to (?P<a>F\d+)", _q_connected),
+    ]
+]
 
 
 def solve_question(scene: Scene, question: str, kit) -> Any:

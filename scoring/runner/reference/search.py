@@ -1,10 +1,11 @@
 """Edits: a search for an allowed edit satisfying the parsed constraints (tools), checked with
 the scorer's own executor and checker, and the careless centroid mover (centroid)."""
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import shapely
 import shapely.ops
@@ -40,9 +41,23 @@ def _others(c: dict, target: str) -> list[str]:
     return [a for a in c["args"] if a != target]
 
 
-TOWARDS = {"intersects", "within", "overlaps", "touches", "touches_eps", "crosses", "covered_by",
-           "contained_properly", "contained_properly_eps", "boundary_covered", "boundary_covered_eps",
-           "equals", "equals_eps", "within_distance", "endpoint_connected"}
+TOWARDS = {
+    "intersects",
+    "within",
+    "overlaps",
+    "touches",
+    "touches_eps",
+    "crosses",
+    "covered_by",
+    "contained_properly",
+    "contained_properly_eps",
+    "boundary_covered",
+    "boundary_covered_eps",
+    "equals",
+    "equals_eps",
+    "within_distance",
+    "endpoint_connected",
+}
 
 
 class EditSearch:
@@ -89,7 +104,9 @@ class EditSearch:
                 yield from self._contact_seeds(self.geom(_others(c, tg)[0]))
             elif m in ("boundary_covered_eps", "boundary_covered") and c.get("value", True):
                 yield from self._contact_seeds(self.geom(_others(c, tg)[0]).boundary)
-            elif m in ("within", "contained_properly", "contained_properly_eps", "covered_by") and c.get("value", True):
+            elif m in ("within", "contained_properly", "contained_properly_eps", "covered_by") and c.get(
+                "value", True
+            ):
                 yield from self._inside_seeds(self.geom(_others(c, tg)[0]))
             elif m == "crosses" and c.get("value", True) and self.g.geom_type == "LineString":
                 # An interior point of the target onto an interior point of the other's outline.
@@ -99,8 +116,9 @@ class EditSearch:
                     yield _t(q.x - p.x, q.y - p.y)
             elif m == "endpoint_connected" and c.get("value", True):
                 other = self.geom(_others(c, tg)[0])
-                pairs = sorted(((p.distance(q), p, q) for p in _ends(self.g) for q in _ends(other)),
-                               key=lambda t: t[0])
+                pairs = sorted(
+                    ((p.distance(q), p, q) for p in _ends(self.g) for q in _ends(other)), key=lambda t: t[0]
+                )
                 for _, p, q in pairs:
                     yield _t(q.x - p.x, q.y - p.y)
             elif m in ("along_order", "along_position"):
@@ -136,7 +154,13 @@ class EditSearch:
             yield _t(x - self.c.x, y - self.c.y)
         cur = azimuth(origin, self.c)
         delta = (want - cur + 540.0) % 360.0 - 180.0
-        yield [{"op": "rotate", "degrees_clockwise": round(delta, 4), "origin": [round(origin.x, 3), round(origin.y, 3)]}]
+        yield [
+            {
+                "op": "rotate",
+                "degrees_clockwise": round(delta, 4),
+                "origin": [round(origin.x, 3), round(origin.y, 3)],
+            }
+        ]
 
     def _contact_seeds(self, other: BaseGeometry) -> Iterator[list[dict]]:
         """Translations that bring the target within ~1 cm of `other` (first contact)."""
@@ -156,8 +180,10 @@ class EditSearch:
     def _first_contact(self, other, u, limit, gap: float = 0.01) -> float | None:
         """How far the target moves along unit vector u before it comes within `gap` of `other`
         (None if it moves away or gets no closer within `limit`)."""
+
         def dist(t):
             return affinity.translate(self.g, u[0] * t, u[1] * t).distance(other)
+
         step, t, prev = 0.5, 0.0, dist(0.0)
         while t < limit:
             d = dist(t + step)
@@ -167,7 +193,7 @@ class EditSearch:
                     mid = (lo + hi) / 2
                     lo, hi = (mid, hi) if dist(mid) > gap else (lo, mid)
                 return lo
-            if d >= prev:          # moving away (the distance is convex along a line for convex shapes)
+            if d >= prev:  # moving away (the distance is convex along a line for convex shapes)
                 return None
             t, prev = t + step, d
         return None
@@ -235,7 +261,9 @@ class EditSearch:
                 yield [{"op": "scale", "factor": round((mid - rest) / p0, 6), "origin": "centroid"}]
         elif c["measure"] == "area":
             if self.g.area > 0 and mid > 0:
-                yield [{"op": "scale", "factor": round(math.sqrt(mid / self.g.area), 6), "origin": "centroid"}]
+                yield [
+                    {"op": "scale", "factor": round(math.sqrt(mid / self.g.area), 6), "origin": "centroid"}
+                ]
         elif c["measure"] == "poi_density" and c["args"][0] == self.target:
             pois = [self.geom(a) for a in c["args"][1:]]
             area = self.g.area
@@ -365,7 +393,9 @@ def _careless_ops(scene: Scene, target: str, c: dict, allowed: list[str]) -> lis
         else:
             want = DIRECTIONS8.index(c["value"]) * 45.0
         r = o.distance(me)
-        return _t(o.x + r * math.sin(math.radians(want)) - me.x, o.y + r * math.cos(math.radians(want)) - me.y)
+        return _t(
+            o.x + r * math.sin(math.radians(want)) - me.x, o.y + r * math.cos(math.radians(want)) - me.y
+        )
     if m == "axis":
         delta = (AXES.index(c["value"]) - AXES.index(Careless.axis(g))) * 45.0
         return [{"op": "rotate", "degrees_clockwise": delta or 45.0, "origin": "centroid"}]
@@ -414,13 +444,16 @@ def _careless_ops(scene: Scene, target: str, c: dict, allowed: list[str]) -> lis
         push = bbox_of(g).length / 4 + bbox_of(scene.geom(others[0])).length / 4
         return _t(-dx / r * push, -dy / r * push)
     if c["op"] in ("between", "at_least", "at_most"):
-        want = (c.get("min", 0.0) + c.get("max", c.get("min", 0.0) * 2)) / 2 if c["op"] == "between" else \
-            (c["max"] / 2 if c["op"] == "at_most" else c["min"] * 1.5)
+        want = (
+            (c.get("min", 0.0) + c.get("max", c.get("min", 0.0) * 2)) / 2
+            if c["op"] == "between"
+            else (c["max"] / 2 if c["op"] == "at_most" else c["min"] * 1.5)
+        )
         s = (r - want) / r
         return _t(dx * s, dy * s)
     if m == "within_distance":
         return _t(dx * 0.9, dy * 0.9)
-    return _t(dx, dy)          # intersects, within, overlaps, touches, equals, ...: centroid onto centroid
+    return _t(dx, dy)  # intersects, within, overlaps, touches, equals, ...: centroid onto centroid
 
 
 def answer_edit_careless(v: PromptView) -> str:

@@ -1,5 +1,6 @@
 """Two toolkits answering the same measure calls: `Exact` (the oracle's GIS measures, the
 "tools") and `Careless` (bounding boxes and centroids only)."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,16 @@ class Unrecognised(ValueError):
 
 # What a malformed scene, an unknown id or an unexpected wording can raise: the agent then answers
 # as it would without the information instead of failing the request.
-PROMPT_ERRORS = (Unrecognised, KeyError, IndexError, ValueError, TypeError, AttributeError,
-                 ZeroDivisionError, shapely.errors.ShapelyError)
+PROMPT_ERRORS = (
+    Unrecognised,
+    KeyError,
+    IndexError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    ZeroDivisionError,
+    shapely.errors.ShapelyError,
+)
 
 
 def ids_in(text: str) -> list[str]:
@@ -32,6 +41,7 @@ def ids_in(text: str) -> list[str]:
 
 class Exact:
     """The GIS tools: the oracle's own measures."""
+
     name = "tools"
 
     def topo(self, pred: str, c: BaseGeometry, a: BaseGeometry) -> bool:
@@ -40,7 +50,7 @@ class Exact:
     bearing = staticmethod(oracle.bearing)
     axis = staticmethod(oracle.axis)
     min_distance = staticmethod(oracle.min_distance)
-    proximity = staticmethod(oracle.min_distance)     # what "nearest" is judged by
+    proximity = staticmethod(oracle.min_distance)  # what "nearest" is judged by
     boundary_distance = staticmethod(oracle.boundary_distance)
     manhattan = staticmethod(oracle.manhattan_distance)
     hausdorff = staticmethod(oracle.hausdorff_distance)
@@ -81,6 +91,7 @@ def chord_of(line: BaseGeometry) -> BaseGeometry:
 
 class Careless:
     """Bounding boxes and centroids only."""
+
     name = "centroid"
 
     def topo(self, pred: str, c: BaseGeometry, a: BaseGeometry) -> bool:
@@ -88,7 +99,7 @@ class Careless:
         gap = bc.distance(ba)
         inside = bc.within(ba) if ba.geom_type == "Polygon" else False
         if pred in ("equals", "equals_eps"):
-            return all(abs(u - v) <= 0.5 for u, v in zip(c.bounds, a.bounds))
+            return all(abs(u - v) <= 0.5 for u, v in zip(c.bounds, a.bounds, strict=False))
         if pred == "disjoint":
             return gap > 0
         if pred == "intersects":
@@ -117,7 +128,7 @@ class Careless:
             return "E-W"
         if h > 2.4 * w:
             return "N-S"
-        return "NE-SW"          # a bbox cannot tell the two diagonals apart
+        return "NE-SW"  # a bbox cannot tell the two diagonals apart
 
     @staticmethod
     def min_distance(a, b) -> float:
@@ -136,7 +147,7 @@ class Careless:
     def hausdorff(a, b) -> float:
         return centre_of(a).distance(centre_of(b))
 
-    proximity = hausdorff          # "nearest" by distance between centres
+    proximity = hausdorff  # "nearest" by distance between centres
 
     @staticmethod
     def perimeter(g) -> float:
@@ -166,7 +177,7 @@ class Careless:
     @staticmethod
     def level(props: dict) -> int | None:
         try:
-            return int(props.get("layer") or 0)       # ignores bridge / tunnel, never refuses
+            return int(props.get("layer") or 0)  # ignores bridge / tunnel, never refuses
         except (TypeError, ValueError):
             return 0
 

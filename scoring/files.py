@@ -1,0 +1,100 @@
+"""Reading and writing the project's files: JSON, JSON Lines, and atomic replacement.
+
+Every file a stage writes goes through :func:`write_atomic`, so a reader never sees half a file and a
+killed process never leaves one behind. Every read failure is an :class:`InputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError, OutputError
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line; InputError naming the line on bad JSON."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield n, json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{path}:{n}: invalid JSON ({getattr(exc, 'msg', exc)})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """A JSON file's value; InputError naming the file when it is unreadable or not JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError:
+        raise InputError(f"{path}: not valid JSON") from None
+
+
+def canonical_json(value: Any) -> str:
+    """Key-sorted, compact, ASCII JSON: the same value always gives the same text (used for hashes)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def sha256_hex(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _umask() -> int:
+    # Read without a race: /proc is authoritative on Linux; elsewhere fall back to a common default.
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None = None) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``.
+
+    The file gets ``mode`` (default: 0o666 less the umask, as an ordinary file would; mkstemp alone
+    would leave 0o600, which hides results from the rest of a team). OutputError names the path.
+    """
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> None:
+    """``value`` as UTF-8 JSON (NaN refused) with a final newline, written atomically."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+    write_atomic(path, text + "\n")

@@ -1,0 +1,146 @@
+"""The domain's words, defined once: every stage, the plugin and the tests spell them from here.
+
+Each is a ``StrEnum``, so a member *is* its string: ``Modality.IMAGE == "image"``, it serialises to
+JSON as ``"image"`` and it can key a dict read back from a file.
+
+>>> Modality("image") is Modality.IMAGE
+True
+>>> [str(m) for m in Modality]
+['geojson', 'image', 'together']
+>>> Verdict.UNPARSED.counts_as_correct
+False
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Task(StrEnum):
+    """What a model is asked to do with a scene."""
+
+    QA = "qa"
+    EDIT = "edit"
+
+
+class Modality(StrEnum):
+    """How the scene reaches the model."""
+
+    GEOJSON = "geojson"  # the scene as GeoJSON in the task CRS; no image
+    IMAGE = "image"  # the annotated 1536x1536 map; no coordinates in the text
+    TOGETHER = "together"  # both
+
+    @property
+    def has_image(self) -> bool:
+        return self is not Modality.GEOJSON
+
+    @property
+    def has_coordinates(self) -> bool:
+        return self is not Modality.IMAGE
+
+
+class QAForm(StrEnum):
+    """How a question is put: an open answer or four lettered options."""
+
+    OPEN = "open"
+    MCQ = "mcq"
+
+
+class Form(StrEnum):
+    """The scored form of a sample: a QA form or an edit. Tables have one column per form."""
+
+    OPEN = "open"
+    MCQ = "mcq"
+    EDIT = "edit"
+
+
+class Family(StrEnum):
+    """The four families of the 28 relations."""
+
+    TOPOLOGY = "topology"
+    DIRECTION = "direction"
+    METRIC = "metric"
+    ORDERING = "ordering"
+
+
+class Verdict(StrEnum):
+    """One verdict per scored sample. Only ``correct`` and ``correct_refusal`` count as right;
+    every other verdict stays in the denominator."""
+
+    CORRECT = "correct"
+    WRONG = "wrong"
+    UNPARSED = "unparsed"  # no single answer could be read: counted wrong, parse rate reported
+    ERROR = "error"  # the request failed or the sample was never recorded: counted wrong
+    CORRECT_REFUSAL = "correct_refusal"  # refused an instance unanswerable in its modality
+    UNFOUNDED_ANSWER = "unfounded_answer"  # answered an instance unanswerable in its modality
+
+    @property
+    def counts_as_correct(self) -> bool:
+        return self in (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
+
+
+class EditOp(StrEnum):
+    """Operations an edit reply may apply to the target F0."""
+
+    TRANSLATE = "translate"
+    ROTATE = "rotate"
+    SCALE = "scale"
+    SET_ATTRIBUTE = "set_attribute"
+
+
+GEOMETRY_OPS: tuple[EditOp, ...] = (EditOp.TRANSLATE, EditOp.ROTATE, EditOp.SCALE)
+
+
+class AnswerType(StrEnum):
+    """The type of an answer, which decides how a reply is read and checked."""
+
+    CHOICE = "choice"
+    DISTANCE = "distance"
+    PERIMETER = "perimeter"
+    AREA = "area"
+    BEARING = "bearing"
+    DENSITY = "density"
+    COUNT = "count"
+    DIRECTION4 = "direction4"
+    DIRECTION8 = "direction8"
+    RELATIVE_DIRECTION = "relative_direction"
+    AXIS = "axis"
+    FEATURE_ID = "feature_id"
+    ORDERING = "ordering"
+    YES_NO = "yes_no"
+    EDIT = "edit"
+
+    @property
+    def is_quantity(self) -> bool:
+        """Numeric answers, scored against a tolerance."""
+        return self in _QUANTITIES
+
+
+_QUANTITIES = frozenset(
+    {
+        AnswerType.DISTANCE,
+        AnswerType.PERIMETER,
+        AnswerType.AREA,
+        AnswerType.BEARING,
+        AnswerType.DENSITY,
+        AnswerType.COUNT,
+    }
+)
+
+TASKS: tuple[Task, ...] = tuple(Task)
+MODALITIES: tuple[Modality, ...] = tuple(Modality)
+QA_FORMS: tuple[QAForm, ...] = tuple(QAForm)
+FORMS: tuple[Form, ...] = tuple(Form)
+FAMILIES: tuple[Family, ...] = tuple(Family)
+VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
+EDIT_OPS: tuple[EditOp, ...] = tuple(EditOp)
+ANSWER_TYPES: tuple[AnswerType, ...] = tuple(AnswerType)
+
+
+def forms_of(task: Task | str) -> tuple[Form, ...]:
+    """The scored forms of a task.
+
+    >>> forms_of("qa")
+    (<Form.OPEN: 'open'>, <Form.MCQ: 'mcq'>)
+    """
+    return (Form.EDIT,) if Task(task) is Task.EDIT else (Form.OPEN, Form.MCQ)
