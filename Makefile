@@ -52,7 +52,7 @@ run: setup
 	$(VENV)/bin/spatialgap evaluate --out $(OUT)/helsinki
 
 bench: setup
-	$(PY) tests/bench/bench.py
+	$(PY) tests/perf/perf.py
 
 reference: setup
 	$(VENV)/bin/spatialgap reference --out resources/relations.md

@@ -583,5 +583,9 @@
       <source>{run} holds answers for another benchmark</source>
       <translation>{run} contient des réponses pour un autre benchmark</translation>
     </message>
+    <message>
+      <source>the edit layer holds no feature</source>
+      <translation>la couche d'édition ne contient aucune entité</translation>
+    </message>
   </context>
 </TS>

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import platform
+from importlib.metadata import version
 
 # (import name, pip requirement, Debian package)
 REQUIRED = (
@@ -21,8 +22,6 @@ REQUIRED = (
 
 def _shapely_too_old() -> bool:
     try:
-        from importlib.metadata import version
-
         return int(version("shapely").split(".")[0]) < 2
     except Exception:  # metadata missing: trust the import
         return False

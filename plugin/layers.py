@@ -30,7 +30,9 @@ from qgis.core import (
 )
 from qgis.PyQt.QtCore import QTimer, QVariant
 from qgis.PyQt.QtGui import QColor, QFont
+from shapely import wkt
 from shapely.geometry import shape
+from shapely.geometry.base import BaseGeometry
 
 from .i18n import tr
 
@@ -74,9 +76,26 @@ def memory_layer(kind: str, epsg: int, name: str, fields: list[tuple[str, QVaria
 
 
 def _to_qgs(geom) -> QgsGeometry:
-    g = QgsGeometry.fromWkt(geom.wkt)
-    g.convertToMultiType()
-    return g
+    multi = QgsGeometry.fromWkt(geom.wkt)
+    multi.convertToMultiType()
+    return multi
+
+
+def to_shapely(geometry: QgsGeometry, like: str) -> BaseGeometry:
+    """A QGIS geometry as shapely; one part of a multi-typed layer becomes single again when the
+    original geometry (of GeoJSON type `like`) was single."""
+    geom = wkt.loads(geometry.asWkt())
+    if geom.geom_type.startswith("Multi") and not like.startswith("Multi") and len(geom.geoms) == 1:
+        return geom.geoms[0]
+    return geom
+
+
+def scene_feature(scene: dict, feature_id: str) -> dict:
+    """The scene GeoJSON feature with this id (held in `id` or in properties.id)."""
+    for feature in scene["features"]:
+        if (feature.get("id") or (feature.get("properties") or {}).get("id")) == feature_id:
+            return feature
+    raise KeyError(feature_id)
 
 
 def _text_format(size: float = 9.0, bold: bool = False, color: str = "#111111") -> QgsTextFormat:
@@ -159,16 +178,18 @@ def _symbol(
     )
 
 
-def _group(name: str, parent: QgsLayerTreeGroup | None = None, replace: bool = True) -> QgsLayerTreeGroup:
+def replace_group(name: str, parent: QgsLayerTreeGroup | None = None) -> QgsLayerTreeGroup:
+    """A new empty group `name` on top of `parent` (default: the project root), replacing one of
+    that name and its layers."""
     root = parent or QgsProject.instance().layerTreeRoot()
     old = root.findGroup(name)
-    if old is not None and replace:
+    if old is not None:
         remove_group(old)
     return root.insertGroup(0, name)
 
 
 def remove_group(group: QgsLayerTreeGroup) -> None:
-    ids = [l.layerId() for l in group.findLayers()]
+    ids = [node.layerId() for node in group.findLayers()]
     parent = group.parent()
     if ids:
         QgsProject.instance().removeMapLayers(ids)
@@ -192,7 +213,7 @@ def scene_layers(
     emphasised), labelled with feature ids; optional muted OSM context underneath."""
     epsg = int(instance["crs"]["epsg"])
     target = instance.get("target", "F0")
-    rows = {k: [] for k, _, _ in GEOM_TYPES}
+    rows: dict[str, list] = {k: [] for k, _, _ in GEOM_TYPES}
     for f in instance["scene"]["features"]:
         props = dict(f.get("properties") or {})
         fid = f.get("id") or props.get("id")
@@ -338,14 +359,15 @@ def edit_layers(
         (tr("original {id} (ghost)").format(id=target), instance["scene"], "ghost"),
         (title, edited_scene, "edited"),
     ):
-        feats = [
-            f for f in fc["features"] if (f.get("id") or (f.get("properties") or {}).get("id")) == target
-        ]
-        if not feats:
+        try:
+            feature = scene_feature(fc, target)
+        except KeyError:
             continue
-        geom = shape(feats[0]["geometry"])
+        geom = shape(feature["geometry"])
         kind = _geom_class(geom)
-        props = feats[0].get("properties") or {}
+        if kind is None:  # a geometry collection: nothing to edit with QGIS's tools
+            continue
+        props = feature.get("properties") or {}
         extra = [a for a in attributes if a not in ("id", "state")] if style == "edited" else []
         fields = [("id", QVariant.String), ("state", QVariant.String)] + [
             (a, _qvariant_type(props.get(a, ""))) for a in extra
@@ -384,12 +406,12 @@ CONSTRAINT_FIELDS = [
 ]
 
 
-def constraint_features(views) -> dict[str, list[tuple[list, object]]]:
+def constraint_features(views) -> dict[str, list[tuple[list, BaseGeometry]]]:
     """Rows per geometry class: ([attributes], shapely geometry); each constraint's label sits on
     one part only (its measured part if any). Constraints measured along the same geometry (a
     distance and a disjointness over one shortest line) share one stacked label, so neither hides
     the other."""
-    rows = {k: [] for k, _, _ in GEOM_TYPES}
+    rows: dict[str, list[tuple[list, BaseGeometry]]] = {k: [] for k, _, _ in GEOM_TYPES}
     label_at: dict[bytes, list] = {}
     order = ("measured", "intersection", "violation", "allowed", "limit", "marker", "reference")
     for v in views:

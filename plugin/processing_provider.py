@@ -30,10 +30,15 @@ from qgis.core import (
     QgsWkbTypes,
 )
 from qgis.PyQt.QtCore import QVariant
+from shapely.geometry import mapping
 
+from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
+from scoring.explain import explain_constraints
 
 from .i18n import tr
+from .icons import icon
+from .layers import constraint_features, scene_feature, to_shapely
 
 try:
     _FOLDER = QgsProcessingParameterFile.Behavior.Folder
@@ -47,13 +52,7 @@ except AttributeError:
     _INT = QgsProcessingParameterNumber.Integer
 
 
-def _icon():
-    from .main import icon
-
-    return icon()
-
-
-class _Base(QgsProcessingAlgorithm):
+class _SpatialGapAlgorithm(QgsProcessingAlgorithm):
     def createInstance(self):  # noqa: N802
         return type(self)()
 
@@ -64,7 +63,7 @@ class _Base(QgsProcessingAlgorithm):
         return "spatialgap"
 
     def icon(self):
-        return _icon()
+        return icon()
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802
         try:
@@ -73,7 +72,7 @@ class _Base(QgsProcessingAlgorithm):
             raise QgsProcessingException(str(exc)) from None
 
 
-class BuildBenchmark(_Base):
+class BuildBenchmark(_SpatialGapAlgorithm):
     def name(self):
         return "buildbenchmark"
 
@@ -109,15 +108,16 @@ class BuildBenchmark(_Base):
         self.addOutput(QgsProcessingOutputNumber("INSTANCES", tr("Instances built")))
 
     def process(self, parameters, context, feedback):
+        # Imported on use: building pulls in the OSM readers, which the other algorithms never need.
         from scoring.build import build_benchmark
 
         osm = self.parameterAsFile(parameters, "OSM", context) or None
         city = self.parameterAsString(parameters, "CITY", context) or None
         out = self.parameterAsString(parameters, "OUTPUT", context)
-        rel = [
-            r.strip()
-            for r in self.parameterAsString(parameters, "RELATIONS", context).split(",")
-            if r.strip()
+        relations = [
+            code.strip()
+            for code in self.parameterAsString(parameters, "RELATIONS", context).split(",")
+            if code.strip()
         ]
         feedback.pushInfo(tr("Building into {path}").format(path=out))
         build_benchmark(
@@ -127,22 +127,15 @@ class BuildBenchmark(_Base):
             seed=self.parameterAsInt(parameters, "SEED", context),
             n_qa=self.parameterAsInt(parameters, "QA", context),
             n_edit=self.parameterAsInt(parameters, "EDIT", context),
-            relations=rel or None,
+            relations=relations or None,
             jobs=1,
             force=True,
             progress=False,
         )
-        n = sum(
-            1
-            for name in ("qa.jsonl", "edit.jsonl")
-            if (Path(out) / name).is_file()
-            for line in open(Path(out) / name, encoding="utf-8")
-            if line.strip()
-        )
-        return {"OUTPUT": out, "INSTANCES": n}
+        return {"OUTPUT": out, "INSTANCES": len(Benchmark.open(out).all_instances())}
 
 
-class RenderMaps(_Base):
+class RenderMaps(_SpatialGapAlgorithm):
     def name(self):
         return "rendermaps"
 
@@ -166,16 +159,20 @@ class RenderMaps(_Base):
         self.addOutput(QgsProcessingOutputNumber("MAPS", tr("Maps rendered")))
 
     def process(self, parameters, context, feedback):
-        from scoring.render import render_benchmark
+        from scoring.render import render_benchmark  # matplotlib: loaded only when rendering
 
         bench = self.parameterAsFile(parameters, "BENCH", context)
-        ids = [i.strip() for i in self.parameterAsString(parameters, "IDS", context).split(",") if i.strip()]
+        ids = [
+            iid.strip()
+            for iid in self.parameterAsString(parameters, "IDS", context).split(",")
+            if iid.strip()
+        ]
         out = self.parameterAsString(parameters, "OUTPUT", context) or None
         summary = render_benchmark(bench, jobs=1, progress=False, ids=ids or None, out_dir=out)
         return {"OUTPUT": str(summary.out_dir), "MAPS": len(summary.rendered)}
 
 
-class ScoreRun(_Base):
+class ScoreRun(_SpatialGapAlgorithm):
     def name(self):
         return "scorerun"
 
@@ -195,6 +192,7 @@ class ScoreRun(_Base):
         self.addOutput(QgsProcessingOutputFile("REPORT", tr("HTML report")))
 
     def process(self, parameters, context, feedback):
+        # The report writer loads matplotlib and scipy: only when a run is scored.
         from scoring.score import score_runs, write_report
 
         bench = self.parameterAsFile(parameters, "BENCH", context)
@@ -224,13 +222,13 @@ PART_FIELDS = (
 
 
 def _fields(spec) -> QgsFields:
-    f = QgsFields()
-    for name, t in spec:
-        f.append(QgsField(name, t))
-    return f
+    fields = QgsFields()
+    for name, qtype in spec:
+        fields.append(QgsField(name, qtype))
+    return fields
 
 
-class CheckEdit(_Base):
+class CheckEdit(_SpatialGapAlgorithm):
     def name(self):
         return "checkedit"
 
@@ -275,54 +273,23 @@ class CheckEdit(_Base):
         self.addOutput(QgsProcessingOutputNumber("PASSED", tr("Constraints that hold")))
 
     def process(self, parameters, context, feedback):
-        from shapely import wkt as _wkt
-
-        from scoring.explain import explain_constraints
-
-        from .dock import read_benchmark
-        from .layers import constraint_features
-
         bench = Path(self.parameterAsFile(parameters, "BENCH", context))
-        iid = self.parameterAsString(parameters, "INSTANCE", context).strip()
-        _, instances = read_benchmark(bench)
-        inst = next((i for i in instances if i["id"] == iid), None)
-        if inst is None or inst.get("task") != "edit":
+        instance_id = self.parameterAsString(parameters, "INSTANCE", context).strip()
+        inst = Benchmark.open(bench, ("edit",), require_instances=True).get(instance_id)
+        if inst is None:
             raise QgsProcessingException(
-                tr("{id}: no such edit instance in {path}").format(id=iid, path=bench)
+                tr("{id}: no such edit instance in {path}").format(id=instance_id, path=bench)
             )
         target = inst.get("target", "F0")
         source = self.parameterAsSource(parameters, "EDITED", context)
-        feats = list(source.getFeatures())
-        idx = source.fields().indexOf("id")
-        chosen = [f for f in feats if idx >= 0 and f.attribute(idx) == target] or (
-            feats if len(feats) == 1 else []
-        )
-        if not chosen:
-            raise QgsProcessingException(
-                tr("the edited layer must hold one feature, or one whose id is {id}").format(id=target)
-            )
         crs = QgsCoordinateReferenceSystem(f"EPSG:{int(inst['crs']['epsg'])}")
-        geom = QgsGeometry(chosen[0].geometry())
+        geometry = QgsGeometry(_edited_feature(source, target).geometry())
         if source.sourceCrs().isValid() and source.sourceCrs() != crs:
-            geom.transform(QgsCoordinateTransform(source.sourceCrs(), crs, QgsProject.instance()))
-        edited = _wkt.loads(geom.asWkt())
-        orig_type = next(
-            f["geometry"]["type"]
-            for f in inst["scene"]["features"]
-            if (f.get("id") or f["properties"].get("id")) == target
-        )
-        if (
-            edited.geom_type.startswith("Multi")
-            and not orig_type.startswith("Multi")
-            and len(edited.geoms) == 1
-        ):
-            edited = edited.geoms[0]
-        from shapely.geometry import mapping
-
+            geometry.transform(QgsCoordinateTransform(source.sourceCrs(), crs, QgsProject.instance()))
+        original = scene_feature(inst["scene"], target)
+        edited = to_shapely(geometry, like=original["geometry"]["type"])
         scene = json.loads(json.dumps(inst["scene"]))
-        for f in scene["features"]:
-            if (f.get("id") or f["properties"].get("id")) == target:
-                f["geometry"] = mapping(edited)
+        scene_feature(scene, target)["geometry"] = mapping(edited)
         views = explain_constraints(inst, scene)
 
         sink, report_id = self.parameterAsSink(
@@ -333,17 +300,35 @@ class CheckEdit(_Base):
             QgsWkbTypes.NoGeometry,
             QgsCoordinateReferenceSystem(),
         )
-        for v in views:
-            f = QgsFeature()
-            f.setAttributes(
-                [v.index + 1, v.text, v.measure, v.op, v.measured_text, bool(v.passed), v.error or ""]
+        for view in views:
+            row = QgsFeature()
+            row.setAttributes(
+                [
+                    view.index + 1,
+                    view.text,
+                    view.measure,
+                    view.op,
+                    view.measured_text,
+                    bool(view.passed),
+                    view.error or "",
+                ]
             )
-            sink.addFeature(f, QgsFeatureSink.FastInsert)
+            sink.addFeature(row, QgsFeatureSink.FastInsert)
         results = {
             "REPORT": report_id,
-            "ALL_PASSED": all(v.passed for v in views),
-            "PASSED": sum(1 for v in views if v.passed),
+            "ALL_PASSED": all(view.passed for view in views),
+            "PASSED": sum(1 for view in views if view.passed),
         }
+        results.update(self._write_parts(parameters, context, views, crs))
+        for view in views:
+            feedback.pushInfo(
+                f"#{view.index + 1} {'pass' if view.passed else 'FAIL'} ({view.measured_text}): {view.text}"
+            )
+        return results
+
+    def _write_parts(self, parameters, context, views, crs) -> dict[str, str]:
+        """The constraint drawings into the optional point / line / polygon sinks."""
+        written = {}
         rows = constraint_features(views)
         for key, kind, wkb in (
             ("POINTS", "point", QgsWkbTypes.MultiPoint),
@@ -352,22 +337,32 @@ class CheckEdit(_Base):
         ):
             if parameters.get(key) is None:
                 continue
-            psink, pid = self.parameterAsSink(parameters, key, context, _fields(PART_FIELDS), wkb, crs)
-            if psink is None:
+            sink, sink_id = self.parameterAsSink(parameters, key, context, _fields(PART_FIELDS), wkb, crs)
+            if sink is None:
                 continue
-            for attrs, g in rows[kind]:
-                f = QgsFeature()
-                f.setAttributes([attrs[0], attrs[3], attrs[4], attrs[5], attrs[6]])
-                qg = QgsGeometry.fromWkt(g.wkt)
-                qg.convertToMultiType()
-                f.setGeometry(qg)
-                psink.addFeature(f, QgsFeatureSink.FastInsert)
-            results[key] = pid
-        for v in views:
-            feedback.pushInfo(
-                f"#{v.index + 1} {'pass' if v.passed else 'FAIL'} ({v.measured_text}): {v.text}"
-            )
-        return results
+            for attrs, shape in rows[kind]:
+                part = QgsFeature()
+                part.setAttributes([attrs[0], attrs[3], attrs[4], attrs[5], attrs[6]])
+                geometry = QgsGeometry.fromWkt(shape.wkt)
+                geometry.convertToMultiType()
+                part.setGeometry(geometry)
+                sink.addFeature(part, QgsFeatureSink.FastInsert)
+            written[key] = sink_id
+        return written
+
+
+def _edited_feature(source, target: str) -> QgsFeature:
+    """The feature whose id is the target, or the layer's only feature."""
+    features = list(source.getFeatures())
+    id_index = source.fields().indexOf("id")
+    chosen = [f for f in features if id_index >= 0 and f.attribute(id_index) == target]
+    if not chosen and len(features) == 1:
+        chosen = features
+    if not chosen:
+        raise QgsProcessingException(
+            tr("the edited layer must hold one feature, or one whose id is {id}").format(id=target)
+        )
+    return chosen[0]
 
 
 class SpatialGapProvider(QgsProcessingProvider):
@@ -378,7 +373,7 @@ class SpatialGapProvider(QgsProcessingProvider):
         return tr("Spatial Gap")
 
     def icon(self):
-        return _icon()
+        return icon()
 
     def loadAlgorithms(self):  # noqa: N802
         for alg in (BuildBenchmark(), RenderMaps(), ScoreRun(), CheckEdit()):

@@ -5,31 +5,28 @@ aborts QGIS); finished() runs on the main thread and is the only place results r
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import json
-import os
-import re
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qgis.core import QgsMessageLog, QgsTask
 
+from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
-from scoring.runner.config import Redactor, StaticKeyProvider
-from scoring.runner.journal import Journal, final_predictions, sample_id
+from scoring.rundir import PREDICTIONS, final_predictions, find_run_dir
+from scoring.runner.config import ModelSpec, Redactor, StaticKeyProvider, public_url
 from scoring.runner.transport import ThreadedTransport
+from scoring.score import score_prediction
+from scoring.vocab import TASKS, Form, Task, Verdict
 
 from .compat import MSG_WARNING
 from .i18n import tr
-from .transport import QgisTransport, RunCancelled
+from .transport import QgisTransport, RunCancelledError
+
+if TYPE_CHECKING:  # the runner itself is imported inside RunTask.run(), in the worker
+    from scoring.runner.run import RunSummary
 
 LOG_TAG = "Spatial Gap"
-
-
-def run_dir_name(model: str, modality: str, task: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", model).strip("-") or "model"
-    return f"{safe}-{modality}-{task}"
 
 
 class RunTask(QgsTask):
@@ -55,7 +52,7 @@ class RunTask(QgsTask):
         self.forms, self.ids, self.out_dir = list(forms), list(ids), Path(out_dir)
         self._key = key  # resolved on the main thread from the auth database
         self.on_done = on_done
-        self.summary = None
+        self.summary: RunSummary | None = None
         self.error: str | None = None
         self.cancelled_by_user = False
         self.transport = QgisTransport(self.isCanceled)
@@ -88,10 +85,10 @@ class RunTask(QgsTask):
             )
             self.setProgress(100)
             return True
-        except RunCancelled:
+        except RunCancelledError:
             self.cancelled_by_user = True
         except BaseExceptionGroup as eg:  # several workers stopped at once
-            if all(isinstance(e, RunCancelled) for e in eg.exceptions):
+            if all(isinstance(e, RunCancelledError) for e in eg.exceptions):
                 self.cancelled_by_user = True
             else:
                 self.error = self._redactor.text("; ".join(str(e) for e in eg.exceptions)[:500])
@@ -110,8 +107,49 @@ class RunTask(QgsTask):
                 QgsMessageLog.logMessage(traceback.format_exc(), LOG_TAG, MSG_WARNING)
 
     def finals(self) -> dict[str, dict]:
-        path = self.out_dir / "predictions.jsonl"
+        path = self.out_dir / PREDICTIONS
         return final_predictions(path) if path.is_file() else {}
+
+    def verdicts(self, bench: Benchmark) -> dict[str, dict]:
+        """Instance id -> verdict dict of the instances this task sent, scored like `spatialgap
+        score` does; a scorer failure becomes an "error" verdict (never an exception in the GUI)."""
+        out = {}
+        for record in self.finals().values():
+            inst = bench.get(record.get("instance_id", ""))
+            if inst is None or inst["id"] not in self.ids:
+                continue
+            try:
+                verdict = score_prediction(inst, record, bench.path).as_dict()
+            except Exception as exc:  # noqa: BLE001 - a scorer bug must not kill the GUI
+                QgsMessageLog.logMessage(traceback.format_exc(), LOG_TAG, MSG_WARNING)
+                verdict = {"verdict": Verdict.ERROR, "reason": f"scoring failed: {exc}"}
+            verdict["_run"] = self.spec.name
+            out[inst["id"]] = verdict
+        return out
+
+
+def start_runs(
+    bench: Benchmark,
+    runs_root: Path,
+    spec: ModelSpec,
+    key: str | None,
+    modality: str,
+    qa_form: str,
+    instances: list[dict],
+    on_done,
+) -> list[RunTask]:
+    """One RunTask per task among `instances`, each in the run directory of this model (resumed
+    when it holds the same model, else a new numbered one); the caller adds them to the manager."""
+    identity = {"kind": spec.kind, "base_url": public_url(spec.base_url), "model": spec.model}
+    tasks = []
+    for task in TASKS:
+        ids = [inst["id"] for inst in instances if inst.get("task") == task]
+        if not ids:
+            continue
+        forms = [qa_form] if task is Task.QA else [Form.EDIT.value]
+        out_dir = find_run_dir(runs_root, spec.name, modality, task, identity)
+        tasks.append(RunTask(bench.path, spec, key, modality, str(task), forms, ids, out_dir, on_done))
+    return tasks
 
 
 class _Progressing:
@@ -125,78 +163,3 @@ class _Progressing:
             return self.inner.post_json(*args, **kwargs)
         finally:
             self.task.setProgress(min(99.0, 100.0 * self.inner.completed / self.total))
-
-
-# ------------------------------------------------------------------------- human baseline
-
-
-def record_human_answer(
-    bench_dir,
-    runs_root,
-    analyst: str,
-    instance: dict,
-    text: str,
-    form: str = "open",
-    modality: str = "geojson",
-) -> Path:
-    """Append an analyst's answer as a run named after the analyst (same layout as a model run,
-    so the scorer and report treat it alike). Returns the run directory."""
-    bench_dir = Path(bench_dir)
-    analyst = analyst.strip()
-    if not analyst:
-        raise SpatialGapError(tr("give the analyst's name first"))
-    task = instance.get("task", "qa")
-    form = "edit" if task == "edit" else form
-    name = f"human-{analyst}"
-    run = Path(runs_root) / run_dir_name(name, modality, task)
-    run.mkdir(parents=True, exist_ok=True)
-    bench_sha = hashlib.sha256((bench_dir / "manifest.json").read_bytes()).hexdigest()
-    mpath = run / "manifest.json"
-    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
-    manifest = (
-        json.loads(mpath.read_text(encoding="utf-8"))
-        if mpath.is_file()
-        else {
-            "tool": "spatialgap",
-            "kind": "human",
-            "started_at": now,
-            "forms": [],
-            "model": {"name": name, "kind": "human", "model": name, "base_url": ""},
-            "modality": modality,
-            "task": task,
-            "benchmark_manifest_sha256": bench_sha,
-            "benchmark": {"path": str(bench_dir.resolve()), "manifest_sha256": bench_sha},
-        }
-    )
-    if manifest.get("benchmark_manifest_sha256") != bench_sha:
-        raise SpatialGapError(tr("{run} holds answers for another benchmark").format(run=run))
-    if form not in manifest["forms"]:
-        manifest["forms"].append(form)
-    manifest["ended_at"] = now
-    manifest["status"] = "complete"
-    with Journal(run / "predictions.jsonl") as journal:
-        key = hashlib.sha256(f"{instance['id']}|{form}|{now}".encode()).hexdigest()
-        journal.append(
-            {
-                "v": 1,
-                "key": key,
-                "sample": sample_id(instance["id"], form),
-                "instance_id": instance["id"],
-                "task": task,
-                "form": form,
-                "modality": modality,
-                "relation": instance.get("relation"),
-                "attempt": 1,
-                "attempt_kind": "human",
-                "model_name": name,
-                "model": name,
-                "status": "ok",
-                "text": text,
-                "final": True,
-                "time": now,
-            }
-        )
-    tmp = mpath.with_name("manifest.json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, mpath)
-    return run

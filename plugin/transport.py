@@ -23,7 +23,7 @@ except AttributeError:  # older PyQt5 without scoped access
     _STATUS = QNetworkRequest.HttpStatusCodeAttribute
 
 
-class RunCancelled(Exception):
+class RunCancelledError(Exception):
     """The user cancelled the run (not a network failure: nothing is recorded for it)."""
 
 
@@ -49,7 +49,7 @@ class QgisTransport:
         max_bytes: int,
     ) -> Response:
         if self._is_cancelled():
-            raise RunCancelled("cancelled")
+            raise RunCancelledError("cancelled")
         req = QNetworkRequest(QUrl(url))
         req.setHeader(_CONTENT_TYPE, "application/json")
         for k, v in headers.items():
@@ -77,7 +77,7 @@ class QgisTransport:
             with self._lock:
                 self._feedbacks.discard(feedback)
         if self._is_cancelled():
-            raise RunCancelled("cancelled")
+            raise RunCancelledError("cancelled")
         if timed_out.is_set():
             raise TransportError("timeout", f"timed out after {timeout:g} s")
         status = reply.attribute(_STATUS)

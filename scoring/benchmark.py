@@ -75,7 +75,11 @@ class Benchmark:
 
     @classmethod
     def open(
-        cls, bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILES), *, require_instances: bool = False
+        cls,
+        bench_dir: str | Path,
+        tasks: Iterable[str] = tuple(TASK_FILES),
+        *,
+        require_instances: bool = False,
     ) -> Benchmark:
         path = Path(bench_dir)
         manifest, sha = load_manifest(path)

@@ -24,16 +24,18 @@ from pathlib import Path
 
 from scoring import __version__
 from scoring.errors import InputError, OutputError
-from scoring.extract import FeaturePools, PoolFeature, load_pools, sha256_file
+from scoring.extract import load_pools
+from scoring.files import sha256_file, write_atomic, write_json_atomic
+from scoring.pools import FeaturePools, PoolFeature
 from scoring.relations import CATALOGUE
-from scoring.relations.base import TOLERANCES, UNITS, Ctx, QAItem
+from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
+from scoring.vocab import MODALITIES
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
-MODALITIES = ("geojson", "image", "together")
 
 
 def dumps(obj) -> str:
@@ -76,7 +78,7 @@ def build_slot(
     for j in range(tries):
         anchor = anchors[(k + j * n_slots) % len(anchors)]
         rng = random.Random(_seed_for(seed, pools.city, code, task, k, j))
-        item = builder(Ctx(pools, rng), anchor)
+        item = builder(BuildContext(pools, rng), anchor)
         if item is not None:
             return to_instance(pools, code, task, k, item), j + 1
     return None, tries
@@ -143,6 +145,8 @@ class Shard:
 
 def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
     pools = pools or _POOLS
+    if pools is None:
+        raise RuntimeError("run_shard: no feature pools given or loaded in this worker")
     rel = CATALOGUE[shard.code]
     missing = [k for k in rel.needs if not pools.features.get(k)]
     t0 = time.perf_counter()
@@ -322,12 +326,10 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
             "context.geojsonl": "".join(dumps(f) + "\n" for f in context_features(pools)),
         }
         for name, text in files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
+            write_atomic(tmp / name, text)
         manifest["files"] = {name: sha256_file(tmp / name) for name in sorted(files)}
-        (tmp / "manifest.json").write_text(
-            json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        (tmp / "build_report.md").write_text(build_report_markdown(manifest), encoding="utf-8")
+        write_json_atomic(tmp / "manifest.json", manifest, indent=1)
+        write_atomic(tmp / "build_report.md", build_report_markdown(manifest))
         if out.exists():
             if not force:
                 raise OutputError(f"{out}: appeared while building")
@@ -439,6 +441,7 @@ def _cli(args: argparse.Namespace) -> int:
     for s in m["shortfalls"]:
         print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
     if not args.no_render:
+        # The next stage, for the command only: the builder itself never needs matplotlib.
         from scoring.render import render_benchmark
 
         render_benchmark(Path(args.out), jobs=args.jobs or os.cpu_count(), progress=not args.no_progress)

@@ -1,5 +1,8 @@
 """The `spatialgap` command. Each sub-command lives in the module of its pipeline stage and
-registers itself through an `add_parser(subparsers)` function, so this file only wires them."""
+registers itself through an `add_parser(subparsers)` function, so this file only wires them.
+
+Only the module of the command being run is imported: `spatialgap serve-agent` must not load
+GDAL or matplotlib (its first line on stderr is the address it serves, read by `evaluate`)."""
 
 from __future__ import annotations
 
@@ -7,23 +10,24 @@ import argparse
 import importlib
 import logging
 import sys
+from collections.abc import Iterable
 
 from scoring import __version__
 from scoring.errors import SpatialGapError
 
-# Stage modules in data-flow order; each defines add_parser(subparsers) setting `func`.
-COMMAND_MODULES = [
-    "scoring.build",  # OSM extract -> pools -> scenes + oracle -> instances
-    "scoring.reference_doc",  # catalogue -> resources/relations.md
-    "scoring.render.cli",  # instances -> rendered maps
-    "scoring.runner.cli",  # instances -> model runs -> predictions (run, serve-agent)
-    "scoring.frieda",  # FRIEDA-style free-form map answers -> verdicts
-    "scoring.score.cli",  # predictions -> verdicts -> reports (score, report, selfcheck, gate)
-    "scoring.evaluate",  # the main job: all of the above end to end with the reference agents
-]
+# Stage modules in data-flow order, with the commands each registers (setting `func`).
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "scoring.build": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
+    "scoring.reference_doc": ("reference",),  # catalogue -> resources/relations.md
+    "scoring.render.cli": ("render",),  # instances -> rendered maps
+    "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
+    "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
+    "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
+    "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
+}
 
 
-def make_parser() -> argparse.ArgumentParser:
+def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spatialgap",
         description="Spatial Gap: build, render, run, score and report geospatial reasoning benchmarks.",
@@ -31,13 +35,23 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spatialgap {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).add_parser(sub)
     return parser
 
 
+def _module_of(argv: list[str]) -> list[str]:
+    """The module registering the command in ``argv`` (all of them for help or an unknown one)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    for module, commands in COMMAND_MODULES.items():
+        if command in commands:
+            return [module]
+    return list(COMMAND_MODULES)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = make_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = make_parser(_module_of(argv))
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"

@@ -19,9 +19,57 @@ from shapely import affinity
 from shapely.geometry.base import BaseGeometry
 
 from scoring.scene import Scene
+from scoring.vocab import EDIT_OPS, EditOp
+from scoring.wording import Wording, one_of
 
-OPS = ("translate", "rotate", "scale", "set_attribute")
+OPS = EDIT_OPS
 MAX_OPERATIONS = 20
+
+# How an instruction names each allowed operation ("You may translate, rotate ... F0.").
+OPERATION_WORDS: dict[EditOp, str] = {
+    EditOp.TRANSLATE: "translate",
+    EditOp.ROTATE: "rotate (about a stated origin)",
+    EditOp.SCALE: "scale (about a stated origin)",
+    EditOp.SET_ATTRIBUTE: "set an attribute of",
+}
+_OPS_LIST = rf"(?:{one_of(*OPERATION_WORDS.values())})(?:, (?:{one_of(*OPERATION_WORDS.values())}))*"
+INSTRUCTION_HEAD = Wording("Edit only {target} so that all of the following hold:")
+INSTRUCTION_ALLOWED = Wording("You may {ops} {target}. Do not change any other feature.", ops=_OPS_LIST)
+
+
+def edit_instruction(lead: str, target: str, lines: list[str], allowed: list[EditOp]) -> str:
+    """The instruction of an edit instance: an optional lead, the numbered constraint lines and
+    the allowed operations."""
+    ops = ", ".join(OPERATION_WORDS[EditOp(o)] for o in allowed)
+    numbered = [f"{i + 1}. {line}" for i, line in enumerate(lines)]
+    return ((lead + " ") if lead else "") + "\n".join(
+        [
+            INSTRUCTION_HEAD.render(target=target),
+            *numbered,
+            INSTRUCTION_ALLOWED.render(ops=ops, target=target),
+        ]
+    )
+
+
+def allowed_operations_in(words: str) -> list[EditOp]:
+    """The operations named by the `{ops}` slot of INSTRUCTION_ALLOWED (its inverse)."""
+    by_words = {w: op for op, w in OPERATION_WORDS.items()}
+    return [by_words[w] for w in words.split(", ") if w in by_words]
+
+
+def does_nothing(operations: list[dict]) -> bool:
+    """True when no operation changes anything (zero translation, whole turns, factor 1)."""
+    for op in operations:
+        kind = op.get("op")
+        if kind == "translate" and ((op.get("dx") or 0) != 0 or (op.get("dy") or 0) != 0):
+            return False
+        if kind == "rotate" and (op.get("degrees_clockwise") or 0) % 360 != 0:
+            return False
+        if kind == "scale" and op.get("factor", 1) != 1:
+            return False
+        if kind == "set_attribute":
+            return False
+    return True
 
 
 class EditError(ValueError):
@@ -75,7 +123,9 @@ def apply_geometry_ops(geom: BaseGeometry, operations: list[dict]) -> BaseGeomet
     return geom
 
 
-def apply_edit(scene: Scene, target: str, edit: dict, allowed: tuple[str, ...] = OPS) -> EditResult:
+def apply_edit(
+    scene: Scene, target: str, edit: dict, allowed: tuple[str, ...] | tuple[EditOp, ...] = OPS
+) -> EditResult:
     """Apply `edit` to feature `target` of `scene`; every other feature stays as it is."""
     if not isinstance(edit, dict) or not isinstance(edit.get("operations"), list):
         raise EditError('an edit is an object with an "operations" list')

@@ -15,8 +15,9 @@ import math
 from typing import Any
 
 from scoring import oracle
-from scoring.oracle import MEASURES
+from scoring.oracle import MEASURES, ConstraintScene
 from scoring.scene import Scene
+from scoring.wording import FEATURE_IDS, NUMBER, Wording, one_of
 
 CONSTRAINT_OPS = ("is", "between", "at_most", "at_least", "angle_within")
 FACT_RTOL = 1e-6
@@ -109,70 +110,28 @@ def all_hold(scene: Scene, constraints: list[dict], initial: Scene | None = None
     return all(check_constraint(scene, c, initial)[0] for c in constraints)
 
 
-def describe_constraint(c: dict) -> str:
-    """A plain-English rendering of a constraint, used in instructions and reports."""
-    m, args = c["measure"], c["args"]
-    unit = c.get("unit", "")
-    a = args[0] if args else ""
-    b = args[1] if len(args) > 1 else ""
-    params = c.get("params", {})
-    if c["op"] == "is" and MEASURES[m].kind == "bool":
-        phrase = PREDICATE_PHRASES.get(m, m.replace("_", " "))
-        if "eps" in params and "{eps" not in phrase:  # the tolerance the checker uses is stated
-            phrase += " (within {eps:g} m)"
-        neg = "" if c["value"] else "not "
-        return phrase.format(a=a, b=b, c=args[2] if len(args) > 2 else "", neg=neg, **params)
-    if m == "bearing" and c["op"] == "angle_within":
-        return f"the bearing from {a} to {b} is within {_n(c['tolerance'])}° of {_n(c['target'])}°"
-    if m in ("direction4", "direction8"):
-        # 4- and 8-sector constraints differ in width; say which, with the sector's bounds.
-        n, labels = (4, oracle.DIRECTIONS4) if m == "direction4" else (8, oracle.DIRECTIONS8)
-        lo, hi = oracle.sector_bounds(c["value"], labels)
-        return (
-            f"{b} lies {DIRECTION_WORDS[c['value']]} of {a} ({n} compass sectors: the bearing from "
-            f"{a}'s centroid to {b}'s centroid is in [{lo:g}°, {hi:g}°))"
-        )
-    if m == "relative_direction":
-        return (
-            f"for an observer at {a} heading {params['heading']:g}°, {b} is {c['value']}"
-            if c["value"] in ("ahead", "behind")
-            else f"for an observer at {a} heading {params['heading']:g}°, {b} is on the {c['value']}"
-        )
-    if m == "axis":
-        return f"{a} (its chord from first to last vertex) runs {c['value']}"
-    if m == "nearest":
-        return f"of {', '.join(args[1:])}, the feature nearest to {a} is {c['value']}"
-    if m == "along_order":
-        return f"along {a} from its first vertex, the order is {' → '.join(c['value'])}"
-    if m == "side_of_line":
-        return f"{b} lies on the {c['value']} side of {a} (looking from its first vertex to its last)"
-    label = MEASURE_LABELS.get(m, m.replace("_", " "))
-    subject = (
-        f"{label} of {', '.join(args)}"
-        if m == "perimeter_total"
-        else (f"{label} between {a} and {b}" if len(args) == 2 else f"{label} of {', '.join(args)}")
+# ---------------------------------------------------------------- constraint wording
+# Every constraint line of an edit instruction is one of these sentences; the `tools` agent reads
+# the lines back with the patterns derived from the same sentences.
+
+
+def constraint_scene(
+    scene: Scene, c: dict, target: str, initial: Scene | None = None, max_shift: float | None = None
+) -> ConstraintScene:
+    """The geometries (and attributes) a constraint names, for its measure's drawing and edit
+    seeds: its features, the target and a feature id given as its value (nearest)."""
+    value = c.get("value")
+    ids = [target, *c["args"], *([value] if isinstance(value, str) else [])]
+    present = [f for f in dict.fromkeys(ids) if f in scene]
+    before = initial if initial is not None else scene
+    return ConstraintScene(
+        constraint=c,
+        geoms={f: scene.geom(f) for f in present},
+        target=target,
+        initial={f: before.geom(f) for f in dict.fromkeys(ids) if f in before},
+        props={f: scene[f].props for f in present},
+        max_shift=max_shift,
     )
-    if m == "along_position":
-        subject = f"the position of {b} along {a} (distance from {a}'s first vertex)"
-    if m == "displacement":
-        subject = f"the displacement of {a}'s centroid from its initial position"
-    if m == "count_within_distance":
-        subject = f"the number of {', '.join(args[1:])} within {params['distance']:g} m of {a}"
-    if m == "poi_density":
-        subject = f"the density of {', '.join(args[1:])} inside {a}"
-    u = {"m": " m", "per km2": " per km²", "count": "", "m2": " m²", "deg": "°"}.get(unit, "")
-    if c["op"] == "between":
-        return f"{subject} is between {_n(c['min'])} and {_n(c['max'])}{u}"
-    if c["op"] == "at_most":
-        return f"{subject} is at most {_n(c['max'])}{u}"
-    if c["op"] == "at_least":
-        return f"{subject} is at least {_n(c['min'])}{u}"
-    return f"{subject} is {c.get('value')}"
-
-
-def _n(v: float) -> str:
-    """A limit printed in full (no rounding: the stated range must be the checked range)."""
-    return f"{v:.12g}"
 
 
 DIRECTION_WORDS = {
@@ -185,6 +144,36 @@ DIRECTION_WORDS = {
     "W": "west",
     "NW": "north-west",
 }
+UNIT_WORDS = {"m": " m", "per km2": " per km²", "count": "", "m2": " m²", "deg": "°"}
+# What each slot name holds; any other slot is a feature id.
+SLOT_KINDS = {
+    "neg": "(?:not )?",
+    "eps": NUMBER,
+    "distance": NUMBER,
+    "heading": NUMBER,
+    "tolerance": NUMBER,
+    "target": NUMBER,
+    "start": NUMBER,
+    "end": NUMBER,
+    "min": NUMBER,
+    "max": NUMBER,
+    "value": NUMBER,
+    "ids": FEATURE_IDS,
+    "others": FEATURE_IDS,
+    "order": r"F\d+(?: → F\d+)*",
+    "word": one_of(*DIRECTION_WORDS.values()),
+    "axis": one_of(*oracle.AXES),
+    "label": r"[a-z][a-z ]*?",
+    "unit": r"(?: m| per km²| m²|°)?",
+}
+
+
+def _wording(text: str, **slots: str) -> Wording:
+    names = Wording(text).names
+    return Wording(text, **{k: v for k, v in SLOT_KINDS.items() if k in names}, **slots)
+
+
+# Boolean predicates; "{neg}" reads "not " when the predicate must be false.
 PREDICATE_PHRASES = {
     "equals_eps": "{a} is {neg}topologically equal to {b} (within {eps:g} m)",
     "equals": "{a} is {neg}topologically equal to {b}",
@@ -199,18 +188,108 @@ PREDICATE_PHRASES = {
     "boundary_covered": "{a} is {neg}covered by {b} while touching its boundary",
     "boundary_covered_eps": "{a} is {neg}covered by {b} while touching its boundary (within {eps:g} m)",
     "contained_properly": "{a} does {neg}lie in the interior of {b}",
-    "contained_properly_eps": "{a} does {neg}lie in the interior of {b} (at least {eps:g} m from its boundary)",
+    "contained_properly_eps": (
+        "{a} does {neg}lie in the interior of {b} (at least {eps:g} m from its boundary)"
+    ),
     "within_distance": "{a} is {neg}within {distance:g} m of {b}",
     "same_side": "{b} and {c} are {neg}on the same side of {a}",
     "strictly_between": "{c} does {neg}lie strictly between {a} and {b}",
     "level_above": "{a} is {neg}vertically above {b}",
     "endpoint_connected": "{a} is {neg}connected to {b} by a shared endpoint",
 }
-MEASURE_LABELS = {
-    "min_distance": "the minimum distance",
-    "boundary_distance": "the boundary distance",
-    "manhattan_distance": "the Manhattan distance",
-    "hausdorff_distance": "the Hausdorff distance",
-    "perimeter_total": "the total perimeter",
-    "area": "the area",
+PREDICATES: dict[str, Wording] = {m: _wording(p) for m, p in PREDICATE_PHRASES.items()}
+# Appended when a predicate's checker has a tolerance its sentence does not state.
+WITHIN_EPS = " (within {eps:g} m)"
+
+BEARING_WITHIN = _wording("the bearing from {a} to {b} is within {tolerance}° of {target}°")
+# 4- and 8-sector constraints differ in width; each says which, with the sector's bounds.
+DIRECTIONS = {
+    f"direction{n}": _wording(
+        f"{{b}} lies {{word}} of {{a}} ({n} compass sectors: the bearing from {{a}}'s centroid to "
+        "{b}'s centroid is in [{start:g}°, {end:g}°))"
+    )
+    for n in (4, 8)
 }
+RELATIVE_AHEAD_BEHIND = _wording(
+    "for an observer at {a} heading {heading:g}°, {b} is {side}", side=one_of("ahead", "behind")
+)
+RELATIVE_SIDE = _wording(
+    "for an observer at {a} heading {heading:g}°, {b} is on the {side}", side=one_of("left", "right")
+)
+AXIS = _wording("{a} (its chord from first to last vertex) runs {axis}")
+NEAREST = _wording("of {others}, the feature nearest to {a} is {nearest}")
+ALONG_ORDER = _wording("along {a} from its first vertex, the order is {order}")
+SIDE_OF_LINE = _wording(
+    "{b} lies on the {side} side of {a} (looking from its first vertex to its last)",
+    side=one_of("left", "right", "on"),
+)
+# The subject of a numeric constraint ("<subject> is between 6 and 16 m").
+SUBJECTS: dict[str, Wording] = {
+    "min_distance": _wording("the minimum distance between {a} and {b}"),
+    "boundary_distance": _wording("the boundary distance between {a} and {b}"),
+    "manhattan_distance": _wording("the Manhattan distance between {a} and {b}"),
+    "hausdorff_distance": _wording("the Hausdorff distance between {a} and {b}"),
+    "perimeter_total": _wording("the total perimeter of {ids}"),
+    "area": _wording("the area of {ids}"),
+    "along_position": _wording("the position of {b} along {a} (distance from {a}'s first vertex)"),
+    "displacement": _wording("the displacement of {a}'s centroid from its initial position"),
+    "count_within_distance": _wording("the number of {others} within {distance:g} m of {a}"),
+    "poi_density": _wording("the density of {others} inside {a}"),
+}
+# Any other measure: its name in words ("line axis azimuth of F0").
+GENERIC_PAIR_SUBJECT = _wording("{label} between {a} and {b}")
+GENERIC_SUBJECT = _wording("{label} of {ids}")
+BOUNDS: dict[str, str] = {
+    "between": " is between {min} and {max}{unit}",
+    "at_most": " is at most {max}{unit}",
+    "at_least": " is at least {min}{unit}",
+    "is": " is {value}",
+}
+
+
+def describe_constraint(c: dict) -> str:
+    """A plain-English rendering of a constraint, used in instructions and reports."""
+    m, args, params = c["measure"], c["args"], c.get("params", {})
+    ids = {k: v for k, v in zip("abc", args, strict=False)}
+    if c["op"] == "is" and MEASURES[m].kind == "bool":
+        phrase = PREDICATES[m] if m in PREDICATES else _wording(m.replace("_", " "))
+        if "eps" in params and "eps" not in phrase.names:  # the tolerance the checker uses is stated
+            phrase = phrase.then(WITHIN_EPS, eps=NUMBER)
+        return phrase.render(
+            **{"a": "", "b": "", "c": "", **ids, **params, "neg": "" if c["value"] else "not "}
+        )
+    if m == "bearing" and c["op"] == "angle_within":
+        return BEARING_WITHIN.render(**ids, tolerance=_n(c["tolerance"]), target=_n(c["target"]))
+    if m in DIRECTIONS:
+        labels = oracle.DIRECTIONS4 if m == "direction4" else oracle.DIRECTIONS8
+        start, end = oracle.sector_bounds(c["value"], labels)
+        return DIRECTIONS[m].render(**ids, word=DIRECTION_WORDS[c["value"]], start=start, end=end)
+    if m == "relative_direction":
+        wording = RELATIVE_AHEAD_BEHIND if c["value"] in ("ahead", "behind") else RELATIVE_SIDE
+        return wording.render(**ids, heading=params["heading"], side=c["value"])
+    if m == "axis":
+        return AXIS.render(**ids, axis=c["value"])
+    if m == "nearest":
+        return NEAREST.render(**ids, others=", ".join(args[1:]), nearest=c["value"])
+    if m == "along_order":
+        return ALONG_ORDER.render(**ids, order=" → ".join(c["value"]))
+    if m == "side_of_line":
+        return SIDE_OF_LINE.render(**ids, side=c["value"])
+    subject = SUBJECTS.get(m) or (GENERIC_PAIR_SUBJECT if len(args) == 2 else GENERIC_SUBJECT)
+    values = {
+        **ids,
+        **params,
+        "label": m.replace("_", " "),
+        "ids": ", ".join(args),
+        "others": ", ".join(args[1:]),
+        "unit": UNIT_WORDS.get(c.get("unit", ""), ""),
+        "min": _n(c["min"]) if "min" in c else "",
+        "max": _n(c["max"]) if "max" in c else "",
+        "value": c.get("value"),
+    }
+    return subject.render(**values) + BOUNDS.get(c["op"], BOUNDS["is"]).format(**values)
+
+
+def _n(v: float) -> str:
+    """A limit printed in full (no rounding: the stated range must be the checked range)."""
+    return f"{v:.12g}"

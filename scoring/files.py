@@ -43,8 +43,11 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def canonical_json(value: Any) -> str:
-    """Key-sorted, compact, ASCII JSON: the same value always gives the same text (used for hashes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    """Key-sorted, compact JSON: the same value always gives the same text (used for hashes).
+
+    Not ASCII-escaped: run journals key every request by a hash of this text, so changing it
+    would make every recorded run look new."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def sha256_hex(data: bytes | str) -> str:

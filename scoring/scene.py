@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
-from scoring.extract import CityCRS, snap_to_grid
+from scoring.georef import CityCRS, snap_to_grid
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Scene:
         feats = []
         for f in fc["features"]:
             props = dict(f.get("properties") or {})
-            fid = f.get("id") or props.get("id")
+            fid = f.get("id") or props.get("id") or ""
             kind = props.pop("kind", "")
             props.pop("id", None)
             feats.append(SceneFeature(fid, kind, shape(f["geometry"]), props))

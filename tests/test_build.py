@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scoring.build import MODALITIES, build_benchmark
+from scoring.build import build_benchmark
 from scoring.edits import apply_edit
 from scoring.facts import all_hold, check_constraint, check_fact, evaluate, same_value
 from scoring.oracle import MEASURES
@@ -18,6 +18,7 @@ from scoring.paths import RESOURCES_DIR
 from scoring.relations import CATALOGUE
 from scoring.relations.base import REFUSAL, check_answer
 from scoring.scene import Scene
+from scoring.vocab import MODALITIES
 from tests.conftest import REPO, VENV_BIN, shared_path
 
 SCHEMA = json.loads((RESOURCES_DIR / "schema" / "instance.schema.json").read_text())
@@ -226,7 +227,7 @@ def test_bad_input_one_line_error_nothing_left(tmp_path, name, content, needle):
     out = tmp_path / "bench"
     r = run_cli("build", "--osm", str(src), "--out", str(out), "--no-progress")
     assert r.returncode != 0
-    err = [l for l in r.stderr.strip().splitlines() if not l.startswith(("Warning", "ERROR"))]
+    err = [line for line in r.stderr.strip().splitlines() if not line.startswith(("Warning", "ERROR"))]
     assert len(err) == 1 and needle in err[0] and "Traceback" not in r.stderr, r.stderr
     assert not out.exists()
     assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
@@ -344,7 +345,7 @@ def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
     with_water = extract.load_pools(None)
     assert with_water.context["water"] and set(with_water.features) == set(extract.POOL_KINDS)
     monkeypatch.setattr(extract, "WATER_TAGS", ())
-    monkeypatch.setattr(extract, "_sea_from_coastline", lambda *a, **k: [])
+    monkeypatch.setattr(extract, "sea_from_coastline", lambda *a, **k: [])
     without = extract.load_pools(None)
     assert without.context["water"] == []
     assert with_water.counts() == without.counts()
@@ -380,7 +381,7 @@ def _synthetic_pools():
     from shapely.geometry import LineString
     from shapely.geometry import box as sbox
 
-    from scoring.extract import PoolFeature
+    from scoring.pools import PoolFeature
 
     buildings = [
         PoolFeature(
@@ -402,7 +403,7 @@ def _synthetic_pools():
 def test_sea_is_on_the_right_of_the_coastline_and_never_floods_the_land():
     from shapely.geometry import LineString, Point
 
-    from scoring.extract import _sea_from_coastline
+    from scoring.water import sea_from_coastline as _sea_from_coastline
 
     pools = _synthetic_pools()
     north = LineString([(600, -50), (600, 300), (620, 700), (600, 1050)])  # water east

@@ -1,13 +1,19 @@
 """The main job end to end (`spatialgap evaluate`, what `make run` runs), on a small benchmark:
 real build, real maps, agents served in their own processes over loopback HTTP, real runs,
-scoring and the HTML report."""
+scoring and the HTML report.
+
+One evaluation is shared by the module and never changed: a test that runs evaluate again
+works on its own copy, so the tests pass in any order."""
 
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
 
+from scoring.evaluate import cities
+from scoring.evaluate.plan import City
 from tests.conftest import VENV_BIN
 
 
@@ -76,8 +82,9 @@ def test_report_is_one_self_contained_file(evaluated):
     assert rec["report"].endswith("report.html") and not rec["failed_samples"]
 
 
-def test_second_evaluate_reuses_benchmark_and_journal(evaluated):
-    out, _ = evaluated
+def test_second_evaluate_reuses_benchmark_and_journal(evaluated, tmp_path):
+    out = tmp_path / "helsinki"
+    shutil.copytree(evaluated[0], out)
     before = (out / "runs" / "tools" / "geojson-qa" / "predictions.jsonl").read_bytes()
     p = subprocess.run(
         [
@@ -119,14 +126,18 @@ def test_unknown_agent_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_stale_maps_are_not_reused(evaluated, monkeypatch):
-    """Maps drawn by another renderer version make the benchmark stale (image results would
-    describe pixels the current code no longer draws)."""
-    from scoring import evaluate as ev
-
+def test_stale_or_missing_maps_are_redrawn(evaluated, monkeypatch, tmp_path):
+    """Maps drawn by another renderer version are stale (image results would describe pixels the
+    current code no longer draws); missing ones (an interrupted render) are drawn alone."""
     out, _ = evaluated
-    plan = ev.EvaluationPlan(out=out, n_qa=1, n_edit=1)
-    assert ev._bench_ready(plan)
-    monkeypatch.setattr("scoring.render.version.RENDERER_VERSION", "0.0.0-older")
-    assert not ev._bench_ready(plan)
-    assert ev._bench_ready(ev.EvaluationPlan(out=out, n_qa=1, n_edit=1, modalities=("geojson",)))
+    bench = out / "bench"
+    ids = cities.instance_ids(bench)
+    assert cities.maps_state(bench, ids) == ("current", [])
+    assert cities.bench_current(City("", out, None, 0, 1, 1))
+    assert not cities.bench_current(City("", out, None, 1, 1, 1))  # another seed
+    copy = tmp_path / "bench"
+    shutil.copytree(bench, copy)
+    (copy / "maps" / f"{ids[3]}.png").unlink()
+    assert cities.maps_state(copy, ids) == ("missing", [ids[3]])
+    monkeypatch.setattr(cities, "RENDERER_VERSION", "0.0.0-older")
+    assert cities.maps_state(bench, ids) == ("stale", ids)

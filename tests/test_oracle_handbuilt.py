@@ -17,23 +17,23 @@ from shapely.geometry import LineString, Point, Polygon, box
 
 from scoring import oracle
 from scoring.edits import EditError, apply_edit
-from scoring.extract import CityCRS
 from scoring.facts import FactError, check_constraint, evaluate
+from scoring.georef import CityCRS
 from scoring.relations import CATALOGUE
 from scoring.scene import Scene, SceneFeature
 
 CRS = CityCRS(epsg=32635, name="x")
 
 
-def P(x, y):
+def point(x, y):
     return Point(x, y)
 
 
-def L(*coords):
+def line(*coords):
     return LineString(coords)
 
 
-def sq(x0, y0, x1, y1):
+def square(x0, y0, x1, y1):
     return box(x0, y0, x1, y1)
 
 
@@ -48,9 +48,9 @@ def make_scene(feats: dict) -> Scene:
 
 
 # A few reusable shapes.
-SQ10 = sq(0, 0, 10, 10)  # 10 x 10 square, centroid (5, 5)
-AREA = sq(0, 0, 100, 100)  # 100 x 100 area
-EAST_ROAD = L((0, 0), (100, 0))  # runs east: left side is +y
+SQ10 = square(0, 0, 10, 10)  # 10 x 10 square, centroid (5, 5)
+AREA = square(0, 0, 100, 100)  # 100 x 100 area
+EAST_ROAD = line((0, 0), (100, 0))  # runs east: left side is +y
 PLAIN = {"bridge": "no", "tunnel": "no"}  # a road with its attributes shown, level 0
 T225 = math.tan(math.radians(22.5))  # 0.41421356...: x offset of a 22.5-degree bearing at y = 1
 
@@ -70,7 +70,7 @@ CASES = [
         "T01",
         "square shifted 1.5 m",
         "equals",
-        {"F0": SQ10, "F1": sq(1.5, 0, 11.5, 10)},
+        {"F0": SQ10, "F1": square(1.5, 0, 11.5, 10)},
         ["F0", "F1"],
         {},
         False,
@@ -79,7 +79,7 @@ CASES = [
         "T01",
         "square scaled 0.8 about centroid",
         "equals",
-        {"F0": SQ10, "F1": sq(1, 1, 9, 9)},
+        {"F0": SQ10, "F1": square(1, 1, 9, 9)},
         ["F0", "F1"],
         {},
         False,
@@ -88,7 +88,7 @@ CASES = [
         "T01",
         "eps: shifted 0.03 m is equal within 0.05",
         "equals_eps",
-        {"F0": sq(0.03, 0, 10.03, 10), "F1": SQ10},
+        {"F0": square(0.03, 0, 10.03, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -97,18 +97,18 @@ CASES = [
         "T01",
         "eps: shifted 0.1 m is not equal within 0.05",
         "equals_eps",
-        {"F0": sq(0.1, 0, 10.1, 10), "F1": SQ10},
+        {"F0": square(0.1, 0, 10.1, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
     ),
     # ------------------------------------------------------------ T02 disjointness
-    ("T02", "1 m gap", "disjoint", {"F0": SQ10, "F1": sq(11, 0, 21, 10)}, ["F0", "F1"], {}, True),
+    ("T02", "1 m gap", "disjoint", {"F0": SQ10, "F1": square(11, 0, 21, 10)}, ["F0", "F1"], {}, True),
     (
         "T02",
         "share a single vertex",
         "disjoint",
-        {"F0": SQ10, "F1": sq(10, 10, 20, 20)},
+        {"F0": SQ10, "F1": square(10, 10, 20, 20)},
         ["F0", "F1"],
         {},
         False,
@@ -117,30 +117,30 @@ CASES = [
         "T02",
         "road crossing the square",
         "disjoint",
-        {"F0": SQ10, "F1": L((-5, 5), (15, 5))},
+        {"F0": SQ10, "F1": line((-5, 5), (15, 5))},
         ["F0", "F1"],
         {},
         False,
     ),
-    ("T02", "point on the edge", "disjoint", {"F0": SQ10, "F1": P(10, 5)}, ["F0", "F1"], {}, False),
+    ("T02", "point on the edge", "disjoint", {"F0": SQ10, "F1": point(10, 5)}, ["F0", "F1"], {}, False),
     # ------------------------------------------------------------ T03 intersection
     (
         "T03",
         "share a single vertex",
         "intersects",
-        {"F0": SQ10, "F1": sq(10, 10, 20, 20)},
+        {"F0": SQ10, "F1": square(10, 10, 20, 20)},
         ["F0", "F1"],
         {},
         True,
     ),
     ("T03", "one inside the other", "intersects", {"F0": AREA, "F1": SQ10}, ["F0", "F1"], {}, True),
-    ("T03", "1 m gap", "intersects", {"F0": SQ10, "F1": sq(11, 0, 21, 10)}, ["F0", "F1"], {}, False),
+    ("T03", "1 m gap", "intersects", {"F0": SQ10, "F1": square(11, 0, 21, 10)}, ["F0", "F1"], {}, False),
     # ------------------------------------------------------------ T04 touching
     (
         "T04",
         "squares share a single vertex",
         "touches",
-        {"F0": SQ10, "F1": sq(10, 10, 20, 20)},
+        {"F0": SQ10, "F1": square(10, 10, 20, 20)},
         ["F0", "F1"],
         {},
         True,
@@ -149,7 +149,7 @@ CASES = [
         "T04",
         "squares share an edge",
         "touches",
-        {"F0": SQ10, "F1": sq(10, 0, 20, 10)},
+        {"F0": SQ10, "F1": square(10, 0, 20, 10)},
         ["F0", "F1"],
         {},
         True,
@@ -158,18 +158,26 @@ CASES = [
         "T04",
         "squares share part of an edge",
         "touches",
-        {"F0": SQ10, "F1": sq(10, 5, 20, 15)},
+        {"F0": SQ10, "F1": square(10, 5, 20, 15)},
         ["F0", "F1"],
         {},
         True,
     ),
-    ("T04", "squares overlap", "touches", {"F0": SQ10, "F1": sq(5, 5, 15, 15)}, ["F0", "F1"], {}, False),
-    ("T04", "squares 1 m apart", "touches", {"F0": SQ10, "F1": sq(11, 0, 21, 10)}, ["F0", "F1"], {}, False),
+    ("T04", "squares overlap", "touches", {"F0": SQ10, "F1": square(5, 5, 15, 15)}, ["F0", "F1"], {}, False),
+    (
+        "T04",
+        "squares 1 m apart",
+        "touches",
+        {"F0": SQ10, "F1": square(11, 0, 21, 10)},
+        ["F0", "F1"],
+        {},
+        False,
+    ),
     (
         "T04",
         "T-junction: endpoint on the other road's interior",
         "touches",
-        {"F0": EAST_ROAD, "F1": L((50, 0), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, 0), (50, 40))},
         ["F0", "F1"],
         {},
         True,
@@ -178,7 +186,7 @@ CASES = [
         "T04",
         "X crossing is not touching",
         "touches",
-        {"F0": EAST_ROAD, "F1": L((50, -40), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, -40), (50, 40))},
         ["F0", "F1"],
         {},
         False,
@@ -187,7 +195,7 @@ CASES = [
         "T04",
         "roads sharing an endpoint",
         "touches",
-        {"F0": EAST_ROAD, "F1": L((100, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100, 0), (150, 30))},
         ["F0", "F1"],
         {},
         True,
@@ -196,7 +204,7 @@ CASES = [
         "T04",
         "eps: 0.03 m gap touches within 0.05",
         "touches_eps",
-        {"F0": sq(10.03, 0, 20, 10), "F1": SQ10},
+        {"F0": square(10.03, 0, 20, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -205,7 +213,7 @@ CASES = [
         "T04",
         "eps: 0.03 m overlap touches within 0.05",
         "touches_eps",
-        {"F0": sq(9.97, 0, 20, 10), "F1": SQ10},
+        {"F0": square(9.97, 0, 20, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -214,7 +222,7 @@ CASES = [
         "T04",
         "eps: 0.1 m gap does not touch",
         "touches_eps",
-        {"F0": sq(10.1, 0, 20, 10), "F1": SQ10},
+        {"F0": square(10.1, 0, 20, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
@@ -223,7 +231,7 @@ CASES = [
         "T04",
         "eps: 1 m overlap does not touch",
         "touches_eps",
-        {"F0": sq(9, 0, 20, 10), "F1": SQ10},
+        {"F0": square(9, 0, 20, 10), "F1": SQ10},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
@@ -233,7 +241,7 @@ CASES = [
         "T05",
         "X crossing of two roads",
         "crosses",
-        {"F0": EAST_ROAD, "F1": L((50, -40), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, -40), (50, 40))},
         ["F0", "F1"],
         {},
         True,
@@ -242,7 +250,7 @@ CASES = [
         "T05",
         "T-junction does not cross",
         "crosses",
-        {"F0": EAST_ROAD, "F1": L((50, 0), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, 0), (50, 40))},
         ["F0", "F1"],
         {},
         False,
@@ -251,7 +259,7 @@ CASES = [
         "T05",
         "roads sharing an endpoint do not cross",
         "crosses",
-        {"F0": EAST_ROAD, "F1": L((100, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100, 0), (150, 30))},
         ["F0", "F1"],
         {},
         False,
@@ -260,7 +268,7 @@ CASES = [
         "T05",
         "collinear overlapping roads do not cross",
         "crosses",
-        {"F0": EAST_ROAD, "F1": L((50, 0), (150, 0))},
+        {"F0": EAST_ROAD, "F1": line((50, 0), (150, 0))},
         ["F0", "F1"],
         {},
         False,
@@ -269,7 +277,7 @@ CASES = [
         "T05",
         "road runs into and out of an area",
         "crosses",
-        {"F0": L((-10, 50), (50, 50)), "F1": AREA},
+        {"F0": line((-10, 50), (50, 50)), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
@@ -278,18 +286,26 @@ CASES = [
         "T05",
         "road lying inside an area",
         "crosses",
-        {"F0": L((10, 50), (50, 50)), "F1": AREA},
+        {"F0": line((10, 50), (50, 50)), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
     ),
     # ------------------------------------------------------------ T06 containment (within)
-    ("T06", "square well inside", "within", {"F0": sq(10, 10, 20, 20), "F1": AREA}, ["F0", "F1"], {}, True),
+    (
+        "T06",
+        "square well inside",
+        "within",
+        {"F0": square(10, 10, 20, 20), "F1": AREA},
+        ["F0", "F1"],
+        {},
+        True,
+    ),
     (
         "T06",
         "inside, touching the boundary (still within)",
         "within",
-        {"F0": sq(0, 10, 10, 20), "F1": AREA},
+        {"F0": square(0, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
@@ -307,7 +323,7 @@ CASES = [
         "T06",
         "straddling the boundary",
         "within",
-        {"F0": sq(-5, 10, 5, 20), "F1": AREA},
+        {"F0": square(-5, 10, 5, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -316,7 +332,7 @@ CASES = [
         "T06",
         "touching from outside",
         "within",
-        {"F0": sq(-10, 10, 0, 20), "F1": AREA},
+        {"F0": square(-10, 10, 0, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -325,7 +341,7 @@ CASES = [
         "T06",
         "line along the boundary is not within (no interior contact)",
         "within",
-        {"F0": L((0, 10), (0, 20)), "F1": AREA},
+        {"F0": line((0, 10), (0, 20)), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -334,21 +350,29 @@ CASES = [
         "T06",
         "... but it is covered by",
         "covered_by",
-        {"F0": L((0, 10), (0, 20)), "F1": AREA},
+        {"F0": line((0, 10), (0, 20)), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
     ),
     # ------------------------------------------------------------ T08 overlap
-    ("T08", "partial overlap", "overlaps", {"F0": SQ10, "F1": sq(5, 5, 15, 15)}, ["F0", "F1"], {}, True),
-    ("T08", "nested", "overlaps", {"F0": sq(10, 10, 20, 20), "F1": AREA}, ["F0", "F1"], {}, False),
-    ("T08", "edge contact only", "overlaps", {"F0": SQ10, "F1": sq(10, 0, 20, 10)}, ["F0", "F1"], {}, False),
-    ("T08", "equal", "overlaps", {"F0": SQ10, "F1": sq(0, 0, 10, 10)}, ["F0", "F1"], {}, False),
+    ("T08", "partial overlap", "overlaps", {"F0": SQ10, "F1": square(5, 5, 15, 15)}, ["F0", "F1"], {}, True),
+    ("T08", "nested", "overlaps", {"F0": square(10, 10, 20, 20), "F1": AREA}, ["F0", "F1"], {}, False),
+    (
+        "T08",
+        "edge contact only",
+        "overlaps",
+        {"F0": SQ10, "F1": square(10, 0, 20, 10)},
+        ["F0", "F1"],
+        {},
+        False,
+    ),
+    ("T08", "equal", "overlaps", {"F0": SQ10, "F1": square(0, 0, 10, 10)}, ["F0", "F1"], {}, False),
     (
         "T08",
         "polygon and line: different dimensions",
         "overlaps",
-        {"F0": L((-5, 5), (5, 5)), "F1": SQ10},
+        {"F0": line((-5, 5), (5, 5)), "F1": SQ10},
         ["F0", "F1"],
         {},
         False,
@@ -358,7 +382,7 @@ CASES = [
         "T09",
         "inside, sharing an edge",
         "boundary_covered",
-        {"F0": sq(0, 10, 10, 20), "F1": AREA},
+        {"F0": square(0, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
@@ -367,7 +391,7 @@ CASES = [
         "T09",
         "inside, sharing only a corner vertex",
         "boundary_covered",
-        {"F0": sq(0, 0, 10, 10), "F1": AREA},
+        {"F0": square(0, 0, 10, 10), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
@@ -385,7 +409,7 @@ CASES = [
         "T09",
         "properly inside",
         "boundary_covered",
-        {"F0": sq(10, 10, 20, 20), "F1": AREA},
+        {"F0": square(10, 10, 20, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -394,17 +418,25 @@ CASES = [
         "T09",
         "equal is NOT boundary-covered",
         "boundary_covered",
-        {"F0": AREA, "F1": sq(0, 0, 100, 100)},
+        {"F0": AREA, "F1": square(0, 0, 100, 100)},
         ["F0", "F1"],
         {},
         False,
     ),
-    ("T09", "straddling", "boundary_covered", {"F0": sq(-5, 10, 5, 20), "F1": AREA}, ["F0", "F1"], {}, False),
+    (
+        "T09",
+        "straddling",
+        "boundary_covered",
+        {"F0": square(-5, 10, 5, 20), "F1": AREA},
+        ["F0", "F1"],
+        {},
+        False,
+    ),
     (
         "T09",
         "touching from outside",
         "boundary_covered",
-        {"F0": sq(-10, 10, 0, 20), "F1": AREA},
+        {"F0": square(-10, 10, 0, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -413,7 +445,7 @@ CASES = [
         "T09",
         "eps: 0.03 m inside the edge",
         "boundary_covered_eps",
-        {"F0": sq(0.03, 10, 10, 20), "F1": AREA},
+        {"F0": square(0.03, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -422,7 +454,7 @@ CASES = [
         "T09",
         "eps: poking out 0.03 m",
         "boundary_covered_eps",
-        {"F0": sq(-0.03, 10, 10, 20), "F1": AREA},
+        {"F0": square(-0.03, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -431,7 +463,7 @@ CASES = [
         "T09",
         "eps: poking out 0.1 m",
         "boundary_covered_eps",
-        {"F0": sq(-0.1, 10, 10, 20), "F1": AREA},
+        {"F0": square(-0.1, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
@@ -440,7 +472,7 @@ CASES = [
         "T09",
         "eps: 1 m inside",
         "boundary_covered_eps",
-        {"F0": sq(1, 10, 10, 20), "F1": AREA},
+        {"F0": square(1, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
@@ -450,7 +482,7 @@ CASES = [
         "T11",
         "properly inside",
         "contained_properly",
-        {"F0": sq(10, 10, 20, 20), "F1": AREA},
+        {"F0": square(10, 10, 20, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         True,
@@ -459,7 +491,7 @@ CASES = [
         "T11",
         "inside but touching the boundary",
         "contained_properly",
-        {"F0": sq(0, 10, 10, 20), "F1": AREA},
+        {"F0": square(0, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -473,12 +505,20 @@ CASES = [
         {},
         False,
     ),
-    ("T11", "equal", "contained_properly", {"F0": AREA, "F1": sq(0, 0, 100, 100)}, ["F0", "F1"], {}, False),
+    (
+        "T11",
+        "equal",
+        "contained_properly",
+        {"F0": AREA, "F1": square(0, 0, 100, 100)},
+        ["F0", "F1"],
+        {},
+        False,
+    ),
     (
         "T11",
         "straddling",
         "contained_properly",
-        {"F0": sq(-5, 10, 5, 20), "F1": AREA},
+        {"F0": square(-5, 10, 5, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         False,
@@ -487,7 +527,7 @@ CASES = [
         "T11",
         "eps: 1 m clearance",
         "contained_properly_eps",
-        {"F0": sq(1, 10, 10, 20), "F1": AREA},
+        {"F0": square(1, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -496,18 +536,18 @@ CASES = [
         "T11",
         "eps: only 0.03 m clearance",
         "contained_properly_eps",
-        {"F0": sq(0.03, 10, 10, 20), "F1": AREA},
+        {"F0": square(0.03, 10, 10, 20), "F1": AREA},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
     ),
     # ------------------------------------------------------------ D01 four-way direction
-    ("D01", "due north", "direction4", {"F0": P(0, 0), "F1": P(0, 10)}, ["F0", "F1"], {}, "N"),
+    ("D01", "due north", "direction4", {"F0": point(0, 0), "F1": point(0, 10)}, ["F0", "F1"], {}, "N"),
     (
         "D01",
         "exactly 45 deg is E (N is [315, 45))",
         "direction4",
-        {"F0": P(0, 0), "F1": P(1, 1)},
+        {"F0": point(0, 0), "F1": point(1, 1)},
         ["F0", "F1"],
         {},
         "E",
@@ -516,19 +556,43 @@ CASES = [
         "D01",
         "just under 45 deg is N",
         "direction4",
-        {"F0": P(0, 0), "F1": P(1, 1.001)},
+        {"F0": point(0, 0), "F1": point(1, 1.001)},
         ["F0", "F1"],
         {},
         "N",
     ),
-    ("D01", "exactly 135 deg is S", "direction4", {"F0": P(0, 0), "F1": P(1, -1)}, ["F0", "F1"], {}, "S"),
-    ("D01", "exactly 225 deg is W", "direction4", {"F0": P(0, 0), "F1": P(-1, -1)}, ["F0", "F1"], {}, "W"),
-    ("D01", "exactly 315 deg is N", "direction4", {"F0": P(0, 0), "F1": P(-1, 1)}, ["F0", "F1"], {}, "N"),
+    (
+        "D01",
+        "exactly 135 deg is S",
+        "direction4",
+        {"F0": point(0, 0), "F1": point(1, -1)},
+        ["F0", "F1"],
+        {},
+        "S",
+    ),
+    (
+        "D01",
+        "exactly 225 deg is W",
+        "direction4",
+        {"F0": point(0, 0), "F1": point(-1, -1)},
+        ["F0", "F1"],
+        {},
+        "W",
+    ),
+    (
+        "D01",
+        "exactly 315 deg is N",
+        "direction4",
+        {"F0": point(0, 0), "F1": point(-1, 1)},
+        ["F0", "F1"],
+        {},
+        "N",
+    ),
     (
         "D01",
         "just under 315 deg is W",
         "direction4",
-        {"F0": P(0, 0), "F1": P(-1.001, 1)},
+        {"F0": point(0, 0), "F1": point(-1.001, 1)},
         ["F0", "F1"],
         {},
         "W",
@@ -537,7 +601,7 @@ CASES = [
         "D01",
         "just west of north (359.9) is N",
         "direction4",
-        {"F0": P(0, 0), "F1": P(-0.01, 10)},
+        {"F0": point(0, 0), "F1": point(-0.01, 10)},
         ["F0", "F1"],
         {},
         "N",
@@ -546,14 +610,14 @@ CASES = [
         "D01",
         "uses the centroid of a polygon",
         "direction4",
-        {"F0": SQ10, "F1": P(20, 6)},
+        {"F0": SQ10, "F1": point(20, 6)},
         ["F0", "F1"],
         {},
         "E",
     ),
     # ------------------------------------------------------------ D02 eight-way direction
     *[
-        ("D02", f"unit step {d}", "direction8", {"F0": P(0, 0), "F1": P(x, y)}, ["F0", "F1"], {}, d)
+        ("D02", f"unit step {d}", "direction8", {"F0": point(0, 0), "F1": point(x, y)}, ["F0", "F1"], {}, d)
         for d, (x, y) in {
             "N": (0, 1),
             "NE": (1, 1),
@@ -569,7 +633,7 @@ CASES = [
         "D02",
         "just under 22.5 is N",
         "direction8",
-        {"F0": P(0, 0), "F1": P(T225 - 1e-4, 1)},
+        {"F0": point(0, 0), "F1": point(T225 - 1e-4, 1)},
         ["F0", "F1"],
         {},
         "N",
@@ -578,7 +642,7 @@ CASES = [
         "D02",
         "just over 22.5 is NE",
         "direction8",
-        {"F0": P(0, 0), "F1": P(T225 + 1e-4, 1)},
+        {"F0": point(0, 0), "F1": point(T225 + 1e-4, 1)},
         ["F0", "F1"],
         {},
         "NE",
@@ -587,7 +651,7 @@ CASES = [
         "D02",
         "just over 337.5 is N (wrap)",
         "direction8",
-        {"F0": P(0, 0), "F1": P(-(T225 - 1e-4), 1)},
+        {"F0": point(0, 0), "F1": point(-(T225 - 1e-4), 1)},
         ["F0", "F1"],
         {},
         "N",
@@ -596,34 +660,66 @@ CASES = [
         "D02",
         "just under 337.5 is NW",
         "direction8",
-        {"F0": P(0, 0), "F1": P(-(T225 + 1e-4), 1)},
+        {"F0": point(0, 0), "F1": point(-(T225 + 1e-4), 1)},
         ["F0", "F1"],
         {},
         "NW",
     ),
     # ------------------------------------------------------------ D04 bearing
-    ("D04", "(0,0) -> (1,1) = 45", "bearing", {"F0": P(0, 0), "F1": P(1, 1)}, ["F0", "F1"], {}, 45.0),
-    ("D04", "(1,1) -> (0,0) = 225", "bearing", {"F0": P(1, 1), "F1": P(0, 0)}, ["F0", "F1"], {}, 225.0),
-    ("D04", "due south = 180", "bearing", {"F0": P(0, 0), "F1": P(0, -5)}, ["F0", "F1"], {}, 180.0),
-    ("D04", "due west = 270", "bearing", {"F0": P(0, 0), "F1": P(-3, 0)}, ["F0", "F1"], {}, 270.0),
-    ("D04", "due north = 0 (not 360)", "bearing", {"F0": P(0, 0), "F1": P(0, 7)}, ["F0", "F1"], {}, 0.0),
-    ("D04", "(1, sqrt3) = 30", "bearing", {"F0": P(0, 0), "F1": P(1, math.sqrt(3))}, ["F0", "F1"], {}, 30.0),
+    ("D04", "(0,0) -> (1,1) = 45", "bearing", {"F0": point(0, 0), "F1": point(1, 1)}, ["F0", "F1"], {}, 45.0),
+    (
+        "D04",
+        "(1,1) -> (0,0) = 225",
+        "bearing",
+        {"F0": point(1, 1), "F1": point(0, 0)},
+        ["F0", "F1"],
+        {},
+        225.0,
+    ),
+    ("D04", "due south = 180", "bearing", {"F0": point(0, 0), "F1": point(0, -5)}, ["F0", "F1"], {}, 180.0),
+    ("D04", "due west = 270", "bearing", {"F0": point(0, 0), "F1": point(-3, 0)}, ["F0", "F1"], {}, 270.0),
+    (
+        "D04",
+        "due north = 0 (not 360)",
+        "bearing",
+        {"F0": point(0, 0), "F1": point(0, 7)},
+        ["F0", "F1"],
+        {},
+        0.0,
+    ),
+    (
+        "D04",
+        "(1, sqrt3) = 30",
+        "bearing",
+        {"F0": point(0, 0), "F1": point(1, math.sqrt(3))},
+        ["F0", "F1"],
+        {},
+        30.0,
+    ),
     (
         "D04",
         "(-1, sqrt3) = 330",
         "bearing",
-        {"F0": P(0, 0), "F1": P(-1, math.sqrt(3))},
+        {"F0": point(0, 0), "F1": point(-1, math.sqrt(3))},
         ["F0", "F1"],
         {},
         330.0,
     ),
-    ("D04", "centroid to centroid", "bearing", {"F0": SQ10, "F1": sq(20, 0, 30, 10)}, ["F0", "F1"], {}, 90.0),
+    (
+        "D04",
+        "centroid to centroid",
+        "bearing",
+        {"F0": SQ10, "F1": square(20, 0, 30, 10)},
+        ["F0", "F1"],
+        {},
+        90.0,
+    ),
     # ------------------------------------------------------------ D05 relative direction
     (
         "D05",
         "heading N, target N: ahead",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(0, 10)},
+        {"F0": point(0, 0), "F1": point(0, 10)},
         ["F0", "F1"],
         {"heading": 0},
         "ahead",
@@ -632,7 +728,7 @@ CASES = [
         "D05",
         "heading E, target N: left",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(0, 10)},
+        {"F0": point(0, 0), "F1": point(0, 10)},
         ["F0", "F1"],
         {"heading": 90},
         "left",
@@ -641,7 +737,7 @@ CASES = [
         "D05",
         "heading W, target N: right",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(0, 10)},
+        {"F0": point(0, 0), "F1": point(0, 10)},
         ["F0", "F1"],
         {"heading": 270},
         "right",
@@ -650,7 +746,7 @@ CASES = [
         "D05",
         "heading S, target N: behind",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(0, 10)},
+        {"F0": point(0, 0), "F1": point(0, 10)},
         ["F0", "F1"],
         {"heading": 180},
         "behind",
@@ -659,7 +755,7 @@ CASES = [
         "D05",
         "heading 350, target at 10: ahead (wrap)",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(math.sin(math.radians(10)), math.cos(math.radians(10)))},
+        {"F0": point(0, 0), "F1": point(math.sin(math.radians(10)), math.cos(math.radians(10)))},
         ["F0", "F1"],
         {"heading": 350},
         "ahead",
@@ -668,7 +764,7 @@ CASES = [
         "D05",
         "heading 10, target at 350: ahead (wrap)",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(-math.sin(math.radians(10)), math.cos(math.radians(10)))},
+        {"F0": point(0, 0), "F1": point(-math.sin(math.radians(10)), math.cos(math.radians(10)))},
         ["F0", "F1"],
         {"heading": 10},
         "ahead",
@@ -677,7 +773,7 @@ CASES = [
         "D05",
         "heading 300, target at 30 (r = 90): right",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(1, math.sqrt(3))},
+        {"F0": point(0, 0), "F1": point(1, math.sqrt(3))},
         ["F0", "F1"],
         {"heading": 300},
         "right",
@@ -686,7 +782,7 @@ CASES = [
         "D05",
         "heading 405 == 45, target E: ahead",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(10, 10)},
+        {"F0": point(0, 0), "F1": point(10, 10)},
         ["F0", "F1"],
         {"heading": 405},
         "ahead",
@@ -695,7 +791,7 @@ CASES = [
         "D05",
         "r exactly 45: right",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(1, 1)},
+        {"F0": point(0, 0), "F1": point(1, 1)},
         ["F0", "F1"],
         {"heading": 0},
         "right",
@@ -704,7 +800,7 @@ CASES = [
         "D05",
         "r exactly 135: behind",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(1, -1)},
+        {"F0": point(0, 0), "F1": point(1, -1)},
         ["F0", "F1"],
         {"heading": 0},
         "behind",
@@ -713,7 +809,7 @@ CASES = [
         "D05",
         "r exactly 225: left",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(-1, -1)},
+        {"F0": point(0, 0), "F1": point(-1, -1)},
         ["F0", "F1"],
         {"heading": 0},
         "left",
@@ -722,25 +818,33 @@ CASES = [
         "D05",
         "r exactly 315: ahead (as N [315, 45))",
         "relative_direction",
-        {"F0": P(0, 0), "F1": P(-1, 1)},
+        {"F0": point(0, 0), "F1": point(-1, 1)},
         ["F0", "F1"],
         {"heading": 0},
         "ahead",
     ),
     # ------------------------------------------------------------ D06 axial direction
-    ("D06", "north to south is N-S", "axis", {"F0": L((0, 100), (0, 0))}, ["F0"], {}, "N-S"),
-    ("D06", "south to north is N-S", "axis", {"F0": L((0, 0), (0, 100))}, ["F0"], {}, "N-S"),
-    ("D06", "east to west is E-W", "axis", {"F0": L((100, 0), (0, 0))}, ["F0"], {}, "E-W"),
-    ("D06", "SW to NE is NE-SW", "axis", {"F0": L((0, 0), (100, 100))}, ["F0"], {}, "NE-SW"),
-    ("D06", "NE to SW is NE-SW", "axis", {"F0": L((100, 100), (0, 0))}, ["F0"], {}, "NE-SW"),
-    ("D06", "SE to NW is NW-SE", "axis", {"F0": L((0, 0), (-100, 100))}, ["F0"], {}, "NW-SE"),
-    ("D06", "NW to SE is NW-SE", "axis", {"F0": L((0, 0), (100, -100))}, ["F0"], {}, "NW-SE"),
-    ("D06", "just under 22.5 is N-S", "axis", {"F0": L((0, 0), (100 * T225 - 0.01, 100))}, ["F0"], {}, "N-S"),
+    ("D06", "north to south is N-S", "axis", {"F0": line((0, 100), (0, 0))}, ["F0"], {}, "N-S"),
+    ("D06", "south to north is N-S", "axis", {"F0": line((0, 0), (0, 100))}, ["F0"], {}, "N-S"),
+    ("D06", "east to west is E-W", "axis", {"F0": line((100, 0), (0, 0))}, ["F0"], {}, "E-W"),
+    ("D06", "SW to NE is NE-SW", "axis", {"F0": line((0, 0), (100, 100))}, ["F0"], {}, "NE-SW"),
+    ("D06", "NE to SW is NE-SW", "axis", {"F0": line((100, 100), (0, 0))}, ["F0"], {}, "NE-SW"),
+    ("D06", "SE to NW is NW-SE", "axis", {"F0": line((0, 0), (-100, 100))}, ["F0"], {}, "NW-SE"),
+    ("D06", "NW to SE is NW-SE", "axis", {"F0": line((0, 0), (100, -100))}, ["F0"], {}, "NW-SE"),
+    (
+        "D06",
+        "just under 22.5 is N-S",
+        "axis",
+        {"F0": line((0, 0), (100 * T225 - 0.01, 100))},
+        ["F0"],
+        {},
+        "N-S",
+    ),
     (
         "D06",
         "just over 22.5 is NE-SW",
         "axis",
-        {"F0": L((0, 0), (100 * T225 + 0.01, 100))},
+        {"F0": line((0, 0), (100 * T225 + 0.01, 100))},
         ["F0"],
         {},
         "NE-SW",
@@ -749,7 +853,7 @@ CASES = [
         "D06",
         "just over 157.5 (bearing 337.6) is N-S",
         "axis",
-        {"F0": L((0, 0), (-(100 * T225 - 0.01), 100))},
+        {"F0": line((0, 0), (-(100 * T225 - 0.01), 100))},
         ["F0"],
         {},
         "N-S",
@@ -758,7 +862,7 @@ CASES = [
         "D06",
         "just under 157.5 is NW-SE",
         "axis",
-        {"F0": L((0, 0), (-(100 * T225 + 0.01), 100))},
+        {"F0": line((0, 0), (-(100 * T225 + 0.01), 100))},
         ["F0"],
         {},
         "NW-SE",
@@ -767,7 +871,7 @@ CASES = [
         "D06",
         "only the chord counts (a detour east, chord N-S)",
         "axis",
-        {"F0": L((0, 0), (80, 50), (0, 100))},
+        {"F0": line((0, 0), (80, 50), (0, 100))},
         ["F0"],
         {},
         "N-S",
@@ -776,7 +880,7 @@ CASES = [
         "D06",
         "folded azimuth: north to south = 0",
         "line_axis_azimuth",
-        {"F0": L((0, 100), (0, 0))},
+        {"F0": line((0, 100), (0, 0))},
         ["F0"],
         {},
         0.0,
@@ -785,7 +889,7 @@ CASES = [
         "D06",
         "folded azimuth: east to west = 90",
         "line_axis_azimuth",
-        {"F0": L((100, 0), (0, 0))},
+        {"F0": line((100, 0), (0, 0))},
         ["F0"],
         {},
         90.0,
@@ -794,39 +898,63 @@ CASES = [
         "D06",
         "folded azimuth: bearing 315 -> 135",
         "line_axis_azimuth",
-        {"F0": L((0, 0), (-5, 5))},
+        {"F0": line((0, 0), (-5, 5))},
         ["F0"],
         {},
         135.0,
     ),
     # ------------------------------------------------------------ M01 minimum distance
-    ("M01", "square and point (15, 5)", "min_distance", {"F0": SQ10, "F1": P(15, 5)}, ["F0", "F1"], {}, 5.0),
     (
         "M01",
-        "square and point off the corner (13, 14): 3-4-5",
+        "square and point (15, 5)",
         "min_distance",
-        {"F0": SQ10, "F1": P(13, 14)},
+        {"F0": SQ10, "F1": point(15, 5)},
         ["F0", "F1"],
         {},
         5.0,
     ),
-    ("M01", "point inside the square", "min_distance", {"F0": SQ10, "F1": P(5, 5)}, ["F0", "F1"], {}, 0.0),
+    (
+        "M01",
+        "square and point off the corner (13, 14): 3-4-5",
+        "min_distance",
+        {"F0": SQ10, "F1": point(13, 14)},
+        ["F0", "F1"],
+        {},
+        5.0,
+    ),
+    (
+        "M01",
+        "point inside the square",
+        "min_distance",
+        {"F0": SQ10, "F1": point(5, 5)},
+        ["F0", "F1"],
+        {},
+        0.0,
+    ),
     (
         "M01",
         "two squares 7 m apart",
         "min_distance",
-        {"F0": SQ10, "F1": sq(17, 3, 27, 13)},
+        {"F0": SQ10, "F1": square(17, 3, 27, 13)},
         ["F0", "F1"],
         {},
         7.0,
     ),
-    ("M01", "road and point", "min_distance", {"F0": EAST_ROAD, "F1": P(30, -12)}, ["F0", "F1"], {}, 12.0),
+    (
+        "M01",
+        "road and point",
+        "min_distance",
+        {"F0": EAST_ROAD, "F1": point(30, -12)},
+        ["F0", "F1"],
+        {},
+        12.0,
+    ),
     # ------------------------------------------------------------ M02 boundary distance
     (
         "M02",
         "building inside area: 10 m to the outline",
         "boundary_distance",
-        {"F0": sq(10, 10, 20, 20), "F1": AREA},
+        {"F0": square(10, 10, 20, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         10.0,
@@ -835,7 +963,7 @@ CASES = [
         "M02",
         "... while the minimum distance is 0",
         "min_distance",
-        {"F0": sq(10, 10, 20, 20), "F1": AREA},
+        {"F0": square(10, 10, 20, 20), "F1": AREA},
         ["F0", "F1"],
         {},
         0.0,
@@ -845,7 +973,7 @@ CASES = [
         "hole ring counts as outline",
         "boundary_distance",
         {
-            "F0": sq(30, 45, 35, 55),
+            "F0": square(30, 45, 35, 55),
             "F1": Polygon(
                 [(0, 0), (100, 0), (100, 100), (0, 100)], [[(40, 40), (60, 40), (60, 60), (40, 60)]]
             ),
@@ -858,7 +986,7 @@ CASES = [
         "M02",
         "point stands for itself",
         "boundary_distance",
-        {"F0": P(50, 30), "F1": AREA},
+        {"F0": point(50, 30), "F1": AREA},
         ["F0", "F1"],
         {},
         30.0,
@@ -867,7 +995,7 @@ CASES = [
         "M02",
         "disjoint polygons: same as min distance",
         "boundary_distance",
-        {"F0": SQ10, "F1": sq(13, 0, 20, 10)},
+        {"F0": SQ10, "F1": square(13, 0, 20, 10)},
         ["F0", "F1"],
         {},
         3.0,
@@ -877,17 +1005,17 @@ CASES = [
         "M04",
         "(0,0)-(3,4): 7 (Euclidean would be 5)",
         "manhattan_distance",
-        {"F0": P(0, 0), "F1": P(3, 4)},
+        {"F0": point(0, 0), "F1": point(3, 4)},
         ["F0", "F1"],
         {},
         7.0,
     ),
-    ("M04", "... Euclidean 5", "min_distance", {"F0": P(0, 0), "F1": P(3, 4)}, ["F0", "F1"], {}, 5.0),
+    ("M04", "... Euclidean 5", "min_distance", {"F0": point(0, 0), "F1": point(3, 4)}, ["F0", "F1"], {}, 5.0),
     (
         "M04",
         "negative deltas",
         "manhattan_distance",
-        {"F0": P(10, 10), "F1": P(-5, 2)},
+        {"F0": point(10, 10), "F1": point(-5, 2)},
         ["F0", "F1"],
         {},
         23.0,
@@ -896,7 +1024,7 @@ CASES = [
         "M04",
         "centroids, not outlines",
         "manhattan_distance",
-        {"F0": SQ10, "F1": sq(20, 20, 30, 30)},
+        {"F0": SQ10, "F1": square(20, 20, 30, 30)},
         ["F0", "F1"],
         {},
         40.0,
@@ -906,7 +1034,7 @@ CASES = [
         "M08",
         "parallel segments 3 m apart",
         "hausdorff_distance",
-        {"F0": L((0, 0), (10, 0)), "F1": L((0, 3), (10, 3))},
+        {"F0": line((0, 0), (10, 0)), "F1": line((0, 3), (10, 3))},
         ["F0", "F1"],
         {},
         3.0,
@@ -915,7 +1043,7 @@ CASES = [
         "M08",
         "parallel segments staggered by 5",
         "hausdorff_distance",
-        {"F0": L((0, 0), (10, 0)), "F1": L((5, 3), (15, 3))},
+        {"F0": line((0, 0), (10, 0)), "F1": line((5, 3), (15, 3))},
         ["F0", "F1"],
         {},
         round(math.sqrt(34), 6),
@@ -924,7 +1052,7 @@ CASES = [
         "M08",
         "square shifted 2 m",
         "hausdorff_distance",
-        {"F0": SQ10, "F1": sq(2, 0, 12, 10)},
+        {"F0": SQ10, "F1": square(2, 0, 12, 10)},
         ["F0", "F1"],
         {},
         2.0,
@@ -933,7 +1061,7 @@ CASES = [
         "M08",
         "sub-segment: the far end of the longer one counts",
         "hausdorff_distance",
-        {"F0": L((0, 0), (10, 0)), "F1": L((0, 0), (4, 0))},
+        {"F0": line((0, 0), (10, 0)), "F1": line((0, 0), (4, 0))},
         ["F0", "F1"],
         {},
         6.0,
@@ -952,7 +1080,7 @@ CASES = [
         "M12",
         "three polygons: 40 + 14 + 12",
         "perimeter_total",
-        {"F0": SQ10, "F1": sq(20, 0, 25, 2), "F2": Polygon([(40, 0), (43, 0), (40, 4)])},
+        {"F0": SQ10, "F1": square(20, 0, 25, 2), "F2": Polygon([(40, 0), (43, 0), (40, 4)])},
         ["F0", "F1", "F2"],
         {},
         66.0,
@@ -963,12 +1091,12 @@ CASES = [
         "count within 10 (5, exactly 10, square edge 3 counted; 10.5 and 20 not)",
         "count_within_distance",
         {
-            "F0": P(0, 0),
-            "F1": P(5, 0),
-            "F2": P(0, 10),
-            "F3": P(-10.5, 0),
-            "F4": sq(3, -1, 30, 1),
-            "F5": P(20, 20),
+            "F0": point(0, 0),
+            "F1": point(5, 0),
+            "F2": point(0, 10),
+            "F3": point(-10.5, 0),
+            "F4": square(3, -1, 30, 1),
+            "F5": point(20, 20),
         },
         ["F0", "F1", "F2", "F3", "F4", "F5"],
         {"distance": 10},
@@ -979,12 +1107,12 @@ CASES = [
         "count within 4",
         "count_within_distance",
         {
-            "F0": P(0, 0),
-            "F1": P(5, 0),
-            "F2": P(0, 10),
-            "F3": P(-10.5, 0),
-            "F4": sq(3, -1, 30, 1),
-            "F5": P(20, 20),
+            "F0": point(0, 0),
+            "F1": point(5, 0),
+            "F2": point(0, 10),
+            "F3": point(-10.5, 0),
+            "F4": square(3, -1, 30, 1),
+            "F5": point(20, 20),
         },
         ["F0", "F1", "F2", "F3", "F4", "F5"],
         {"distance": 4},
@@ -994,7 +1122,7 @@ CASES = [
         "M14",
         "exactly at d is within",
         "within_distance",
-        {"F0": SQ10, "F1": P(15, 5)},
+        {"F0": SQ10, "F1": point(15, 5)},
         ["F0", "F1"],
         {"distance": 5},
         True,
@@ -1003,7 +1131,7 @@ CASES = [
         "M14",
         "just beyond d is not",
         "within_distance",
-        {"F0": SQ10, "F1": P(15, 5)},
+        {"F0": SQ10, "F1": point(15, 5)},
         ["F0", "F1"],
         {"distance": 4.99},
         False,
@@ -1013,7 +1141,7 @@ CASES = [
         "M15",
         "nearest of points at 10, 4, 7",
         "nearest",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": P(0, -4), "F3": P(-7, 0)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": point(0, -4), "F3": point(-7, 0)},
         ["F0", "F1", "F2", "F3"],
         {},
         "F2",
@@ -1022,7 +1150,7 @@ CASES = [
         "M15",
         "by minimum distance, not centroid (big polygon edge at 2)",
         "nearest",
-        {"F0": P(0, 0), "F1": P(5, 0), "F2": sq(-100, 2, 100, 50)},
+        {"F0": point(0, 0), "F1": point(5, 0), "F2": square(-100, 2, 100, 50)},
         ["F0", "F1", "F2"],
         {},
         "F2",
@@ -1031,7 +1159,7 @@ CASES = [
         "M15",
         "tie: the first candidate",
         "nearest",
-        {"F0": P(0, 0), "F1": P(3, 0), "F2": P(0, 3)},
+        {"F0": point(0, 0), "F1": point(3, 0), "F2": point(0, 3)},
         ["F0", "F1", "F2"],
         {},
         "F1",
@@ -1041,7 +1169,13 @@ CASES = [
         "M18",
         "1 km^2 with 3 of 4 POIs inside",
         "poi_density",
-        {"F0": sq(0, 0, 1000, 1000), "F1": P(10, 10), "F2": P(500, 500), "F3": P(990, 20), "F4": P(1500, 10)},
+        {
+            "F0": square(0, 0, 1000, 1000),
+            "F1": point(10, 10),
+            "F2": point(500, 500),
+            "F3": point(990, 20),
+            "F4": point(1500, 10),
+        },
         ["F0", "F1", "F2", "F3", "F4"],
         {},
         3.0,
@@ -1050,7 +1184,7 @@ CASES = [
         "M18",
         "0.25 km^2 with 2 inside: 8 per km^2",
         "poi_density",
-        {"F0": sq(0, 0, 500, 500), "F1": P(10, 10), "F2": P(400, 400), "F3": P(600, 10)},
+        {"F0": square(0, 0, 500, 500), "F1": point(10, 10), "F2": point(400, 400), "F3": point(600, 10)},
         ["F0", "F1", "F2", "F3"],
         {},
         8.0,
@@ -1059,7 +1193,7 @@ CASES = [
         "M18",
         "POI on the boundary is covered (counts)",
         "poi_density",
-        {"F0": sq(0, 0, 500, 500), "F1": P(500, 250)},
+        {"F0": square(0, 0, 500, 500), "F1": point(500, 250)},
         ["F0", "F1"],
         {},
         4.0,
@@ -1073,10 +1207,10 @@ CASES = [
                 [(0, 0), (1000, 0), (1000, 1000), (0, 1000)],
                 [[(100, 100), (600, 100), (600, 600), (100, 600)]],
             ),
-            "F1": P(50, 50),
-            "F2": P(800, 800),
-            "F3": P(50, 900),
-            "F4": P(300, 300),
+            "F1": point(50, 50),
+            "F2": point(800, 800),
+            "F3": point(50, 900),
+            "F4": point(300, 300),
         },
         ["F0", "F1", "F2", "F3", "F4"],
         {},
@@ -1087,7 +1221,7 @@ CASES = [
         "O01",
         "road east, points at x = 20, 70, 40",
         "along_order",
-        {"F0": EAST_ROAD, "F1": P(20, 5), "F2": P(70, -8), "F3": P(40, 12)},
+        {"F0": EAST_ROAD, "F1": point(20, 5), "F2": point(70, -8), "F3": point(40, 12)},
         ["F0", "F1", "F2", "F3"],
         {},
         ["F1", "F3", "F2"],
@@ -1096,7 +1230,7 @@ CASES = [
         "O01",
         "same points, road reversed",
         "along_order",
-        {"F0": L((100, 0), (0, 0)), "F1": P(20, 5), "F2": P(70, -8), "F3": P(40, 12)},
+        {"F0": line((100, 0), (0, 0)), "F1": point(20, 5), "F2": point(70, -8), "F3": point(40, 12)},
         ["F0", "F1", "F2", "F3"],
         {},
         ["F2", "F3", "F1"],
@@ -1105,7 +1239,7 @@ CASES = [
         "O01",
         "position uses the polygon centroid",
         "along_position",
-        {"F0": EAST_ROAD, "F1": sq(30, 5, 40, 15)},
+        {"F0": EAST_ROAD, "F1": square(30, 5, 40, 15)},
         ["F0", "F1"],
         {},
         35.0,
@@ -1115,7 +1249,7 @@ CASES = [
         "O02",
         "L-shaped route: position on the second leg",
         "along_position",
-        {"F0": L((0, 0), (100, 0), (100, 100)), "F1": P(110, 50)},
+        {"F0": line((0, 0), (100, 0), (100, 100)), "F1": point(110, 50)},
         ["F0", "F1"],
         {},
         150.0,
@@ -1124,7 +1258,7 @@ CASES = [
         "O02",
         "L-shaped route: position on the first leg",
         "along_position",
-        {"F0": L((0, 0), (100, 0), (100, 100)), "F1": P(30, -10)},
+        {"F0": line((0, 0), (100, 0), (100, 100)), "F1": point(30, -10)},
         ["F0", "F1"],
         {},
         30.0,
@@ -1133,7 +1267,7 @@ CASES = [
         "O02",
         "a point on the second leg is passed after one on the first",
         "along_order",
-        {"F0": L((0, 0), (100, 0), (100, 100)), "F1": P(110, 50), "F2": P(30, -10)},
+        {"F0": line((0, 0), (100, 0), (100, 100)), "F1": point(110, 50), "F2": point(30, -10)},
         ["F0", "F1", "F2"],
         {},
         ["F2", "F1"],
@@ -1143,7 +1277,7 @@ CASES = [
         "O03",
         "road east: +y is left",
         "side_of_line",
-        {"F0": EAST_ROAD, "F1": P(50, 10)},
+        {"F0": EAST_ROAD, "F1": point(50, 10)},
         ["F0", "F1"],
         {},
         "left",
@@ -1152,7 +1286,7 @@ CASES = [
         "O03",
         "road east: -y is right",
         "side_of_line",
-        {"F0": EAST_ROAD, "F1": P(50, -10)},
+        {"F0": EAST_ROAD, "F1": point(50, -10)},
         ["F0", "F1"],
         {},
         "right",
@@ -1161,7 +1295,7 @@ CASES = [
         "O03",
         "road west: +y is right",
         "side_of_line",
-        {"F0": L((100, 0), (0, 0)), "F1": P(50, 10)},
+        {"F0": line((100, 0), (0, 0)), "F1": point(50, 10)},
         ["F0", "F1"],
         {},
         "right",
@@ -1170,17 +1304,17 @@ CASES = [
         "O03",
         "road north: +x is right",
         "side_of_line",
-        {"F0": L((0, 0), (0, 100)), "F1": P(10, 50)},
+        {"F0": line((0, 0), (0, 100)), "F1": point(10, 50)},
         ["F0", "F1"],
         {},
         "right",
     ),
-    ("O03", "on the line", "side_of_line", {"F0": EAST_ROAD, "F1": P(50, 0)}, ["F0", "F1"], {}, "on"),
+    ("O03", "on the line", "side_of_line", {"F0": EAST_ROAD, "F1": point(50, 0)}, ["F0", "F1"], {}, "on"),
     (
         "O03",
         "bent road: nearest segment is the northbound leg",
         "side_of_line",
-        {"F0": L((0, 0), (50, 0), (50, 100)), "F1": P(60, 80)},
+        {"F0": line((0, 0), (50, 0), (50, 100)), "F1": point(60, 80)},
         ["F0", "F1"],
         {},
         "right",
@@ -1189,7 +1323,7 @@ CASES = [
         "O03",
         "bent road: nearest segment is the eastbound leg",
         "side_of_line",
-        {"F0": L((0, 0), (50, 0), (50, 100)), "F1": P(30, 10)},
+        {"F0": line((0, 0), (50, 0), (50, 100)), "F1": point(30, 10)},
         ["F0", "F1"],
         {},
         "left",
@@ -1198,7 +1332,7 @@ CASES = [
         "O03",
         "same side (both +y)",
         "same_side",
-        {"F0": EAST_ROAD, "F1": P(20, 5), "F2": P(80, 30)},
+        {"F0": EAST_ROAD, "F1": point(20, 5), "F2": point(80, 30)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1207,7 +1341,7 @@ CASES = [
         "O03",
         "opposite sides",
         "same_side",
-        {"F0": EAST_ROAD, "F1": P(20, 5), "F2": P(80, -30)},
+        {"F0": EAST_ROAD, "F1": point(20, 5), "F2": point(80, -30)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1216,7 +1350,7 @@ CASES = [
         "O03",
         "a point on the line is on no side",
         "same_side",
-        {"F0": EAST_ROAD, "F1": P(20, 0), "F2": P(80, 0)},
+        {"F0": EAST_ROAD, "F1": point(20, 0), "F2": point(80, 0)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1226,7 +1360,7 @@ CASES = [
         "O04",
         "points: midpoint of the segment",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": P(5, 0)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": point(5, 0)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1235,7 +1369,7 @@ CASES = [
         "O04",
         "points: diagonal segment, interior point",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 10), "F2": P(3, 3)},
+        {"F0": point(0, 0), "F1": point(10, 10), "F2": point(3, 3)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1244,7 +1378,7 @@ CASES = [
         "O04",
         "points: an endpoint is excluded",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": P(10, 0)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": point(10, 0)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1253,7 +1387,7 @@ CASES = [
         "O04",
         "points: collinear beyond the segment",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": P(15, 0)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": point(15, 0)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1262,7 +1396,7 @@ CASES = [
         "O04",
         "points: off the segment",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": P(5, 1)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": point(5, 1)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1271,7 +1405,7 @@ CASES = [
         "O04",
         "points: a polygon crossing the segment",
         "strictly_between",
-        {"F0": P(0, 0), "F1": P(10, 0), "F2": sq(4, -1, 6, 1)},
+        {"F0": point(0, 0), "F1": point(10, 0), "F2": square(4, -1, 6, 1)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1280,7 +1414,7 @@ CASES = [
         "O04",
         "polygons: a polygon inside the hull",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": sq(15, 2, 25, 8)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": square(15, 2, 25, 8)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1289,7 +1423,7 @@ CASES = [
         "O04",
         "polygons: a point inside the hull",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": P(20, 5)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": point(20, 5)},
         ["F0", "F1", "F2"],
         {},
         True,
@@ -1298,7 +1432,7 @@ CASES = [
         "O04",
         "polygons: only touching the hull's edge",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": sq(15, 10, 25, 15)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": square(15, 10, 25, 15)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1307,7 +1441,7 @@ CASES = [
         "O04",
         "polygons: a point on the hull's edge",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": P(20, 10)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": point(20, 10)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1316,7 +1450,7 @@ CASES = [
         "O04",
         "polygons: clear of the hull",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": sq(15, 20, 25, 30)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": square(15, 20, 25, 30)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1325,7 +1459,7 @@ CASES = [
         "O04",
         "polygons: in the hull but overlapping A",
         "strictly_between",
-        {"F0": SQ10, "F1": sq(30, 0, 40, 10), "F2": sq(8, 2, 25, 8)},
+        {"F0": SQ10, "F1": square(30, 0, 40, 10), "F2": square(8, 2, 25, 8)},
         ["F0", "F1", "F2"],
         {},
         False,
@@ -1335,7 +1469,7 @@ CASES = [
         "O06",
         "bridge (layer unset) is above a plain road",
         "level_above",
-        {"F0": (L((0, -50), (0, 50)), {"bridge": "yes", "tunnel": "no"}), "F1": (EAST_ROAD, PLAIN)},
+        {"F0": (line((0, -50), (0, 50)), {"bridge": "yes", "tunnel": "no"}), "F1": (EAST_ROAD, PLAIN)},
         ["F0", "F1"],
         {},
         True,
@@ -1344,7 +1478,7 @@ CASES = [
         "O06",
         "plain road is not above a bridge",
         "level_above",
-        {"F0": (EAST_ROAD, PLAIN), "F1": (L((0, -50), (0, 50)), {"bridge": "yes", "tunnel": "no"})},
+        {"F0": (EAST_ROAD, PLAIN), "F1": (line((0, -50), (0, 50)), {"bridge": "yes", "tunnel": "no"})},
         ["F0", "F1"],
         {},
         False,
@@ -1353,7 +1487,7 @@ CASES = [
         "O06",
         "plain road is above a tunnel",
         "level_above",
-        {"F0": (EAST_ROAD, PLAIN), "F1": (L((0, -50), (0, 50)), {"bridge": "no", "tunnel": "yes"})},
+        {"F0": (EAST_ROAD, PLAIN), "F1": (line((0, -50), (0, 50)), {"bridge": "no", "tunnel": "yes"})},
         ["F0", "F1"],
         {},
         True,
@@ -1362,7 +1496,7 @@ CASES = [
         "O06",
         "layer tag wins over bridge: bridge with layer 0 is not above layer 1",
         "level_above",
-        {"F0": (EAST_ROAD, {"layer": "0", "bridge": "yes"}), "F1": (L((0, -50), (0, 50)), {"layer": "1"})},
+        {"F0": (EAST_ROAD, {"layer": "0", "bridge": "yes"}), "F1": (line((0, -50), (0, 50)), {"layer": "1"})},
         ["F0", "F1"],
         {},
         False,
@@ -1373,7 +1507,7 @@ CASES = [
         "level_above",
         {
             "F0": (EAST_ROAD, {"layer": "2", "bridge": "yes"}),
-            "F1": (L((0, -50), (0, 50)), {"layer": "1", "bridge": "yes"}),
+            "F1": (line((0, -50), (0, 50)), {"layer": "1", "bridge": "yes"}),
         },
         ["F0", "F1"],
         {},
@@ -1383,7 +1517,7 @@ CASES = [
         "O06",
         "same level: neither above",
         "level_above",
-        {"F0": (EAST_ROAD, {"bridge": "yes"}), "F1": (L((0, -50), (0, 50)), {"layer": 1})},
+        {"F0": (EAST_ROAD, {"bridge": "yes"}), "F1": (line((0, -50), (0, 50)), {"layer": 1})},
         ["F0", "F1"],
         {},
         False,
@@ -1392,7 +1526,7 @@ CASES = [
         "O06",
         "withheld attributes: not above",
         "level_above",
-        {"F0": (EAST_ROAD, {"bridge": "yes"}), "F1": (L((0, -50), (0, 50)), {})},
+        {"F0": (EAST_ROAD, {"bridge": "yes"}), "F1": (line((0, -50), (0, 50)), {})},
         ["F0", "F1"],
         {},
         False,
@@ -1402,7 +1536,7 @@ CASES = [
         "O08",
         "shared endpoint (end to start)",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((100, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100, 0), (150, 30))},
         ["F0", "F1"],
         {},
         True,
@@ -1411,7 +1545,7 @@ CASES = [
         "O08",
         "shared endpoint (start to start)",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((0, 0), (-20, 30))},
+        {"F0": EAST_ROAD, "F1": line((0, 0), (-20, 30))},
         ["F0", "F1"],
         {},
         True,
@@ -1420,7 +1554,7 @@ CASES = [
         "O08",
         "T-junction is not connected",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((50, 0), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, 0), (50, 40))},
         ["F0", "F1"],
         {},
         False,
@@ -1429,7 +1563,7 @@ CASES = [
         "O08",
         "crossing is not connected",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((50, -40), (50, 40))},
+        {"F0": EAST_ROAD, "F1": line((50, -40), (50, 40))},
         ["F0", "F1"],
         {},
         False,
@@ -1438,7 +1572,7 @@ CASES = [
         "O08",
         "0.03 m gap: not exact",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((100.03, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100.03, 0), (150, 30))},
         ["F0", "F1"],
         {},
         False,
@@ -1447,7 +1581,7 @@ CASES = [
         "O08",
         "0.03 m gap: connected within eps 0.05",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((100.03, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100.03, 0), (150, 30))},
         ["F0", "F1"],
         {"eps": 0.05},
         True,
@@ -1456,7 +1590,7 @@ CASES = [
         "O08",
         "0.1 m gap: not connected within eps 0.05",
         "endpoint_connected",
-        {"F0": EAST_ROAD, "F1": L((100.1, 0), (150, 30))},
+        {"F0": EAST_ROAD, "F1": line((100.1, 0), (150, 30))},
         ["F0", "F1"],
         {"eps": 0.05},
         False,
@@ -1555,9 +1689,9 @@ def test_axis_edges_exact():
 
 def test_bearing_in_range_near_north():
     # A tiny westward offset gives a bearing just under 360, never 360 itself.
-    v = oracle.bearing(P(0, 0), P(-1e-9, 1000))
+    v = oracle.bearing(point(0, 0), point(-1e-9, 1000))
     assert 359.99 < v < 360.0
-    assert oracle.bearing(P(0, 0), P(-0.0, 1000)) == 0.0
+    assert oracle.bearing(point(0, 0), point(-0.0, 1000)) == 0.0
 
 
 @pytest.mark.parametrize(
@@ -1579,12 +1713,12 @@ def test_vertical_level(props, level):
     assert oracle.vertical_level(props) == level
 
 
-@pytest.mark.parametrize("other", [L((100, 0), (150, 30)), L((50, 0), (50, 40))], ids=["endpoint", "T"])
+@pytest.mark.parametrize("other", [line((100, 0), (150, 30)), line((50, 0), (50, 40))], ids=["endpoint", "T"])
 def test_touches_eps_lines_that_touch_exactly(other):
     assert oracle.touches(EAST_ROAD, other)  # exact OGC touch
     assert oracle.touches_eps(EAST_ROAD, other, eps=0.05)
     # ...while roads that cross are not touching, however small eps is.
-    assert not oracle.touches_eps(EAST_ROAD, L((50, -10), (50, 40)), eps=0.05)
+    assert not oracle.touches_eps(EAST_ROAD, line((50, -10), (50, 40)), eps=0.05)
 
 
 def test_unknown_measure_and_missing_feature():
@@ -1604,11 +1738,11 @@ def coords(g):
 
 def test_translate_moves_every_vertex():
     poly = Polygon([(0, 0), (10, 0), (12, 7), (3, 9)])
-    sc = make_scene({"F0": poly, "F1": P(50, 50)})
+    sc = make_scene({"F0": poly, "F1": point(50, 50)})
     res = apply_edit(sc, "F0", {"operations": [{"op": "translate", "dx": 5, "dy": -2.5}]})
     assert coords(res.scene.geom("F0")) == [(x + 5, y - 2.5) for x, y in coords(poly)]
     assert res.changed_geometry and not res.changed_attributes
-    assert res.scene.geom("F1").equals(P(50, 50))
+    assert res.scene.geom("F1").equals(point(50, 50))
     assert coords(sc.geom("F0")) == coords(poly)  # the input scene is not mutated
 
 
@@ -1616,14 +1750,14 @@ def test_translate_moves_every_vertex():
     "deg,expected", [(90, (0, -1)), (180, (-1, 0)), (270, (0, 1)), (-90, (0, 1)), (360, (1, 0))]
 )
 def test_rotate_clockwise_about_origin(deg, expected):
-    sc = make_scene({"F0": P(1, 0)})
+    sc = make_scene({"F0": point(1, 0)})
     res = apply_edit(sc, "F0", {"operations": [{"op": "rotate", "degrees_clockwise": deg, "origin": [0, 0]}]})
     g = res.scene.geom("F0")
     assert (g.x, g.y) == pytest.approx(expected, abs=1e-12)
 
 
 def test_rotate_about_centroid_keeps_centroid_and_turns_axis():
-    road = L((0, 0), (100, 0))  # E-W, centroid (50, 0)
+    road = line((0, 0), (100, 0))  # E-W, centroid (50, 0)
     sc = make_scene({"F0": road})
     res = apply_edit(
         sc, "F0", {"operations": [{"op": "rotate", "degrees_clockwise": 90, "origin": "centroid"}]}
@@ -1635,7 +1769,7 @@ def test_rotate_about_centroid_keeps_centroid_and_turns_axis():
 
 
 def test_scale_about_stated_origin_and_centroid():
-    sc = make_scene({"F0": sq(1, 1, 2, 2)})
+    sc = make_scene({"F0": square(1, 1, 2, 2)})
     res = apply_edit(sc, "F0", {"operations": [{"op": "scale", "factor": 2, "origin": [0, 0]}]})
     assert sorted(coords(res.scene.geom("F0"))[:4]) == [(2, 2), (2, 4), (4, 2), (4, 4)]
     res2 = apply_edit(sc, "F0", {"operations": [{"op": "scale", "factor": 3, "origin": "centroid"}]})
@@ -1645,14 +1779,14 @@ def test_scale_about_stated_origin_and_centroid():
 
 
 def test_operations_apply_in_order():
-    sc = make_scene({"F0": P(1, 0)})
+    sc = make_scene({"F0": point(1, 0)})
     ops = [{"op": "translate", "dx": 1, "dy": 0}, {"op": "rotate", "degrees_clockwise": 90, "origin": [0, 0]}]
     g = apply_edit(sc, "F0", {"operations": ops}).scene.geom("F0")
     assert (g.x, g.y) == pytest.approx((0, -2), abs=1e-12)  # (2,0) rotated, not (0,-1) shifted
 
 
 def test_set_attribute():
-    sc = make_scene({"F0": (EAST_ROAD, {"bridge": "no"}), "F1": (L((50, -5), (50, 5)), PLAIN)})
+    sc = make_scene({"F0": (EAST_ROAD, {"bridge": "no"}), "F1": (line((50, -5), (50, 5)), PLAIN)})
     assert evaluate(sc, "level_above", ["F0", "F1"]) is False
     res = apply_edit(sc, "F0", {"operations": [{"op": "set_attribute", "name": "bridge", "value": "yes"}]})
     assert res.changed_attributes and not res.changed_geometry
@@ -1721,7 +1855,7 @@ def test_disallowed_operation():
 
 def _bearing_scene(deg):
     r = math.radians(deg)
-    return make_scene({"F1": P(0, 0), "F0": P(100 * math.sin(r), 100 * math.cos(r))})
+    return make_scene({"F1": point(0, 0), "F0": point(100 * math.sin(r), 100 * math.cos(r))})
 
 
 @pytest.mark.parametrize(
@@ -1764,7 +1898,7 @@ def test_angle_within_wraps(value_deg, target, tol, ok):
     ],
 )
 def test_numeric_constraint_ops(c, ok):
-    sc = make_scene({"F0": SQ10, "F1": P(20, 5)})  # min distance 10
+    sc = make_scene({"F0": SQ10, "F1": point(20, 5)})  # min distance 10
     got, value = check_constraint(sc, {"measure": "min_distance", "args": ["F0", "F1"], "params": {}, **c})
     assert value == pytest.approx(10.0)
     assert got is ok
@@ -1780,7 +1914,7 @@ def test_numeric_constraint_ops(c, ok):
     ],
 )
 def test_is_constraint_categorical(measure, value, ok):
-    sc = make_scene({"F0": SQ10, "F1": sq(10, 0, 20, 10)})
+    sc = make_scene({"F0": SQ10, "F1": square(10, 0, 20, 10)})
     got, _ = check_constraint(
         sc, {"measure": measure, "args": ["F0", "F1"], "params": {}, "op": "is", "value": value}
     )
@@ -1796,7 +1930,7 @@ def test_is_constraint_angle_is_circular():
 
 
 def test_displacement_constraint_uses_initial_scene():
-    init = make_scene({"F0": SQ10, "F1": P(50, 50)})
+    init = make_scene({"F0": SQ10, "F1": point(50, 50)})
     edited = apply_edit(init, "F0", {"operations": [{"op": "translate", "dx": 3, "dy": 4}]}).scene
     c = {"measure": "displacement", "args": ["F0"], "params": {}, "op": "at_most", "max": 5}
     assert check_constraint(edited, c, initial=init) == (True, 5.0)
@@ -1806,6 +1940,6 @@ def test_displacement_constraint_uses_initial_scene():
 
 
 def test_unknown_constraint_op():
-    sc = make_scene({"F0": SQ10, "F1": P(20, 5)})
+    sc = make_scene({"F0": SQ10, "F1": point(20, 5)})
     with pytest.raises(FactError):
         check_constraint(sc, {"measure": "min_distance", "args": ["F0", "F1"], "params": {}, "op": "near"})

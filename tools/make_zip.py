@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import configparser
 import re
+import shutil
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -27,16 +29,15 @@ REQUIRED_METADATA = (
     "tracker",
     "repository",
 )
-SKIP_PARTS = {"__pycache__", ".git", ".pytest_cache", "__MACOSX"}
+SKIP_PARTS = {"__pycache__", ".git", ".pytest_cache", "__MACOSX", "tests", "bench", "perf"}
+# Benchmarking / performance scaffolding and test servers: development tools, never shipped.
+SCAFFOLDING = re.compile(r"(^|_)bench(_|$)|perf|fakeserver|^test_|^conftest$")
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # reproducible archives
 
 
 def compiled_translations() -> list[Path]:
     """i18n/*.qm, compiled from the .ts sources first when lrelease is available (so the zip can
     never ship translations older than their sources)."""
-    import shutil
-    import subprocess
-
     if shutil.which("lrelease"):
         for ts in sorted((ROOT / "i18n").glob("*.ts")):
             subprocess.run(["lrelease", "-silent", str(ts), "-qm", str(ts.with_suffix(".qm"))], check=True)
@@ -49,12 +50,20 @@ def compiled_translations() -> list[Path]:
     return qms
 
 
+def is_excluded(name: str) -> bool:
+    """Build products, version-control files, tests and development scaffolding."""
+    parts = name.split("/")
+    if SKIP_PARTS & set(parts) or name.endswith((".pyc", ".pyo")):
+        return True
+    return name.endswith(".py") and SCAFFOLDING.search(parts[-1][: -len(".py")]) is not None
+
+
 def members() -> list[tuple[Path, str]]:
     out = []
 
     def add_tree(src: Path, dest: str, pattern: str = "*"):
         for p in sorted(src.rglob(pattern)):
-            if p.is_file() and not SKIP_PARTS & set(p.parts) and p.suffix not in (".pyc", ".pyo"):
+            if p.is_file() and not is_excluded(p.relative_to(src).as_posix()):
                 out.append((p, f"{TOP}/{dest}/{p.relative_to(src).as_posix()}".replace("//", "/")))
 
     for p in sorted((ROOT / "plugin").glob("*.py")):
@@ -80,7 +89,7 @@ def validate(zip_path: Path) -> list[str]:
         top = next(iter(tops))
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", top):
             errors.append(f"top folder {top!r} is not a valid Python identifier")
-        for bad in (n for n in names if SKIP_PARTS & set(n.split("/")) or n.endswith((".pyc", ".pyo"))):
+        for bad in (n for n in names if is_excluded(n.split("/", 1)[-1])):
             errors.append(f"forbidden member {bad}")
         if f"{top}/__init__.py" not in names:
             errors.append("no __init__.py in the top folder")

@@ -56,7 +56,8 @@ def step():
         from spatialgap.endpoints import Endpoint, save_endpoints
         server, _ = start_server(CFG["agent"])
         state["server"] = server
-        save_endpoints([Endpoint(name=CFG["agent"], base_url=server.base_url, model=CFG["agent"], timeout_s=60)])
+        agent = Endpoint(name=CFG["agent"], base_url=server.base_url, model=CFG["agent"], timeout_s=60)
+        save_endpoints([agent])
         from qgis.PyQt.QtWidgets import QDockWidget
         for d in iface.mainWindow().findChildren(QDockWidget):
             if d.objectName() == "Browser":     # room for the map
@@ -66,7 +67,7 @@ def step():
         dock = p.dock
         dock.reload_endpoints()
         assert dock.open_benchmark(CFG["bench"])
-        dock.f_task.setCurrentIndex(dock.f_task.findData("edit"))
+        dock.filters.select("task", "edit")
         dock.select_instance(CFG["instance"])
         for i in range(dock.list.count()):
             if dock.list.item(i).data(0x0100) == CFG["instance"]:

@@ -1,11 +1,12 @@
-"""The relation catalogue (28 relations in 4 families). Importing this package registers all."""
+"""The relation catalogue (28 relations in 4 families). Importing this package registers all, in
+catalogue order: family by family, as FAMILIES lists them."""
 
-from scoring.relations import topology  # noqa: F401
-from scoring.relations.base import CATALOGUE, FAMILIES, Relation  # noqa: F401
+import importlib
 
-for _family in ("direction", "metric", "ordering"):
-    try:
-        __import__(f"scoring.relations.{_family}")
-    except ModuleNotFoundError as _exc:  # pragma: no cover - during development only
-        if _exc.name != f"scoring.relations.{_family}":
-            raise
+from scoring.relations.base import CATALOGUE, FAMILIES, Relation
+
+MODULES = ("topology", "direction", "metric", "metric_neighbourhood", "ordering", "ordering_roads")
+for _module in MODULES:
+    importlib.import_module(f"scoring.relations.{_module}")
+
+__all__ = ["CATALOGUE", "FAMILIES", "Relation"]

@@ -16,17 +16,30 @@ from typing import Any
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.extract import FeaturePools, PoolFeature
 from scoring.facts import make_fact
+from scoring.pools import FeaturePools, PoolFeature
 from scoring.scene import Scene, SceneFeature, snap
+from scoring.vocab import FAMILIES, AnswerType, EditOp, Family
+from scoring.wording import Wording
 
-FAMILIES = ("topology", "direction", "metric", "ordering")
+__all__ = ["FAMILIES", "CATALOGUE", "Relation", "relation"]
 LETTERS = "ABCD"
 REFUSAL = "cannot be determined"
 
 # Tolerances of the deterministic scorer, by answer type.
-TOLERANCES = {"distance": 1.0, "perimeter": 1.0, "bearing": 1.0, "density": 0.001}
-UNITS = {"distance": "m", "perimeter": "m", "bearing": "deg", "density": "per km2", "count": "count"}
+TOLERANCES: dict[AnswerType, float] = {
+    AnswerType.DISTANCE: 1.0,
+    AnswerType.PERIMETER: 1.0,
+    AnswerType.BEARING: 1.0,
+    AnswerType.DENSITY: 0.001,
+}
+UNITS: dict[AnswerType, str] = {
+    AnswerType.DISTANCE: "m",
+    AnswerType.PERIMETER: "m",
+    AnswerType.BEARING: "deg",
+    AnswerType.DENSITY: "per km2",
+    AnswerType.COUNT: "count",
+}
 
 
 # ---------------------------------------------------------------- items produced by builders
@@ -57,7 +70,7 @@ class Member:
 class QAItem:
     scene: Scene
     question: str
-    answer_type: str
+    answer_type: AnswerType
     answer: Any
     choices: list[str]
     correct_choice: str
@@ -73,7 +86,7 @@ class EditItem:
     scene: Scene
     instruction: str
     constraints: list[dict]
-    allowed_operations: list[str]
+    allowed_operations: list[EditOp]
     reference_edit: dict
     facts: list[dict]
     margin: dict
@@ -86,16 +99,17 @@ class EditItem:
 class Relation:
     code: str
     name: str
-    family: str
+    family: Family
     definition: str
     question_forms: str
-    answer_type: str
+    questions: tuple[Wording, ...]  # the exact wording of every question the builder asks
+    answer_type: AnswerType
     distractor_rule: str
     edit_constraints: str
     anchor_kinds: tuple[str, ...]  # pools an instance is anchored on, in order of preference
     needs: tuple[str, ...]  # pools the relation needs at all (for shortfall reports)
-    build_qa: Callable[[Ctx, PoolFeature], QAItem | None]
-    build_edit: Callable[[Ctx, PoolFeature], EditItem | None]
+    build_qa: Callable[[BuildContext, PoolFeature], QAItem | None]
+    build_edit: Callable[[BuildContext, PoolFeature], EditItem | None]
 
     def check_answer(self, instance: dict, value: Any) -> bool:
         return check_answer(instance["answer_type"], instance["answer"], value, instance.get("tolerance"))
@@ -107,11 +121,12 @@ CATALOGUE: dict[str, Relation] = {}
 def relation(
     code: str,
     name: str,
-    family: str,
+    family: Family,
     *,
     definition: str,
     question_forms: str,
-    answer_type: str,
+    questions: tuple[Wording, ...],
+    answer_type: AnswerType,
     distractor_rule: str,
     edit_constraints: str,
     anchor_kinds: tuple[str, ...],
@@ -126,6 +141,7 @@ def relation(
             family,
             definition.strip(),
             question_forms.strip(),
+            questions,
             answer_type,
             distractor_rule.strip(),
             edit_constraints.strip(),
@@ -148,20 +164,20 @@ def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float 
         return False
     if isinstance(reference, str) and reference == REFUSAL:
         return value == REFUSAL
-    if answer_type in ("distance", "perimeter", "density"):
-        tol = TOLERANCES[answer_type] if tolerance is None else tolerance
+    if answer_type in (AnswerType.DISTANCE, AnswerType.PERIMETER, AnswerType.DENSITY):
+        tol = TOLERANCES[AnswerType(answer_type)] if tolerance is None else tolerance
         return (
             isinstance(value, (int, float)) and math.isfinite(value) and abs(value - reference) <= tol + 1e-9
         )
-    if answer_type == "bearing":
+    if answer_type == AnswerType.BEARING:
         return (
             isinstance(value, (int, float))
             and math.isfinite(value)
-            and oracle.angle_diff(value, reference) <= TOLERANCES["bearing"] + 1e-9
+            and oracle.angle_diff(value, reference) <= TOLERANCES[AnswerType.BEARING] + 1e-9
         )
-    if answer_type == "count":
+    if answer_type == AnswerType.COUNT:
         return isinstance(value, (int, float)) and float(value) == float(reference)
-    if answer_type == "ordering":
+    if answer_type == AnswerType.ORDERING:
         return list(value) == list(reference)
     return value == reference
 
@@ -170,7 +186,7 @@ def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float 
 
 
 @dataclass
-class Ctx:
+class BuildContext:
     pools: FeaturePools
     rng: random.Random
 
@@ -183,7 +199,7 @@ def fid(i: int) -> str:
     return f"F{i}"
 
 
-def make_scene(ctx: Ctx, members: list[Member]) -> tuple[Scene, dict] | None:
+def make_scene(ctx: BuildContext, members: list[Member]) -> tuple[Scene, dict] | None:
     """Scene with ids F0.. in the given order, geometries snapped to the 1 cm grid.
     None if snapping made a geometry invalid or empty."""
     feats, prov = [], {}

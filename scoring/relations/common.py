@@ -12,10 +12,12 @@ from shapely import affinity
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.edits import EditError, apply_edit
-from scoring.extract import PoolFeature
+from scoring.edits import EditError, apply_edit, edit_instruction
 from scoring.facts import all_hold, describe_constraint, evaluate
-from scoring.relations.base import Ctx, EditItem, Member, QAItem, fact, fid, make_scene, mcq
+from scoring.pools import PoolFeature
+from scoring.relations.base import BuildContext, EditItem, Member, QAItem, fact, fid, make_scene, mcq
+from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp
+from scoring.wording import Wording, id_list
 
 CLEAR_GAP = 1.0  # m: a gap at least this wide is a clear "disjoint"
 CLEAR_AMOUNT = 2.0  # m or m²: an overlap / crossing at least this large is clear
@@ -53,25 +55,27 @@ def classify(c: BaseGeometry, a: BaseGeometry) -> str:
     return "ambiguous"
 
 
-def neighbours(ctx: Ctx, anchor: PoolFeature, kinds: Iterable[str], radius: float) -> list[PoolFeature]:
-    out = []
+def neighbours(
+    ctx: BuildContext, anchor: PoolFeature, kinds: Iterable[str], radius: float
+) -> list[PoolFeature]:
+    out: list[PoolFeature] = []
     for k in kinds:
         out.extend(f for f in ctx.pools.near(k, anchor.geom, radius) if f.uid != anchor.uid)
     return out
 
 
 def which_one_qa(
-    ctx: Ctx,
+    ctx: BuildContext,
     anchor: Member,
     positives: list[Member],
     negatives: list[Member],
-    question: str,
+    question: Wording,
     extra_facts: Callable | None = None,
     margin: dict | None = None,
     n_candidates: int = 4,
 ) -> QAItem | None:
-    """A feature-id question: exactly one of F1..F4 has the property. `question` is formatted
-    with {ids} (e.g. "F1, F2, F3 and F4")."""
+    """A feature-id question: exactly one of F1..F4 has the property. `question` is rendered
+    with {ids} (e.g. "F1, F2, F3 and F4") and {a} (the anchor, F0)."""
     rng = ctx.rng
     if not positives or len(negatives) < n_candidates - 1:
         return None
@@ -85,13 +89,12 @@ def which_one_qa(
     scene, prov = made
     answer = fid(cands.index(pos) + 1)
     ids = [fid(i + 1) for i in range(len(cands))]
-    ids_text = ", ".join(ids[:-1]) + " and " + ids[-1]
     facts = extra_facts(scene, ids) if extra_facts else []
     choices, letter = mcq(rng, answer, [i for i in ids if i != answer])
     return QAItem(
         scene=scene,
-        question=question.format(ids=ids_text),
-        answer_type="feature_id",
+        question=question.render(ids=id_list(ids), a=fid(0)),
+        answer_type=AnswerType.FEATURE_ID,
         answer=answer,
         choices=choices,
         correct_choice=letter,
@@ -103,8 +106,7 @@ def which_one_qa(
 
 # ---------------------------------------------------------------- editing
 
-ALLOWED_GEOMETRY = ["translate", "rotate", "scale"]
-ALL_OPERATIONS = ["translate", "rotate", "scale", "set_attribute"]
+ALLOWED_GEOMETRY: list[EditOp] = list(GEOMETRY_OPS)
 
 
 def translate_proposals(
@@ -135,11 +137,11 @@ def nearest_vector(a: BaseGeometry, b: BaseGeometry) -> tuple[float, float, floa
 
 
 def edit_item(
-    ctx: Ctx,
+    ctx: BuildContext,
     members: list[Member],
     constraints: list[dict],
     proposals: Iterable[list[dict]],
-    allowed: list[str] = ALLOWED_GEOMETRY,
+    allowed: list[EditOp] = ALLOWED_GEOMETRY,
     lead: str = "",
     margin: dict | None = None,
     information: dict | None = None,
@@ -164,7 +166,7 @@ def edit_item(
         if not res.changed or not all_hold(res.scene, constraints, initial=scene):
             continue
         facts = []
-        for state, sc in (("initial", scene), ("reference_edit", res.scene)):
+        for state, state_scene in (("initial", scene), ("reference_edit", res.scene)):
             for c in constraints:
                 facts.append(
                     {
@@ -172,22 +174,12 @@ def edit_item(
                         "measure": c["measure"],
                         "args": c["args"],
                         "params": c.get("params", {}),
-                        "value": evaluate(sc, c["measure"], c["args"], c.get("params"), initial=scene),
+                        "value": evaluate(
+                            state_scene, c["measure"], c["args"], c.get("params"), initial=scene
+                        ),
                     }
                 )
-        ops_text = {
-            "translate": "translate",
-            "rotate": "rotate (about a stated origin)",
-            "scale": "scale (about a stated origin)",
-            "set_attribute": "set an attribute of",
-        }
-        allowed_text = ", ".join(ops_text[o] for o in allowed)
-        lines = [f"{i + 1}. {describe_constraint(c)}" for i, c in enumerate(constraints)]
-        instruction = ((lead + " ") if lead else "") + (
-            "Edit only F0 so that all of the following hold:\n"
-            + "\n".join(lines)
-            + f"\nYou may {allowed_text} F0. Do not change any other feature."
-        )
+        instruction = edit_instruction(lead, "F0", [describe_constraint(c) for c in constraints], allowed)
         return EditItem(
             scene=scene,
             instruction=instruction,

@@ -8,10 +8,12 @@ import math
 
 from scoring import oracle
 from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, sector
-from scoring.relations.base import Ctx, Member, QAItem, fact, make_scene, mcq, relation
+from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
+from scoring.vocab import AnswerType, Family
+from scoring.wording import NUMBER, Wording
 
-FAMILY = "direction"
+FAMILY = Family.DIRECTION
 MIN_SEP, MAX_SEP = 30.0, 350.0  # metres between the two reference points
 MARGIN4, MARGIN8, MARGIN_AXIS = 5.0, 4.0, 5.0
 
@@ -19,9 +21,36 @@ REF_NOTE = (
     "Directions are bearings between the features' centroids in the task CRS, measured "
     "clockwise from grid north (+y)."
 )
+Q_DIRECTION4 = Wording(
+    "In which direction (N, E, S or W) does {b} lie as seen from {a}? "
+    + REF_NOTE
+    + " Here N covers [315°, 45°), E [45°, 135°), S [135°, 225°) and W [225°, 315°)."
+)
+Q_DIRECTION8 = Wording(
+    "In which direction (N, NE, E, SE, S, SW, W or NW) does {b} lie as seen from {a}? "
+    + REF_NOTE
+    + " Here each direction covers the 45° sector centred on it (N = [337.5°, 22.5°))."
+)
+Q_BEARING = Wording(
+    "What is the bearing from {a} to {b}, in degrees clockwise from grid north? "
+    + REF_NOTE
+    + " Give a value in [0, 360)."
+)
+Q_RELATIVE = Wording(
+    "An observer stands at {a} and moves along heading {heading:g}° (clockwise from grid north). "
+    "Relative to the observer, is {b} ahead, behind, left or right? "
+    + REF_NOTE
+    + " Ahead means within 45° of the heading, behind within 45° of the opposite direction.",
+    heading=NUMBER,
+)
+Q_AXIS = Wording(
+    "Which axis best describes the orientation of road {a}, taken as the straight line from "
+    "its first vertex to its last: N-S, NE-SW, E-W or NW-SE? Axes are 45° wide, centred on "
+    "0°, 45°, 90° and 135° clockwise from grid north (+y)."
+)
 
 
-def _partner(ctx: Ctx, anchor, kinds=("poi", "building")):
+def _partner(ctx: BuildContext, anchor, kinds=("poi", "building")):
     a = ref_point(anchor.geom)
     cands = []
     for k in kinds:
@@ -52,19 +81,15 @@ def _class_qa(ctx, anchor, scheme: str):
     answer = labels[idx]
     if n == 4:
         distractors = [d for d in labels if d != answer]
-        opts = "N, E, S or W"
-        sectors = "N covers [315°, 45°), E [45°, 135°), S [135°, 225°) and W [225°, 315°)"
     else:
         # Both neighbouring sectors (the near misses) and the opposite one.
         distractors = [labels[(idx - 1) % 8], labels[(idx + 1) % 8], labels[(idx + 4) % 8]]
-        opts = "N, NE, E, SE, S, SW, W or NW"
-        sectors = "each direction covers the 45° sector centred on it (N = [337.5°, 22.5°))"
     choices, letter = mcq(ctx.rng, answer, distractors)
-    q = f"In which direction ({opts}) does F1 lie as seen from F0? {REF_NOTE} Here {sectors}."
+    question = Q_DIRECTION4 if n == 4 else Q_DIRECTION8
     return QAItem(
         scene,
-        q,
-        f"direction{n}",
+        question.render(a="F0", b="F1"),
+        AnswerType.DIRECTION4 if n == 4 else AnswerType.DIRECTION8,
         answer,
         choices,
         letter,
@@ -109,7 +134,8 @@ def _class_edit(ctx, anchor, scheme: str):
     "north) falls in N [315, 45), E [45, 135), S [135, 225) or W [225, 315). "
     "Instances keep a margin of at least 5 degrees from a sector edge.",
     question_forms="In which direction (N, E, S or W) does F1 lie as seen from F0?",
-    answer_type="direction4",
+    questions=(Q_DIRECTION4,),
+    answer_type=AnswerType.DIRECTION4,
     distractor_rule="The three other cardinal directions.",
     edit_constraints="F0 must lie in a stated 4-way direction of F1 (solved by rotating F0 "
     "about F1's centroid), with bounded displacement.",
@@ -127,7 +153,8 @@ class Cardinal4:
     definition="The 8-way direction of ref(B) from ref(A): 45-degree sectors centred on N, "
     "NE, E, SE, S, SW, W, NW. Margin of at least 4 degrees from a sector edge.",
     question_forms="In which direction (N, NE, E, SE, S, SW, W or NW) does F1 lie from F0?",
-    answer_type="direction8",
+    questions=(Q_DIRECTION8,),
+    answer_type=AnswerType.DIRECTION8,
     distractor_rule="The two neighbouring sectors and the opposite one.",
     edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
     anchor_kinds=("poi", "building"),
@@ -144,7 +171,8 @@ class Cardinal8:
     definition="The bearing from ref(A) to ref(B) in degrees clockwise from grid north "
     "(+y of the task CRS), in [0, 360). Tolerance 1 degree, circular.",
     question_forms="What is the bearing from F0 to F1, in degrees clockwise from grid north?",
-    answer_type="bearing",
+    questions=(Q_BEARING,),
+    answer_type=AnswerType.BEARING,
     distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
     "degrees (all options at least 20 degrees apart).",
     edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
@@ -164,12 +192,17 @@ class Bearing:
         b = oracle.bearing(scene.geom("F0"), scene.geom("F1"))
         offs = ctx.rng.sample([20, -20, 45, -45, 90, 180], 3)
         choices, letter = mcq(ctx.rng, f"{b:.1f}°", [f"{(b + o) % 360:.1f}°" for o in offs])
-        q = (
-            f"What is the bearing from F0 to F1, in degrees clockwise from grid north? {REF_NOTE} "
-            f"Give a value in [0, 360)."
-        )
+        q = Q_BEARING.render(a="F0", b="F1")
         return QAItem(
-            scene, q, "bearing", round(b, 3), choices, letter, [fact(scene, "bearing", "F0", "F1")], {}, prov
+            scene,
+            q,
+            AnswerType.BEARING,
+            round(b, 3),
+            choices,
+            letter,
+            [fact(scene, "bearing", "F0", "F1")],
+            {},
+            prov,
         )
 
     @staticmethod
@@ -209,7 +242,8 @@ class Bearing:
     "behind [135, 225), left [225, 315). Margin of at least 5 degrees.",
     question_forms="An observer at F0 moves along heading h. Is F1 ahead, behind, to the "
     "left or to the right?",
-    answer_type="relative_direction",
+    questions=(Q_RELATIVE,),
+    answer_type=AnswerType.RELATIVE_DIRECTION,
     distractor_rule="The three other relative directions.",
     edit_constraints="F0 must lie on a stated side (ahead/behind/left/right) of an observer "
     "at F1 with heading h (solved by rotating F0 about F1's centroid).",
@@ -231,15 +265,11 @@ class Relative:
             return None
         answer = RELATIVE[idx]
         choices, letter = mcq(ctx.rng, answer, [r for r in RELATIVE if r != answer])
-        q = (
-            f"An observer stands at F0 and moves along heading {h:g}° (clockwise from grid north). "
-            f"Relative to the observer, is F1 ahead, behind, left or right? {REF_NOTE} Ahead means "
-            f"within 45° of the heading, behind within 45° of the opposite direction."
-        )
+        q = Q_RELATIVE.render(a="F0", b="F1", heading=h)
         return QAItem(
             scene,
             q,
-            "relative_direction",
+            AnswerType.RELATIVE_DIRECTION,
             answer,
             choices,
             letter,
@@ -284,7 +314,8 @@ def _straight_road(f) -> bool:
     "[67.5, 112.5) or NW-SE [112.5, 157.5). Only near-straight roads (chord >= 90 % "
     "of length) with a margin of at least 5 degrees.",
     question_forms="Which axis best describes the orientation of road F0: N-S, NE-SW, E-W or " "NW-SE?",
-    answer_type="axis",
+    questions=(Q_AXIS,),
+    answer_type=AnswerType.AXIS,
     distractor_rule="The three other axes.",
     edit_constraints="Road F0 must run along a stated axis (solved by rotating F0 about its "
     "centroid), its centroid staying within 1 m.",
@@ -305,15 +336,10 @@ class Axial:
             return None
         answer = AXES[idx]
         choices, letter = mcq(ctx.rng, answer, [a for a in AXES if a != answer])
-        q = (
-            "Which axis best describes the orientation of road F0, taken as the straight line from "
-            "its first vertex to its last: N-S, NE-SW, E-W or NW-SE? Axes are 45° wide, centred on "
-            "0°, 45°, 90° and 135° clockwise from grid north (+y)."
-        )
         return QAItem(
             scene,
-            q,
-            "axis",
+            Q_AXIS.render(a="F0"),
+            AnswerType.AXIS,
             answer,
             choices,
             letter,

@@ -5,15 +5,13 @@ F0 so the relation holds (exact relations judged with the documented eps = 0.05 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import shapely
-from shapely import affinity
-from shapely.geometry import Polygon
 
 from scoring import oracle
-from scoring.extract import snap_to_grid
 from scoring.oracle import EDIT_EPS
-from scoring.relations.base import Ctx, Member, relation
+from scoring.relations.base import BuildContext, Member, relation
 from scoring.relations.common import (
     classify,
     edit_item,
@@ -25,9 +23,33 @@ from scoring.relations.common import (
     translated,
     which_one_qa,
 )
+from scoring.relations.constructions import boundary_covered_copies, equal_copy, near_copies
+from scoring.vocab import AnswerType, Family
+from scoring.wording import FEATURE_IDS, Wording
 
-FAMILY = "topology"
+FAMILY = Family.TOPOLOGY
 NEG_ALL = ("disjoint", "touch", "inside", "boundary_covered", "overlap", "cross", "equal")
+
+
+def _which_one(phrase: str) -> Wording:
+    """The topology question: exactly one of the candidates {ids} has the relation with {a}."""
+    return Wording(
+        f"Exactly one of the features {{ids}} {phrase}. Which one? Answer with its feature id.",
+        ids=FEATURE_IDS,
+    )
+
+
+Q_EQUAL = _which_one("is topologically equal to {a} (the same point set, whatever the vertex order)")
+Q_DISJOINT = _which_one("is disjoint from {a} (shares no point with it)")
+Q_INTERSECTS = _which_one("intersects {a} (shares at least one point with it)")
+Q_TOUCHES = _which_one("touches {a} (their boundaries meet but their interiors do not intersect)")
+Q_CROSSES = _which_one(
+    "crosses {a} (their interiors meet in points, or the road runs both inside and outside the area)"
+)
+Q_WITHIN = _which_one("lies within {a}")
+Q_OVERLAPS = _which_one("overlaps {a} (the interiors intersect and each has a part outside the other)")
+Q_BOUNDARY_COVERED = _which_one("is covered by {a} while touching {a}'s boundary (no part outside {a})")
+Q_CONTAINED_PROPERLY = _which_one("lies in the interior of {a} without touching its boundary")
 
 
 def _predicate_facts(measure: str):
@@ -55,26 +77,25 @@ def _predicate_facts(measure: str):
     return facts
 
 
-def _classified(ctx: Ctx, anchor, kinds, radius, extra: list[Member] = ()):
+def _classified(ctx: BuildContext, anchor, kinds, radius, extra: Sequence[Member] = ()):
     a = anchor.geom
     pool = [Member.of(f) for f in neighbours(ctx, anchor, kinds, radius)] + list(extra)
     return [(m, classify(m.geom, a)) for m in pool]
 
 
-def _qa(ctx, anchor, kinds, radius, positive, negative, phrase, measure, extra=()):
+def _qa(ctx, anchor, kinds, radius, positive, negative, question: Wording, measure, extra=()):
     cls = _classified(ctx, anchor, kinds, radius, extra)
     pos = [m for m, c in cls if c in positive]
     neg = [m for m, c in cls if c in negative]
     # Prefer near misses: negatives that intersect or lie close to F0.
     neg.sort(key=lambda m: m.geom.distance(anchor.geom))
     neg = neg[:8]
-    q = f"Exactly one of the features {{ids}} {phrase}. Which one? " f"Answer with its feature id."
     return which_one_qa(
         ctx,
         Member.of(anchor),
         pos,
         neg,
-        q,
+        question,
         _predicate_facts(measure),
         margin={
             "clear_gap_m": 1.0,
@@ -82,97 +103,6 @@ def _qa(ctx, anchor, kinds, radius, positive, negative, phrase, measure, extra=(
             "classes": sorted({c for _, c in cls if c != "ambiguous"}),
         },
     )
-
-
-# ---------------------------------------------------------------- constructions
-
-
-def equal_copy(m: Member) -> Member | None:
-    """A topologically equal copy with a different vertex sequence: the ring starts at another
-    vertex and runs the other way. (An extra vertex on an edge would not survive the 1 cm grid
-    exactly, so none is added.)"""
-    g = m.geom
-    if g.geom_type != "Polygon" or g.interiors:
-        return None
-    ring = list(g.exterior.coords)[:-1]
-    if len(ring) < 3:
-        return None
-    ring = ring[::-1]
-    start = len(ring) // 2
-    ring = ring[start:] + ring[:start]
-    copy = Polygon(ring)
-    if not copy.equals(g) or copy.equals_exact(g, 0):
-        return None
-    return Member(
-        m.kind,
-        copy,
-        {},
-        m.source,
-        "copy of the source with its ring starting at " "another vertex and reversed (topologically equal)",
-    )
-
-
-def near_copies(m: Member, rng) -> list[Member]:
-    """Copies that are visibly not equal: shifted, shrunk and rotated versions."""
-    g = m.geom
-    ang = rng.uniform(0, 2 * math.pi)
-    s = rng.uniform(1.5, 3.0)
-    return [
-        Member(
-            m.kind,
-            affinity.translate(g, s * math.cos(ang), s * math.sin(ang)),
-            {},
-            m.source,
-            f"copy of the source shifted by {s:.2f} m",
-        ),
-        Member(
-            m.kind,
-            affinity.scale(g, 0.8, 0.8, origin="centroid"),
-            {},
-            m.source,
-            "copy of the source scaled by 0.8 about its centroid",
-        ),
-        Member(
-            m.kind,
-            affinity.rotate(g, rng.choice([-12, 12]), origin="centroid"),
-            {},
-            m.source,
-            "copy of the source rotated by 12 degrees about its centroid",
-        ),
-    ]
-
-
-def boundary_covered_copies(ctx: Ctx, area, inner: list) -> list[Member]:
-    """Buildings inside an area moved so that one of their vertices coincides with an area
-    vertex while staying covered: exact boundary coverage that survives the 1 cm grid."""
-    out = []
-    ring = list(area.geom.exterior.coords)[:-1]
-    for b in inner[:6]:
-        done = False
-        for v in ring[:: max(1, len(ring) // 12)]:
-            for u in list(b.geom.exterior.coords)[:-1]:
-                moved = affinity.translate(b.geom, v[0] - u[0], v[1] - u[1])
-                moved = snap_to_grid(moved)
-                if (
-                    moved.is_valid
-                    and oracle.boundary_covered(moved, area.geom)
-                    and moved.intersection(area.geom.boundary).length == 0
-                ):
-                    out.append(
-                        Member(
-                            b.kind,
-                            moved,
-                            {},
-                            b.uid,
-                            "building moved so a vertex lies on a vertex of the area's "
-                            "boundary, still covered by the area",
-                        )
-                    )
-                    done = True
-                    break
-            if done:
-                break
-    return out
 
 
 # ---------------------------------------------------------------- edits
@@ -199,7 +129,8 @@ def _pick(ctx, items, n=1):
     "(DE-9IM T*F**FFF*), whatever the vertex order or redundant vertices.",
     question_forms="Which one of F1-F4 is topologically equal to F0? (open: a feature id; "
     "MCQ: the four ids)",
-    answer_type="feature_id",
+    questions=(Q_EQUAL,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Constructed near-equal copies of F0: shifted 1.5-3 m, scaled by 0.8, "
     "rotated 12 degrees; or a real neighbour.",
     edit_constraints="F0 (a displaced copy of F1) must become equal to F1 within eps "
@@ -221,7 +152,7 @@ class Equality:
             15,
             ("equal",),
             ("overlap", "inside", "disjoint", "touch"),
-            "is topologically equal to F0 (the same point set, whatever the vertex order)",
+            Q_EQUAL,
             "equals",
             extra,
         )
@@ -242,8 +173,8 @@ class Equality:
 
             made = make_scene(ctx, [moved, m])
             if made:
-                sc = made[0]
-                c0, c1 = sc.geom("F0").centroid, sc.geom("F1").centroid
+                candidate = made[0]
+                c0, c1 = candidate.geom("F0").centroid, candidate.geom("F1").centroid
                 yield [{"op": "translate", "dx": round(c1.x - c0.x, 3), "dy": round(c1.y - c0.y, 3)}]
             yield [{"op": "translate", "dx": round(dx, 3), "dy": round(dy, 3)}]
 
@@ -256,7 +187,8 @@ class Equality:
     FAMILY,
     definition="A and B are disjoint when they share no point (DE-9IM FF*FF****).",
     question_forms="Which one of F1-F4 is disjoint from F0?",
-    answer_type="feature_id",
+    questions=(Q_DISJOINT,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Features that clearly intersect F0 (inside, overlapping, crossing, " "touching).",
     edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
     "bounded displacement.",
@@ -272,7 +204,7 @@ class Disjointness:
             40,
             ("disjoint",),
             ("inside", "overlap", "cross", "touch", "boundary_covered"),
-            "is disjoint from F0 (shares no point with it)",
+            Q_DISJOINT,
             "disjoint",
         )
 
@@ -305,7 +237,8 @@ def _escape_distance(g, a) -> float:
     FAMILY,
     definition="A and B intersect when they share at least one point (not disjoint).",
     question_forms="Which one of F1-F4 intersects F0?",
-    answer_type="feature_id",
+    questions=(Q_INTERSECTS,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Nearby features that are clearly disjoint from F0 (gap >= 1 m).",
     edit_constraints="F0 (disjoint from F1) must come to intersect F1 while staying disjoint "
     "from F2, with bounded displacement.",
@@ -321,7 +254,7 @@ class Intersection:
             40,
             ("inside", "overlap", "cross"),
             ("disjoint",),
-            "intersects F0 (shares at least one point with it)",
+            Q_INTERSECTS,
             "intersects",
         )
 
@@ -346,7 +279,8 @@ class Intersection:
     definition="A touches B when their boundaries meet but their interiors do not "
     "intersect (OGC touches).",
     question_forms="Which one of F1-F4 touches F0?",
-    answer_type="feature_id",
+    questions=(Q_TOUCHES,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Neighbours that are disjoint by >= 1 m, overlapping, or crossing.",
     edit_constraints="F0 must touch F1 within eps = 0.05 m (distance <= eps, interiors "
     "shrunk by eps disjoint) and stay disjoint from F2.",
@@ -363,7 +297,7 @@ class Touching:
             40,
             ("touch",),
             ("disjoint", "overlap", "cross"),
-            "touches F0 (their boundaries meet but their interiors do not intersect)",
+            Q_TOUCHES,
             "touches",
         )
 
@@ -395,7 +329,8 @@ class Touching:
     "dimension than the higher of the two, and A is not contained in B; for two "
     "roads, they meet at interior points of both.",
     question_forms="Which one of F1-F4 crosses F0?",
-    answer_type="feature_id",
+    questions=(Q_CROSSES,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Roads that only touch F0 (meet at an endpoint) or are disjoint; for "
     "area anchors, roads lying inside.",
     edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded " "displacement.",
@@ -411,8 +346,7 @@ class Crossing:
             40,
             ("cross",),
             ("touch", "disjoint", "inside"),
-            "crosses F0 (their interiors meet in points, or the road runs both inside and "
-            "outside the area)",
+            Q_CROSSES,
             "crosses",
         )
 
@@ -437,7 +371,8 @@ class Crossing:
     definition="A is within B (OGC within): no point of A lies outside B and the "
     "interiors intersect (T*F**F***).",
     question_forms="Which one of F1-F4 lies within F0?",
-    answer_type="feature_id",
+    questions=(Q_WITHIN,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Features outside F0, straddling its boundary, or touching it.",
     edit_constraints="F0 (outside area or building F1) must come to lie within F1, with "
     "bounded displacement.",
@@ -453,7 +388,7 @@ class Within:
             40,
             ("inside",),
             ("disjoint", "overlap", "cross", "touch"),
-            "lies within F0",
+            Q_WITHIN,
             "within",
         )
 
@@ -477,7 +412,8 @@ class Within:
     definition="A overlaps B (OGC overlaps): same dimension, the interiors intersect, and "
     "each has a part outside the other.",
     question_forms="Which one of F1-F4 overlaps F0?",
-    answer_type="feature_id",
+    questions=(Q_OVERLAPS,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Polygons inside F0, covered by it while touching its boundary, "
     "touching it, or disjoint.",
     edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded " "displacement.",
@@ -501,7 +437,7 @@ class Overlap:
             40,
             ("overlap",),
             ("inside", "boundary_covered", "touch", "disjoint"),
-            "overlaps F0 (the interiors intersect and each has a part outside the other)",
+            Q_OVERLAPS,
             "overlaps",
             extra,
         )
@@ -527,7 +463,8 @@ class Overlap:
     definition="A is boundary-covered by B when A is covered by B (no point of A outside "
     "B), A touches B's boundary, and A is not equal to B.",
     question_forms="Which one of F1-F4 is covered by F0 while touching F0's boundary?",
-    answer_type="feature_id",
+    questions=(Q_BOUNDARY_COVERED,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Buildings properly inside F0 (>= 1 m from its boundary), straddling " "it, or outside.",
     edit_constraints="F0 (properly inside F1) must be moved to touch F1's boundary from "
     "inside: covered by F1 grown by eps and within eps of its boundary.",
@@ -550,7 +487,7 @@ class BoundaryCoverage:
             40,
             ("boundary_covered",),
             ("inside", "overlap", "disjoint", "touch"),
-            "is covered by F0 while touching F0's boundary (no part outside F0)",
+            Q_BOUNDARY_COVERED,
             "boundary_covered",
             extra[:2],
         )
@@ -578,7 +515,8 @@ class BoundaryCoverage:
     definition="A lies in B's interior: B contains A properly (no point of A on B's "
     "boundary or outside B), so A cannot equal B.",
     question_forms="Which one of F1-F4 lies in the interior of F0 without touching its " "boundary?",
-    answer_type="feature_id",
+    questions=(Q_CONTAINED_PROPERLY,),
+    answer_type=AnswerType.FEATURE_ID,
     distractor_rule="Buildings covered by F0 but touching its boundary (the near miss), "
     "straddling it, or outside.",
     edit_constraints="F0 (straddling or touching F1's boundary) must lie in F1's interior "
@@ -602,7 +540,7 @@ class ContainsProperly:
             40,
             ("inside",),
             ("boundary_covered", "overlap", "disjoint", "touch"),
-            "lies in the interior of F0 without touching its boundary",
+            Q_CONTAINED_PROPERLY,
             "contained_properly",
             extra[:2],
         )

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
+from tqdm import tqdm
+
+from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_instance
@@ -30,50 +32,33 @@ class RenderSummary:
         return len(self.rendered) / self.seconds if self.seconds > 0 else float("nan")
 
 
-def read_manifest(bench_dir: Path) -> dict[str, Any]:
-    manifest, _ = load_manifest(bench_dir)
-    try:
-        epsg = int(manifest["crs"]["epsg"])
-    except (KeyError, TypeError, ValueError):
-        raise InputError(f"{bench_dir / 'manifest.json'}: invalid manifest (needs crs.epsg)") from None
-    manifest["_epsg"] = epsg
-    return manifest
-
-
-def load_benchmark(bench_dir: str | Path, ids: Iterable[str] | None = None):
-    """(manifest, instances, ContextIndex) of a benchmark directory."""
-    bench_dir = Path(bench_dir)
-    manifest = read_manifest(bench_dir)
-    instances = list(iter_instances(bench_dir))
+def load_render_inputs(
+    bench: Benchmark | str | Path, ids: Iterable[str] | None = None
+) -> tuple[Benchmark, list[dict], ContextIndex]:
+    """(benchmark, the instances to draw: all or ``ids`` in that order, its context index)."""
+    bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
+    instances = bench.select(ids) if ids else bench.all_instances()
     if not instances:
-        raise InputError(f"no instances in {bench_dir} (expected {' or '.join(TASK_FILES.values())})")
-    if ids:
-        wanted = list(dict.fromkeys(ids))
-        by_id = {i["id"]: i for i in instances}
-        missing = [i for i in wanted if i not in by_id]
-        if missing:
-            raise InputError(f"unknown instance id(s): {', '.join(missing[:5])}")
-        instances = [by_id[i] for i in wanted]
-    context = ContextIndex.from_file(bench_dir / "context.geojsonl", manifest["_epsg"])
-    return manifest, instances, context
+        raise InputError(f"no instances in {bench.path} (expected {' or '.join(TASK_FILES.values())})")
+    return bench, instances, ContextIndex.from_file(bench.context_path, bench.epsg)
 
 
 # ---- worker side -------------------------------------------------------------------------------
-_W: dict[str, Any] = {}
+_WORKER_STATE: dict[str, Any] = {}
 
 
 def _init_worker(context_path: str, epsg: int, out_dir: str) -> None:
-    _W["context"] = ContextIndex.from_file(context_path, epsg)
-    _W["out"] = out_dir
+    _WORKER_STATE["context"] = ContextIndex.from_file(context_path, epsg)
+    _WORKER_STATE["out"] = out_dir
 
 
 def _work(instance: dict[str, Any]) -> str:
-    render_instance(instance, _W["context"], _W["out"])
+    render_instance(instance, _WORKER_STATE["context"], _WORKER_STATE["out"])
     return instance["id"]
 
 
 def render_benchmark(
-    bench_dir: str | Path,
+    bench_dir: Benchmark | str | Path,
     jobs: int | None = None,
     progress: bool = True,
     ids: Iterable[str] | None = None,
@@ -83,11 +68,8 @@ def render_benchmark(
 
     Workers are started with the 'spawn' method (safe even when the parent holds a QGIS/Qt
     application) and each loads the context index once."""
-    from tqdm import tqdm
-
-    bench_dir = Path(bench_dir)
-    manifest, instances, context = load_benchmark(bench_dir, ids)
-    out = Path(out_dir) if out_dir else bench_dir / "maps"
+    bench, instances, context = load_render_inputs(bench_dir, ids)
+    out = Path(out_dir) if out_dir else bench.maps_dir
     out.mkdir(parents=True, exist_ok=True)
     jobs = max(1, int(jobs or os.cpu_count() or 1))
     jobs = min(jobs, len(instances))
@@ -106,7 +88,7 @@ def render_benchmark(
             with ctx.Pool(
                 jobs,
                 initializer=_init_worker,
-                initargs=(str(bench_dir / "context.geojsonl"), manifest["_epsg"], str(out)),
+                initargs=(str(bench.context_path), bench.epsg, str(out)),
             ) as pool:
                 for iid in pool.imap_unordered(_work, instances, chunksize=chunk):
                     summary.rendered.append(iid)

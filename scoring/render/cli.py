@@ -32,6 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    # matplotlib loads only when maps are drawn, not whenever the CLI builds its parser
     from scoring.render.batch import render_benchmark
 
     if args.jobs is not None and args.jobs < 1:

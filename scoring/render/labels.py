@@ -98,9 +98,9 @@ def anchor_points(geom) -> list[tuple[tuple[float, float], float]]:
             out.append(((p.x, p.y), 4.0))
         return out
     # lines
-    fracs = (0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92)
+    line_fracs = (0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92)
     out = []
-    for i, f in enumerate(fracs):
+    for i, f in enumerate(line_fracs):
         p = geom.interpolate(f, normalized=True)
         out.append(((p.x, p.y), 2.0 * i))
     return out
@@ -140,6 +140,64 @@ def _candidates(item: LabelItem):
     return arr
 
 
+class _CandidateTests:
+    """The collision tests of one item's candidate boxes, computed for a subset of them only:
+    most candidates of a map never need testing once a cheaper one is known to be free."""
+
+    def __init__(self, item, c, boxes, obstacles, placed_boxes, leaders, soft_polygons):
+        self.item, self.c, self.boxes = item, c, boxes
+        others = [obstacles[k] for k in obstacles if k != item.fid]
+        # each union is tested against a few hundred candidate boxes: prepare it once
+        self.others_u = _prepared(shapely.union_all(others)) if others else None
+        own = obstacles.get(item.fid)
+        self.own = _prepared(own) if own is not None else None
+        self.placed = (
+            _prepared(shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes]))
+            if placed_boxes
+            else None
+        )
+        self.leaders = shapely.union_all(leaders) if leaders else None
+        self.soft = [poly for k, poly in soft_polygons.items() if k != item.fid]
+        self.near = None
+
+    def _hit(self, geom, idx: np.ndarray) -> np.ndarray:
+        return shapely.intersects(self.boxes[idx], geom) if geom is not None else np.zeros(len(idx), bool)
+
+    def hits(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(own feature, other features, placed labels and furniture) hit by boxes idx."""
+        hit_own = self._hit(self.own, idx)
+        geom = self.item.geom
+        if is_large_polygon(geom):
+            # covering too much of its own polygon counts as hitting it (only tested where
+            # the box is clear of the outline, hence inside or outside the polygon)
+            free = idx[~hit_own]
+            cover = shapely.area(shapely.intersection(self.boxes[free], geom)) / geom.area
+            hit_own[~hit_own] = cover > MAX_POLYGON_COVER
+        return hit_own, self._hit(self.others_u, idx), self._hit(self.placed, idx)
+
+    def cost(self, idx: np.ndarray) -> np.ndarray:
+        cost = self.c[idx, 5].copy()
+        if self.others_u is not None:
+            # prefer positions that are not right next to another feature (ambiguous labels)
+            if self.near is None:
+                self.near = _prepared(self.others_u.buffer(16, quad_segs=2))
+            cost += 15.0 * shapely.intersects(self.boxes[idx], self.near)
+        for poly in self.soft:
+            cost += 25.0 * shapely.intersects(self.boxes[idx], poly)
+        return cost
+
+    def leader_crosses(self, i: int, w: float, h: float) -> bool:
+        """Whether the leader of displaced candidate i crosses a label or another feature."""
+        ax_, ay_, x0, y0 = self.c[i, 2], self.c[i, 3], self.c[i, 0], self.c[i, 1]
+        end = (np.clip(ax_, x0, x0 + w), np.clip(ay_, y0, y0 + h))
+        lg = shapely.linestrings(np.array([[[ax_, ay_], end]]))
+        return any(
+            bool(shapely.intersects(lg, g)[0])
+            for g in (self.placed, self.others_u, self.leaders)
+            if g is not None
+        )
+
+
 def place_labels(
     items: Sequence[LabelItem],
     bounds: Box,
@@ -152,6 +210,10 @@ def place_labels(
     obstacles: feature id -> pixel geometry labels must not touch (all features, own included).
     soft_polygons: feature id -> large polygon whose interior labels of OTHER features should
     avoid if they can (penalty only).
+
+    The cheapest free candidate (ties: the first generated) is found by testing the candidates
+    inside `bounds` for collisions, then their leaders in order of cost until one is clear;
+    only when none is free are all candidates tested, to minimise the damage.
     """
     soft_polygons = soft_polygons or {}
     placed: dict[str, Placement] = {}
@@ -164,58 +226,30 @@ def place_labels(
         x0, y0 = c[:, 0], c[:, 1]
         boxes = shapely.box(x0, y0, x0 + w, y0 + h)
         inside = (x0 >= bx0) & (y0 >= by0) & (x0 + w <= bx1) & (y0 + h <= by1)
-        others = [obstacles[k] for k in obstacles if k != item.fid]
-        # each union is tested against a few hundred candidate boxes: prepare it once
-        others_u = _prepared(shapely.union_all(others)) if others else None
-        own = obstacles.get(item.fid)
-        hit_own = shapely.intersects(boxes, _prepared(own)) if own is not None else np.zeros(len(c), bool)
-        hit_others = shapely.intersects(boxes, others_u) if others else np.zeros(len(c), bool)
-        if placed_boxes:
-            pb = _prepared(shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes]))
-            hit_labels = shapely.intersects(boxes, pb)
-        else:
-            hit_labels = np.zeros(len(c), bool)
-        cost = c[:, 5].copy()
-        if others:
-            # prefer positions that are not right next to another feature (ambiguous labels)
-            near = _prepared(others_u.buffer(16, quad_segs=2))
-            cost += 15.0 * shapely.intersects(boxes, near)
-        if is_large_polygon(item.geom):
-            cover = shapely.area(shapely.intersection(boxes, item.geom)) / item.geom.area
-            hit_own |= cover > MAX_POLYGON_COVER
-        for k, poly in soft_polygons.items():
-            if k != item.fid:
-                cost += 25.0 * shapely.intersects(boxes, poly)
-        # leaders must not cross other labels or other features' drawn geometry
-        disp = c[:, 6] > 0
-        leader_bad = np.zeros(len(c), bool)
-        ok = inside & ~hit_own & ~hit_others & ~hit_labels
-        if disp.any():
-            idx = np.nonzero(disp & ok)[0]
-            if len(idx):
-                ax_, ay_ = c[idx, 2], c[idx, 3]
-                bx_ = np.clip(ax_, x0[idx], x0[idx] + w)
-                by_ = np.clip(ay_, y0[idx], y0[idx] + h)
-                lg = shapely.linestrings(
-                    np.stack([np.column_stack([ax_, ay_]), np.column_stack([bx_, by_])], axis=1)
-                )
-                crossing = np.zeros(len(idx), bool)
-                if placed_boxes:
-                    crossing |= shapely.intersects(lg, pb)
-                if others:
-                    crossing |= shapely.intersects(lg, others_u)
-                if leaders:
-                    crossing |= shapely.intersects(lg, shapely.union_all(leaders))
-                leader_bad[idx] = crossing
-        ok &= ~leader_bad
-        fallback = False
-        if ok.any():
-            i = int(np.argmin(np.where(ok, cost, np.inf)))
-        else:
+        tests = _CandidateTests(item, c, boxes, obstacles, placed_boxes, leaders, soft_polygons)
+        idx = np.flatnonzero(inside)
+        hit_own, hit_others, hit_labels = tests.hits(idx)
+        free = idx[~hit_own & ~hit_others & ~hit_labels]
+        choice = None
+        if len(free):
+            for i in free[np.argsort(tests.cost(free), kind="stable")]:
+                if not c[i, 6] or not tests.leader_crosses(int(i), w, h):
+                    choice = int(i)
+                    break
+        fallback = choice is None
+        if choice is None:
             # relax: keep inside the bounds and off the labelled feature; minimise the damage
-            fallback = True
-            penalty = cost + 1000.0 * hit_others + 2000.0 * hit_labels + 4000.0 * hit_own + 8000.0 * ~inside
-            i = int(np.argmin(penalty))
+            every = np.arange(len(c))
+            hit_own, hit_others, hit_labels = tests.hits(every)
+            penalty = (
+                tests.cost(every)
+                + 1000.0 * hit_others
+                + 2000.0 * hit_labels
+                + 4000.0 * hit_own
+                + 8000.0 * ~inside
+            )
+            choice = int(np.argmin(penalty))
+        i = choice
         bb = (float(x0[i]), float(y0[i]), float(x0[i] + w), float(y0[i] + h))
         anchor = (float(c[i, 2]), float(c[i, 3]))
         displaced = bool(c[i, 6] > 0)
@@ -254,7 +288,8 @@ def place_box(
     touching neither obstacles nor blocked boxes; otherwise the one overlapping them least.
     With `near`, free slots are ranked by distance to that point instead of by order."""
     w, h = size
-    best, best_key = None, None
+    best: Box = (0.0, 0.0, w, h)  # replaced by the first slot: `slots` is never empty
+    best_key = None
     blk = shapely.union_all([box(*b).buffer(6, join_style=2) for b in blocked]) if blocked else None
     for order, (x0, y0) in enumerate(slots):
         x0 = min(max(x0, bounds[0]), bounds[2] - w)

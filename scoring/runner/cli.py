@@ -1,17 +1,21 @@
-"""`spatialgap run` and `spatialgap serve-agent` (registered through add_parser).
-
-Also runnable on its own: ``python -m scoring.runner.cli run ...``.
-"""
+"""`spatialgap run` and `spatialgap serve-agent` (registered through add_parser)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import InputError
+from scoring.runner.agents import serve
+from scoring.runner.config import KINDS, OMITTABLE, ModelSpec, get_model
+from scoring.runner.run import run_benchmark
+from scoring.vocab import MODALITIES, QA_FORMS, TASKS
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "run",
         help="send a benchmark to a model endpoint (concurrent, resumable)",
@@ -34,16 +38,14 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--kind",
-        choices=("openai", "ollama"),
+        choices=KINDS,
         default="openai",
         help="endpoint protocol with --endpoint (default: openai)",
     )
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
-    p.add_argument("--modality", required=True, choices=("geojson", "image", "together"))
-    p.add_argument("--task", required=True, choices=("qa", "edit"))
-    p.add_argument(
-        "--form", choices=("open", "mcq"), action="append", help="QA form (repeatable; default: both)"
-    )
+    p.add_argument("--modality", required=True, choices=MODALITIES)
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--form", choices=QA_FORMS, action="append", help="QA form (repeatable; default: both)")
     p.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these instance ids")
@@ -57,6 +59,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
     p.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
+    add_generation_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
@@ -79,11 +82,51 @@ def add_parser(subparsers) -> None:
     s.set_defaults(func=cmd_serve_agent)
 
 
-def spec_from_args(args):
-    from dataclasses import replace
+def add_generation_options(p: argparse.ArgumentParser) -> None:
+    """Generation parameters, each settable or left out of the request (reasoning models reject
+    temperature != 1 and want max_completion_tokens instead of max_tokens)."""
+    p.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="max_tokens (default 1024)")
+    p.add_argument(
+        "--max-completion-tokens",
+        type=int,
+        metavar="N",
+        help="send max_completion_tokens instead of max_tokens (o-series, GPT-5 family)",
+    )
+    p.add_argument("--seed", type=int, metavar="N", help="sampling seed (default 0)")
+    p.add_argument(
+        "--omit",
+        metavar="PARAMS",
+        help=f"comma-separated parameters not to send at all ({', '.join(OMITTABLE)})",
+    )
 
-    from scoring.runner.config import ModelSpec, get_model
 
+def generation_overrides(args: argparse.Namespace) -> tuple[dict, list[str]]:
+    """(parameters set on the command line, parameters to leave out)."""
+    params = {
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "max_completion_tokens": args.max_completion_tokens,
+        "seed": args.seed,
+    }
+    omit = [o.strip() for o in (args.omit or "").split(",") if o.strip()]
+    return {k: v for k, v in params.items() if v is not None}, omit
+
+
+def apply_overrides(spec: ModelSpec, params: dict, omit: list[str]) -> ModelSpec:
+    """``spec`` with command-line generation parameters set and ``omit`` ones left out."""
+    bad = [o for o in omit if o not in OMITTABLE]
+    if bad:
+        raise InputError(f"--omit: cannot omit {bad[0]!r} (omittable: {', '.join(OMITTABLE)})")
+    if "max_completion_tokens" in params and "max_tokens" not in params:
+        params = {**params, "max_tokens": None}
+    changes: dict[str, Any] = {**{o: None for o in omit}, **params}
+    spec = replace(spec, **changes)
+    spec.validate("options")
+    return spec
+
+
+def spec_from_args(args: argparse.Namespace) -> ModelSpec:
     if args.config:
         spec = get_model(args.config, args.model)
         if args.api_key_env:
@@ -92,20 +135,14 @@ def spec_from_args(args):
         spec = ModelSpec.from_endpoint(args.endpoint, args.model, args.api_key_env, kind=args.kind)
     else:
         raise InputError("--model needs either --config FILE or --endpoint URL")
-    overrides = {}
     if args.concurrency is not None:
-        overrides["concurrency"] = args.concurrency
+        spec = replace(spec, concurrency=args.concurrency)
     if args.timeout is not None:
-        overrides["timeout_s"] = args.timeout
-    if overrides:
-        spec = replace(spec, **overrides)
-    spec.validate("options")
-    return spec
+        spec = replace(spec, timeout_s=args.timeout)
+    return apply_overrides(spec, *generation_overrides(args))
 
 
-def cmd_run(args) -> int:
-    from scoring.runner.run import run_benchmark
-
+def cmd_run(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
     if args.task == "edit" and args.form:
         raise InputError("--form: only for --task qa")
@@ -133,18 +170,5 @@ def cmd_run(args) -> int:
     return 0
 
 
-def cmd_serve_agent(args) -> int:
-    from scoring.runner.agents import serve
-
+def cmd_serve_agent(args: argparse.Namespace) -> int:
     return serve(args.agent, args.host, args.port, args.workers)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m scoring.runner.cli` is the same as `spatialgap`."""
-    from scoring.cli import main as spatialgap_main
-
-    return spatialgap_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,16 +7,25 @@ rate limit exhausted, 4xx with the server's message, garbage body, ...) comes ba
 Classification happens BEFORE any retry:
     429                                  -> wait Retry-After (seconds or HTTP-date) or back off,
                                             and halve the adaptive in-flight limit
-    5xx, 408, timeout, reset, truncated,
+    5xx, 408, reset, truncated,
     empty body, connect                  -> jittered exponential backoff, bounded attempts
+    timeout                              -> retried once (the backend is still computing the
+                                            first copy; more copies only slow it down)
+    401, 403, 400/404 naming the model,
+    404, a request not sendable          -> fatal for the RUN (`RunHealth.stop`): the same
+                                            request fails for every sample
     other 4xx                            -> fatal for the sample (server message recorded)
     too large, not JSON, no content      -> fatal for the sample (recorded)
+
+Retries also draw on one budget per run (`RunHealth`), and a circuit breaker stops the run when
+the first samples all get server errors (a proxy in front of a dead backend).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import datetime as _dt
 import email.utils
 import json
 import math
@@ -27,10 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
+from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
 from scoring.runner.transport import DEFAULT_MAX_BYTES, Response, TransportError, as_async
 
 RETRYABLE_TRANSPORT = ("timeout", "reset", "truncated", "connect")
 DATA_URL_PREFIX = "data:image/png;base64,"
+TIMEOUT_RETRIES = 1
 
 
 # ---- request building ------------------------------------------------------------------------
@@ -59,6 +70,7 @@ def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tup
         for name, value in (
             ("temperature", spec.temperature),
             ("max_tokens", spec.max_tokens),
+            ("max_completion_tokens", spec.max_completion_tokens),
             ("seed", spec.seed),
             ("top_p", spec.top_p),
         ):
@@ -87,7 +99,7 @@ def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tup
     options = {}
     for name, value in (
         ("temperature", spec.temperature),
-        ("num_predict", spec.max_tokens),
+        ("num_predict", spec.max_tokens or spec.max_completion_tokens),
         ("seed", spec.seed),
         ("top_p", spec.top_p),
     ):
@@ -131,16 +143,16 @@ class Outcome:
         return d
 
 
-class ParseFailure(Exception):
+class ResponseParseError(Exception):
     def __init__(self, kind: str, message: str, retryable: bool = False):
         super().__init__(message)
         self.kind, self.message, self.retryable = kind, message, retryable
 
 
 def decode_body(body: bytes, warnings: list[str]) -> Any:
-    """bytes -> JSON value; raises ParseFailure. Records lossy decoding in `warnings`."""
+    """bytes -> JSON value; raises ResponseParseError. Records lossy decoding in `warnings`."""
     if not body.strip():
-        raise ParseFailure("empty_body", "empty response body", retryable=True)
+        raise ResponseParseError("empty_body", "empty response body", retryable=True)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -159,7 +171,7 @@ def decode_body(body: bytes, warnings: list[str]) -> Any:
         return json.loads(text, parse_constant=constant)
     except (json.JSONDecodeError, RecursionError) as exc:
         excerpt = text[:200].replace("\n", " ")
-        raise ParseFailure(
+        raise ResponseParseError(
             "bad_json", f"response is not JSON ({exc.__class__.__name__}): {excerpt!r}"
         ) from None
 
@@ -169,7 +181,8 @@ def _text_of(content: Any) -> tuple[str | None, str | None]:
     if content is None or isinstance(content, str):
         return content, None
     if isinstance(content, list):
-        texts, reasoning = [], []
+        texts: list[str] = []
+        reasoning: list[str] = []
         for p in content:
             if isinstance(p, str):
                 texts.append(p)
@@ -200,21 +213,21 @@ def _clean_usage(raw: dict | None, mapping: dict[str, str]) -> dict[str, int] | 
 
 
 def parse_success(kind: str, data: Any, out: Outcome) -> None:
-    """Fill `out` from a 2xx JSON payload; raises ParseFailure."""
+    """Fill `out` from a 2xx JSON payload; raises ResponseParseError."""
     if not isinstance(data, dict):
-        raise ParseFailure("bad_response", f"response JSON is a {type(data).__name__}, not an object")
+        raise ResponseParseError("bad_response", f"response JSON is a {type(data).__name__}, not an object")
     if "error" in data and data.get("error") and "choices" not in data and "message" not in data:
-        raise ParseFailure("api_error", f"endpoint returned an error: {_error_message(data)}")
+        raise ResponseParseError("api_error", f"endpoint returned an error: {_error_message(data)}")
     model = data.get("model")
     out.endpoint_model = model if isinstance(model, str) else None
     if kind == "openai":
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ParseFailure("bad_response", "response has no choices[0]")
+            raise ResponseParseError("bad_response", "response has no choices[0]")
         choice = choices[0]
         msg = choice.get("message") or {}
         if not isinstance(msg, dict):
-            raise ParseFailure("bad_response", "choices[0].message is not an object")
+            raise ResponseParseError("bad_response", "choices[0].message is not an object")
         text, reasoning = _text_of(msg.get("content"))
         for key in ("reasoning_content", "reasoning", "thinking"):
             if isinstance(msg.get(key), str) and msg[key]:
@@ -234,13 +247,13 @@ def parse_success(kind: str, data: Any, out: Outcome) -> None:
         refusal = msg.get("refusal")
         if text is None:
             if isinstance(refusal, str) and refusal:
-                raise ParseFailure("refusal", f"model refused: {refusal[:300]}")
+                raise ResponseParseError("refusal", f"model refused: {refusal[:300]}")
             out.reasoning = reasoning
-            raise ParseFailure("no_content", "choices[0].message.content is null")
+            raise ResponseParseError("no_content", "choices[0].message.content is null")
     else:
         msg = data.get("message")
         if not isinstance(msg, dict):
-            raise ParseFailure("bad_response", "response has no message object")
+            raise ResponseParseError("bad_response", "response has no message object")
         text, reasoning = _text_of(msg.get("content"))
         if isinstance(msg.get("thinking"), str) and msg["thinking"]:
             reasoning = msg["thinking"]
@@ -250,7 +263,7 @@ def parse_success(kind: str, data: Any, out: Outcome) -> None:
             usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
         out.usage = usage
         if text is None:
-            raise ParseFailure("no_content", "message.content is null")
+            raise ResponseParseError("no_content", "message.content is null")
     out.text, out.reasoning = text, reasoning
 
 
@@ -270,7 +283,7 @@ def server_message(body: bytes) -> str:
     try:
         data = decode_body(body, [])
         msg = _error_message(data)
-    except ParseFailure:
+    except ResponseParseError:
         msg = body[:300].decode("utf-8", errors="replace")
     return " ".join(msg.split())[:500] or "(empty body)"
 
@@ -292,8 +305,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if dt is None:
         return None
     if dt.tzinfo is None:
-        import datetime as _dt
-
         dt = dt.replace(tzinfo=_dt.UTC)
     return max(0.0, dt.timestamp() - (time.time() if now is None else now))
 
@@ -372,8 +383,10 @@ class ChatClient:
         redactor: Redactor | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         rng: random.Random | None = None,
+        health: RunHealth | None = None,
     ):
         self.spec = spec
+        self.health = health or RunHealth(max_retries=spec.max_retries)
         self.transport = as_async(transport)
         self._owns_transport = transport is None
         self.key_provider = key_provider
@@ -405,9 +418,14 @@ class ChatClient:
         *,
         on_retry: Callable[[str], None] | None = None,
         max_connect_retries: int | None = None,
+        sample: str | None = None,
     ) -> Outcome:
         url, headers, body = build_request(self.spec, messages, self.key())
         out = Outcome(ok=False)
+        health, sample = self.health, sample or str(id(messages))
+        if health.stop is not None:
+            out.error = {"kind": "not_sent", "message": f"run stopped: {health.stop.kind}"}
+            return out
         t0 = time.perf_counter()
         max_retries = self.spec.max_retries
         rate_budget = max(max_retries, 8)
@@ -448,28 +466,43 @@ class ChatClient:
                 else:
                     try:
                         parse_success(self.spec.kind, decode_body(resp.body, out.warnings), out)
-                    except ParseFailure as pf:
+                    except ResponseParseError as pf:
                         failure = (pf.kind, pf.message, pf.retryable)
 
             if failure is None:
                 out.ok = True
                 out.error = None
                 self.limiter.on_success()
+                health.success()
                 break
             kind, message, retryable = failure
-            out.error = {"kind": kind, "message": self.redactor.text(message)}
+            message = self.redactor.text(message)
+            out.error = {"kind": kind, "message": message}
             if out.status is not None:
                 out.error["status"] = out.status
+            stop = None
+            if kind == "invalid_request":
+                stop = RunStop(kind, message, "check the configuration (API key, headers)")
+            elif kind == "client_error":
+                stop = fatal_for_run(out.status, message, self.spec)
+            if stop is not None and health.stop is None:
+                health.stop = stop
+            if kind in DOWN_KINDS and not (kind == "connect" and max_connect_retries is not None):
+                health.down(sample, message)
             out.retries[kind] = out.retries.get(kind, 0)
             used = out.retries[kind]
             if kind == "rate_limited":
                 budget = rate_budget
             elif kind == "connect":
                 budget = connect_budget
+            elif kind == "timeout":
+                budget = min(max_retries, TIMEOUT_RETRIES)
             else:
                 budget = max_retries
             total_retries = sum(out.retries.values())
             if not retryable or used >= budget or total_retries >= rate_budget + max_retries:
+                break
+            if health.stop is not None or (kind != "rate_limited" and not health.take_retry()):
                 break
             out.retries[kind] = used + 1
             if kind == "connect" and max_connect_retries is not None:

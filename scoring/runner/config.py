@@ -8,8 +8,10 @@ A TOML file names models under ``[models.NAME]``::
     model = "Qwen2.5-VL-7B-Instruct"
     api_key_env = "QWEN_API_KEY"       # the NAME of an environment variable, never the key
     temperature = 0.0
-    max_tokens = 1024
+    max_tokens = 1024                  # or max_completion_tokens (reasoning models)
     seed = 0
+    omit = ["seed"]                    # generation parameters the endpoint rejects: not sent
+    modalities = ["geojson", "image", "together"]   # what the model can read (evaluate)
     concurrency = 8
 
 API keys never live in a spec: a `KeyProvider` hands them to the client at request time
@@ -18,19 +20,28 @@ API keys never live in a spec: a `KeyProvider` hands them to the client at reque
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from scoring.errors import InputError
+from scoring.vocab import MODALITIES
 
 KINDS = ("openai", "ollama")
 IMAGE_DETAILS = ("auto", "low", "high")
+# Generation parameters a config may leave out of the request (`omit = [...]`, `--omit`):
+# reasoning models reject temperature != 1, some servers reject seed or max_tokens.
+OMITTABLE = ("temperature", "max_tokens", "seed", "top_p")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Printable ASCII without spaces: anything else cannot travel in an HTTP header.
+_KEY_CHARS = re.compile(r"^[\x21-\x7e]+$")
+_ENDPOINT_SUFFIXES = {"openai": "/chat/completions", "ollama": "/api/chat"}
 
 
 class ConfigError(InputError):
@@ -50,6 +61,9 @@ class ModelSpec:
     max_tokens: int | None = 1024
     seed: int | None = 0
     top_p: float | None = None
+    max_completion_tokens: int | None = None
+    # What the model can read; `evaluate` runs only these modalities (never part of a request).
+    modalities: tuple[str, ...] = MODALITIES
     concurrency: int = 8
     timeout_s: float = 120.0
     max_retries: int = 5
@@ -64,13 +78,21 @@ class ModelSpec:
     def from_mapping(cls, name: str, data: dict[str, Any], where: str = "") -> ModelSpec:
         prefix = f"{where}models.{name}"
         known = {f.name for f in fields(cls)} - {"name"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known - {"omit"})
         if unknown:
-            raise ConfigError(f"{prefix}.{unknown[0]}: unknown field (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{prefix}.{unknown[0]}: unknown field (known: {', '.join(sorted([*known, 'omit']))})"
+            )
         for required in ("kind", "base_url", "model"):
             if required not in data:
                 raise ConfigError(f"{prefix}.{required}: missing required field")
-        spec = cls(name=name, **data)
+        data = dict(data)
+        omit = data.pop("omit", [])
+        if not isinstance(omit, list) or not all(isinstance(o, str) for o in omit):
+            raise ConfigError(f"{prefix}.omit: expected a list of parameter names")
+        if "modalities" in data:
+            data["modalities"] = _modalities(data["modalities"], f"{prefix}.modalities")
+        spec = cls(name=name, **_omitting(data, omit, f"{prefix}.omit"))
         spec.validate(prefix)
         return spec
 
@@ -85,8 +107,13 @@ class ModelSpec:
         name: str | None = None,
         **params: Any,
     ) -> ModelSpec:
-        """A spec for ``--endpoint URL --model NAME [--api-key-env VAR]`` (no config file)."""
+        """A spec for ``--endpoint URL --model NAME [--api-key-env VAR]`` (no config file);
+        ``omit`` names generation parameters not to send."""
+        omit = params.pop("omit", None) or ()
         params = {k: v for k, v in params.items() if v is not None}
+        if "modalities" in params:
+            params["modalities"] = _modalities(params["modalities"], "endpoint.modalities")
+        params = _omitting(params, list(omit), "--omit")
         spec = cls(
             name=name or model, kind=kind, base_url=url, model=model, api_key_env=api_key_env, **params
         )
@@ -130,6 +157,13 @@ class ModelSpec:
             raise bad("base_url", f"must be an http(s) URL, got {public_url(self.base_url)!r}")
         if parts.username or parts.password:
             raise bad("base_url", "must not contain credentials; use api_key_env")
+        suffix = _ENDPOINT_SUFFIXES.get(self.kind, "")
+        if parts.path.rstrip("/").endswith(suffix):
+            raise bad(
+                "base_url",
+                f"give the base URL without {suffix} (it is appended), "
+                f"e.g. {public_url(self.base_url).rstrip('/')[: -len(suffix)] or 'http://HOST:PORT/v1'}",
+            )
         if self.api_key_env is not None and (
             not isinstance(self.api_key_env, str) or not _ENV_NAME.match(self.api_key_env)
         ):
@@ -142,6 +176,11 @@ class ModelSpec:
         number("top_p", 0, 1)
         number("max_tokens", 1, integer=True)
         number("seed", integer=True)
+        number("max_completion_tokens", 1, integer=True)
+        if self.max_tokens is not None and self.max_completion_tokens is not None:
+            raise bad("max_completion_tokens", "give max_tokens or max_completion_tokens, not both")
+        if not self.modalities or any(m not in MODALITIES for m in self.modalities):
+            raise bad("modalities", f"must be a non-empty list of {', '.join(MODALITIES)}")
         number("concurrency", 1, 4096, integer=True, optional=False)
         number("timeout_s", 0.001, optional=False)
         number("max_retries", 0, 100, integer=True, optional=False)
@@ -159,19 +198,47 @@ class ModelSpec:
         return f"{base}/chat/completions" if self.kind == "openai" else f"{base}/api/chat"
 
     def generation_params(self) -> dict[str, Any]:
-        return {
+        params = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "top_p": self.top_p,
             "image_detail": self.image_detail,
         }
+        # Only when set, so request keys of runs journaled before this field existed still match.
+        if self.max_completion_tokens is not None:
+            params["max_completion_tokens"] = self.max_completion_tokens
+        return params
 
     def public_dict(self) -> dict[str, Any]:
         """The spec as recorded in manifests (it never holds a key; URL credentials are stripped)."""
         d = asdict(self)
         d["base_url"] = public_url(self.base_url)
+        d["modalities"] = list(self.modalities)
         return d
+
+
+def _modalities(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, (list, tuple)) or not value or any(v not in MODALITIES for v in value):
+        raise ConfigError(f"{where}: must be a non-empty list of {', '.join(MODALITIES)}")
+    return tuple(dict.fromkeys(value))
+
+
+def _omitting(data: dict[str, Any], omit: list[str], where: str) -> dict[str, Any]:
+    """``data`` with the parameters named in ``omit`` set to None (not sent)."""
+    bad = [o for o in omit if o not in OMITTABLE]
+    if bad:
+        raise ConfigError(f"{where}: cannot omit {bad[0]!r} (omittable: {', '.join(OMITTABLE)})")
+    clash = [o for o in omit if data.get(o) is not None]
+    if clash:
+        raise ConfigError(f"{where}: {clash[0]} is both set and omitted")
+    out = {**data, **{o: None for o in omit}}
+    # A model that wants max_completion_tokens does not get the default max_tokens as well.
+    if data.get("max_completion_tokens") is not None and "max_tokens" not in data:
+        out["max_tokens"] = None
+    return out
 
 
 def public_url(url: str) -> str:
@@ -238,10 +305,27 @@ class EnvKeyProvider:
             raise ConfigError(
                 f"models.{spec.name}.api_key_env: environment variable " f"{spec.api_key_env} is not set"
             )
+        check_key(value, f"environment variable {spec.api_key_env}")
         return value
 
     def __repr__(self) -> str:
         return "EnvKeyProvider()"
+
+
+def check_key(key: str, where: str) -> None:
+    """ConfigError (naming ``where``, never the value) unless ``key`` can travel in an HTTP
+    header: a key pasted with a line ending or a typographic quote would otherwise fail on every
+    request, with the key itself in the error message."""
+    if _KEY_CHARS.fullmatch(key):
+        return
+    if key.rstrip("\r\n") != key or key.lstrip("\r\n") != key:
+        raise ConfigError(
+            f"{where}: the key starts or ends with a line break (a key file with Windows line endings?); "
+            "remove it"
+        )
+    if any(ord(c) > 126 for c in key):
+        raise ConfigError(f"{where}: the key holds a non-ASCII character (a pasted typographic quote?)")
+    raise ConfigError(f"{where}: the key holds a space or control character")
 
 
 class StaticKeyProvider:
@@ -257,15 +341,39 @@ class StaticKeyProvider:
         return "StaticKeyProvider(<redacted>)"
 
 
+def secret_forms(secret: str) -> set[str]:
+    """Every way ``secret`` may appear in a message: raw, stripped, escaped as in JSON or a
+    Python repr (``\\r``), percent-encoded, and the part of any base64 (Basic auth) that it alone
+    determines, at each of the three alignments."""
+    forms = {secret, secret.strip()}
+    forms.add(json.dumps(secret)[1:-1])
+    forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+    forms.add(repr(secret)[1:-1])
+    forms.add(repr(secret.encode("utf-8", "backslashreplace"))[2:-1])
+    forms.add(quote(secret, safe=""))
+    forms.add(quote_plus(secret, safe=""))
+    raw = secret.encode("utf-8", "backslashreplace")
+    for shift in range(3):
+        enc = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        # Only characters whose 6 bits all come from the secret (none from what surrounds it).
+        start, end = -(-4 * shift // 3), 4 * (shift + len(raw)) // 3
+        if end - start >= 8:
+            forms.add(enc[start:end])
+    return {f for f in forms if len(f) >= 4}
+
+
 class Redactor:
-    """Replaces known secrets in strings / nested JSON-like values."""
+    """Replaces known secrets, in every form (see `secret_forms`), in strings / nested
+    JSON-like values."""
 
     def __init__(self, secrets: list[str | None] = ()):  # type: ignore[assignment]
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._secrets: list[str] = []
+        for s in secrets:
+            self.add(s)
 
     def add(self, secret: str | None) -> None:
-        if secret and len(secret) >= 4 and secret not in self._secrets:
-            self._secrets = sorted([*self._secrets, secret], key=len, reverse=True)
+        if secret and len(secret) >= 4:
+            self._secrets = sorted({*self._secrets, *secret_forms(secret)}, key=len, reverse=True)
 
     def text(self, s: str) -> str:
         for secret in self._secrets:

@@ -25,11 +25,12 @@ import jinja2
 from shapely.geometry import shape
 
 import scoring
+from scoring.files import canonical_json
+from scoring.georef import grid_convergence_deg
 from scoring.runner.client import png_data_url
+from scoring.vocab import MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
 
 PROMPTS_DIR = Path(scoring.__file__).resolve().parent.parent / "resources" / "prompts"
-MODALITIES = ("geojson", "image", "together")
-QA_FORMS = ("open", "mcq")
 IMAGE_SIZE = 1536
 _VERSION = re.compile(r"^\{#-?\s*version:\s*([^\s#-][^\s#]*)")
 
@@ -41,15 +42,15 @@ class TemplateInfo:
     sha256: str
 
 
-def template_name(task: str, modality: str, form: str) -> str:
+def template_name(task: str, modality: str, form: str | None) -> str:
     if modality not in MODALITIES:
         raise ValueError(f"unknown modality {modality!r} (expected {', '.join(MODALITIES)})")
-    if task == "qa":
+    if task == Task.QA:
         if form not in QA_FORMS:
-            raise ValueError(f"unknown QA form {form!r} (expected open or mcq)")
+            raise ValueError(f"unknown QA form {form!r} (expected {' or '.join(QA_FORMS)})")
         return f"qa-{form}-{modality}"
-    if task == "edit":
-        if form not in ("edit", None):
+    if task == Task.EDIT:
+        if form not in (Form.EDIT, None):
             raise ValueError(f"edit instances have a single form 'edit', got {form!r}")
         return f"edit-{modality}"
     raise ValueError(f"unknown task {task!r} (expected qa or edit)")
@@ -57,13 +58,16 @@ def template_name(task: str, modality: str, form: str) -> str:
 
 @cache
 def _env(prompts_dir: Path) -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(prompts_dir)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
     )
+    # Globals, so that _common.j2's macros see them when imported without context.
+    env.globals.update(answer_instructions=ANSWER_INSTRUCTIONS, open_refusal=OPEN_REFUSAL)
+    return env
 
 
 @cache
@@ -75,6 +79,8 @@ def _info(prompts_dir: Path, name: str) -> TemplateInfo:
         raise ValueError(f"{path}: template must start with a '{{#- version: N -#}}' marker")
     h = hashlib.sha256(src.encode("utf-8"))
     h.update((prompts_dir / "_common.j2").read_bytes())
+    wording = {"answer_instructions": ANSWER_INSTRUCTIONS, "open_refusal": OPEN_REFUSAL}
+    h.update(canonical_json(wording).encode("utf-8"))
     return TemplateInfo(name, m.group(1), h.hexdigest())
 
 
@@ -89,47 +95,56 @@ def template_info(task: str, modality: str, form: str, prompts_dir: Path = PROMP
     return _info(prompts_dir, template_name(task, modality, form))
 
 
+# The answer instruction of each answer category, passed into the templates (_common.j2) and read
+# back by the built-in agents: one definition for both. Hashed with every template.
+ANSWER_INSTRUCTIONS: dict[str, str] = {
+    "choice": "Answer with the option letter only (A, B, C or D). If the information given is "
+    "insufficient, choose the option saying that it cannot be determined if there is one; otherwise "
+    'answer "cannot be determined".',
+    "metres": 'Answer with a single number in metres (no unit), e.g. "Answer: 125.4".',
+    "square_metres": 'Answer with a single number in square metres (no unit), e.g. "Answer: 5300".',
+    "degrees": 'Answer with a single number in degrees, clockwise from north (0–360), e.g. "Answer: 45".',
+    "count": 'Answer with a single whole number, e.g. "Answer: 3".',
+    "boolean": 'Answer with "yes" or "no".',
+    "feature_id": 'Answer with a feature id, e.g. "Answer: F3".',
+    "direction": "Answer with a compass direction (N, NE, E, SE, S, SW, W or NW).",
+    "direction4": "Answer with one of the four compass directions N, E, S or W.",
+    "relative_direction": "Answer with one of: ahead, behind, left, right.",
+    "axis": "Answer with one of the axes N-S, NE-SW, E-W or NW-SE.",
+    "ordering": 'Answer with the feature ids in order, separated by commas, e.g. "Answer: F2, F1, F3".',
+    "density": "Answer with a single number in POIs per square kilometre (no unit), with at least three "
+    'decimals, e.g. "Answer: 1234.567".',
+    "text": "Answer with a short phrase.",
+}
+# Said after every open answer instruction (a choice question offers the refusal as an option).
+OPEN_REFUSAL = 'If the information given is insufficient to answer, answer "cannot be determined".'
+ANSWER_CATEGORIES: dict[AnswerType, str] = {
+    AnswerType.CHOICE: "choice",
+    AnswerType.DISTANCE: "metres",
+    AnswerType.PERIMETER: "metres",
+    AnswerType.AREA: "square_metres",
+    AnswerType.BEARING: "degrees",
+    AnswerType.DENSITY: "density",
+    AnswerType.COUNT: "count",
+    AnswerType.DIRECTION4: "direction4",
+    AnswerType.DIRECTION8: "direction",
+    AnswerType.RELATIVE_DIRECTION: "relative_direction",
+    AnswerType.AXIS: "axis",
+    AnswerType.FEATURE_ID: "feature_id",
+    AnswerType.ORDERING: "ordering",
+    AnswerType.YES_NO: "boolean",
+    AnswerType.EDIT: "text",  # an edit has no answer instruction
+}
+
+
 def answer_category(answer_type: str | None) -> str:
-    """Map an instance's answer_type onto one of the answer-instruction wordings in _common.j2."""
-    t = (answer_type or "").lower()
-    exact = {
-        "direction4": "direction4",
-        "direction8": "direction",
-        "relative_direction": "relative_direction",
-        "axis": "axis",
-        "ordering": "ordering",
-        "density": "density",
-        "perimeter": "metres",
-        "distance": "metres",
-        "bearing": "degrees",
-        "count": "count",
-        "feature_id": "feature_id",
-    }
-    if t in exact:
-        return exact[t]
-    if t in ("choice", "mcq", "letter", "option"):
-        return "choice"
-    if t in ("bool", "boolean", "yes_no", "yesno"):
-        return "boolean"
-    if "area" in t or "m2" in t or "sq" in t:
-        return "square_metres"
-    if any(k in t for k in ("bearing", "angle", "deg", "azimuth", "orientation")):
-        return "degrees"
-    if any(k in t for k in ("distance", "length", "metre", "meter", "perimeter", "width")) or t.endswith(
-        "_m"
-    ):
-        return "metres"
-    if "count" in t or t in ("int", "integer"):
-        return "count"
-    if t in ("feature_ids", "ids", "id_list", "feature_list", "set"):
-        return "feature_ids"
-    if "id" in t or "feature" in t:
-        return "feature_id"
-    if "direction" in t or "compass" in t or "cardinal" in t:
-        return "direction"
-    if t in ("number", "float", "numeric"):
-        return "metres"
-    return "text"
+    """The answer-instruction category of an instance's answer_type ("text" when it has none)."""
+    if answer_type is None:
+        return "text"
+    try:
+        return ANSWER_CATEGORIES[AnswerType(answer_type)]
+    except ValueError:
+        raise ValueError(f"unknown answer_type {answer_type!r}") from None
 
 
 def crs_name(scene: dict) -> str:
@@ -156,10 +171,10 @@ def _context(instance: dict, modality: str) -> dict[str, Any]:
         "scene_json": "",
         "crs_name": "",
     }
-    if modality != "image":  # the image modality never sees coordinates
+    if Modality(modality).has_coordinates:  # the image modality never sees coordinates
         ctx["scene_json"] = json.dumps(scene, ensure_ascii=False, separators=(",", ":"))
         ctx["crs_name"] = crs_name(scene)
-    ctx["grid_north_deg"] = grid_north_on_map(instance) if modality != "geojson" else None
+    ctx["grid_north_deg"] = grid_north_on_map(instance) if Modality(modality).has_image else None
     return ctx
 
 
@@ -167,10 +182,6 @@ def grid_north_on_map(instance: dict) -> float | None:
     """Where the task CRS's grid north points on the north-up map (degrees clockwise from up), at
     the scene's centre: the question's bearings are grid bearings, and the few degrees between the
     two norths would otherwise exceed the 1° bearing tolerance for a model reading the map."""
-    # Imported here: the scoring.render package pulls in matplotlib, which GeoJSON-only runs
-    # (and the QGIS plugin's start-up) do not need.
-    from scoring.render.transform import grid_convergence_deg
-
     try:
         epsg = int((instance.get("crs") or {})["epsg"])
         xs, ys = [], []
@@ -192,18 +203,18 @@ def build_messages(
     instance: dict, modality: str, form: str | None, image_png: bytes | None, prompts_dir: Path = PROMPTS_DIR
 ) -> list[dict]:
     """Chat messages (OpenAI format) for one instance in one modality and form."""
-    task = instance.get("task")
+    task = str(instance.get("task"))
     form = "edit" if task == "edit" else form
     name = template_name(task, modality, form)
     if task == "qa" and form == "mcq" and len(instance.get("choices") or []) != 4:
         raise ValueError(f"instance {instance.get('id')}: mcq form needs 4 choices")
-    needs_image = modality in ("image", "together")
+    needs_image = Modality(modality).has_image
     if needs_image and not image_png:
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs the map image")
     ctx = _context(instance, modality)
     system = _render_block(name, "system", ctx, prompts_dir)
     user = _render_block(name, "user", ctx, prompts_dir)
-    if needs_image:
+    if needs_image and image_png is not None:
         content: Any = [
             {"type": "text", "text": user},
             {"type": "image_url", "image_url": {"url": png_data_url(image_png)}},

@@ -8,12 +8,9 @@ Output directory:
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
-import json
 import logging
 import os
 import platform
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
@@ -23,84 +20,129 @@ from pathlib import Path
 from typing import Any
 
 import scoring
-from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest
+from scoring.answers import read_edit_reply
+from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
+from scoring.files import sha256_hex, write_json_atomic
+from scoring.rundir import (
+    PREDICTIONS,
+    RUN_MANIFEST,
+    Journal,
+    instance_hash,
+    model_identity,
+    now_iso,
+    read_run_manifest,
+    request_key,
+    sample_id,
+)
 from scoring.runner import prompts
 from scoring.runner.client import AdaptiveLimiter, ChatClient, Outcome
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor, public_url
-from scoring.runner.journal import Journal, instance_hash, request_key, sample_id, sha256_hex
+from scoring.runner.health import RunHealth, RunStop
+from scoring.runner.progress import RunObserver, SampleBar
+from scoring.vocab import MODALITIES, QA_FORMS, TASKS, Form, Modality, Task
 
 log = logging.getLogger(__name__)
 
 
-class EndpointUnreachable(SpatialGapError):
+class RunStoppedError(SpatialGapError):
+    """The run was stopped before its end because every further request would fail the same
+    way (credentials refused, unknown model, a dead backend); the message holds the server's
+    words and what to do."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, stop: RunStop | None = None):
+        super().__init__(message)
+        self.stop = stop
+
+
+class EndpointUnreachableError(RunStoppedError):
     """The endpoint refused/failed every connection attempt."""
 
 
-class _Unreachable(Exception):
+class _UnreachableError(Exception):
+    pass
+
+
+class _StoppedError(Exception):
     pass
 
 
 # ---- the edit validity hook --------------------------------------------------------------------
-_OPS = ("translate", "rotate", "scale", "set_attribute")
-
-
-def extract_json_object(text: str) -> Any:
-    """The JSON value of a reply: whole text, a ```json fence, or the outermost {...}."""
-    if not isinstance(text, str):
-        return None
-    candidates = [text.strip()]
-    candidates += re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", text, flags=re.S)
-    i, j = text.find("{"), text.rfind("}")
-    if 0 <= i < j:
-        candidates.append(text[i : j + 1])
-    for c in candidates:
-        try:
-            return json.loads(c)
-        except (ValueError, RecursionError):
-            continue
-    return None
-
-
-def _num(v: Any, default: float) -> float:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
-
-
-def edit_needs_retry(text: str | None) -> str | None:
+def edit_needs_retry(text: str | None, instance: dict | None = None, modality: str = "geojson") -> str | None:
     """Why an edit reply is unusable (-> one corrective turn), or None if it is usable.
 
-    Replaceable: `run_benchmark(edit_check=...)` takes any `(text) -> str | None`. The reason
-    is shown to the model, so it must never reveal whether constraints were met."""
-    data = extract_json_object(text or "")
-    if not isinstance(data, dict) or not isinstance(data.get("operations"), list):
-        return 'the reply is not a JSON object with an "operations" list'
-    ops = data["operations"]
-    for op in ops:
-        if not isinstance(op, dict) or op.get("op") not in _OPS:
-            return f'every operation must be an object whose "op" is one of {", ".join(_OPS)}'
-    for op in ops:
-        kind = op["op"]
-        if kind == "translate" and (_num(op.get("dx"), 0) != 0 or _num(op.get("dy"), 0) != 0):
-            return None
-        if kind == "rotate" and _num(op.get("degrees_clockwise"), 0) % 360 != 0:
-            return None
-        if kind == "scale" and _num(op.get("factor"), 1) != 1:
-            return None
-        if kind == "set_attribute":
-            return None
-    return "the edit does nothing (no translation, rotation, scaling or attribute change)"
+    The scorer's own reader decides (`scoring.answers.read_edit_reply`): a reply it would score
+    is never re-asked, and an edit that leaves F0 unchanged (attributes included) always is.
+    Replaceable: `run_benchmark(edit_check=...)` takes any `(text, instance, modality) -> str | None`.
+    The reason is shown to the model, so it never reveals whether constraints were met."""
+    return read_edit_reply(text, instance, modality).retry_reason
 
 
 # ---- inputs ------------------------------------------------------------------------------------
-def load_instances(bench_dir: Path, task: str) -> list[dict]:
-    path = bench_dir / TASK_FILES[task]
+def _instances(bench: Benchmark, task: str, ids: Iterable[str] | None, limit: int | None) -> list[dict]:
+    """The instances of ``task`` to send: all, or those named by ``ids`` in that order; then the
+    first ``limit``."""
+    path = bench.path / TASK_FILES[Task(task)]
     if not path.is_file():
         raise InputError(f"{path}: no {task} instances file in the benchmark directory")
-    return [inst for inst in iter_instances(bench_dir, (task,)) if inst.get("task", task) == task]
+    instances = [i for i in bench.of_task(task) if i.get("task", task) == task]
+    if ids:
+        by_id = {i["id"]: i for i in instances}
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if i not in by_id]
+        if missing:
+            raise InputError(f"--ids: {len(missing)} unknown instance id(s), first: {missing[0]}")
+        instances = [by_id[i] for i in wanted]
+    if limit is not None:
+        if limit < 0:
+            raise InputError("--limit: must be >= 0")
+        instances = instances[:limit]
+    return instances
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+def _forms(task: str, forms: Iterable[str] | None) -> list[Form]:
+    if task == Task.QA:
+        chosen = list(forms or QA_FORMS)
+        bad = [f for f in chosen if f not in QA_FORMS]
+        if bad:
+            raise InputError(f"--form: must be {' or '.join(QA_FORMS)}, got {bad[0]!r}")
+        return [Form(f) for f in chosen]
+    if forms and set(forms) != {Form.EDIT}:
+        raise InputError("--form: edit instances have no form (omit --form)")
+    return [Form.EDIT]
+
+
+def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[str, bytes | None]:
+    if not Modality(modality).has_image:
+        return {}
+    images: dict[str, bytes | None] = {}
+    missing = []
+    for inst in instances:
+        p = bench.maps_dir / f"{inst['id']}.png"
+        try:
+            images[inst["id"]] = p.read_bytes()
+        except OSError:
+            missing.append(p)
+    if missing:
+        raise InputError(f"{len(missing)} map image(s) missing for modality {modality}, first: {missing[0]}")
+    return images
+
+
+def _previous_manifest(out_dir: Path, spec: ModelSpec, modality: str, task: str, bench_sha: str) -> dict:
+    """The manifest of the run being resumed in ``out_dir`` ({} for a new run); InputError when
+    it is another model's, modality's, task's or benchmark's run."""
+    previous = read_run_manifest(out_dir) or {}
+    for field_name, old, now_value in (
+        ("model", model_identity(previous.get("model")), model_identity(spec.public_dict())),
+        ("modality", previous.get("modality"), modality),
+        ("task", previous.get("task"), task),
+        ("benchmark_manifest_sha256", previous.get("benchmark_manifest_sha256"), bench_sha),
+    ):
+        if previous.get(field_name) is not None and old != now_value:
+            raise InputError(f"{out_dir}: holds a run with a different {field_name}; use a new --out")
+    return previous
 
 
 def _git_commit() -> str | None:
@@ -127,16 +169,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _write_json_atomic(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False, allow_nan=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 # ---- the run -----------------------------------------------------------------------------------
 @dataclass
 class RunSummary:
@@ -149,45 +181,10 @@ class RunSummary:
     corrective: int = 0  # corrective edit turns (sent or served)
     failures: dict[str, int] = field(default_factory=dict)
     out_dir: str = ""
+    stop: dict | None = None  # why the run stopped early (kind, the server's message)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
-
-
-class _Progress:
-    def __init__(self, total: int, enabled: bool):
-        self.done = self.failed = self.retrying = 0
-        self._bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, unit="sample", dynamic_ncols=True, file=sys.stderr)
-            self._refresh()
-
-    def _refresh(self) -> None:
-        if self._bar is not None:
-            self._bar.set_postfix(done=self.done, failed=self.failed, retrying=self.retrying, refresh=False)
-
-    def finish(self, ok: bool) -> None:
-        if ok:
-            self.done += 1
-        else:
-            self.failed += 1
-        if self._bar is not None:
-            self._bar.update(1)
-        self._refresh()
-
-    def retry_started(self) -> None:
-        self.retrying += 1
-        self._refresh()
-
-    def retry_ended(self) -> None:
-        self.retrying -= 1
-        self._refresh()
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
 
 
 def run_benchmark(
@@ -199,12 +196,12 @@ def run_benchmark(
     out_dir,
     transport: Any = None,
     key_provider: KeyProvider | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[int], RunObserver] = True,
     *,
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None], str | None] | None = None,
+    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
 ) -> RunSummary:
     """Blocking entry point (runs its own event loop). See `run_benchmark_async`."""
     return asyncio.run(
@@ -235,65 +232,43 @@ async def run_benchmark_async(
     out_dir,
     transport: Any = None,
     key_provider: KeyProvider | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[int], RunObserver] = True,
     *,
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None], str | None] | None = None,
+    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
 ) -> RunSummary:
-    bench_dir, out_dir = Path(bench_dir), Path(out_dir)
+    """Send every (instance, form) sample of ``task`` in ``modality`` to the model of ``spec``
+    and journal the replies in ``out_dir``. ``progress``: a tqdm bar (True), nothing (False), or
+    a factory ``total -> RunObserver``. Raises RunStoppedError when the endpoint refuses the run
+    as a whole (the journal and manifest are kept: a re-run resumes)."""
+    out_dir = Path(out_dir)
     check_edit = edit_check or edit_needs_retry
-    if modality not in prompts.MODALITIES:
-        raise InputError(f"--modality: must be one of {', '.join(prompts.MODALITIES)}, got {modality!r}")
-    if task not in TASK_FILES:
-        raise InputError(f"--task: must be qa or edit, got {task!r}")
-    if task == "qa":
-        forms = list(forms or prompts.QA_FORMS)
-        bad = [f for f in forms if f not in prompts.QA_FORMS]
-        if bad:
-            raise InputError(f"--form: must be open or mcq, got {bad[0]!r}")
-    else:
-        if forms and set(forms) != {"edit"}:
-            raise InputError("--form: edit instances have no form (omit --form)")
-        forms = ["edit"]
+    if modality not in MODALITIES:
+        raise InputError(f"--modality: must be one of {', '.join(MODALITIES)}, got {modality!r}")
+    if task not in TASKS:
+        raise InputError(f"--task: must be {' or '.join(TASKS)}, got {task!r}")
+    forms = _forms(task, forms)
 
     # -- benchmark
-    _, bench_sha = load_manifest(bench_dir)
-    instances = load_instances(bench_dir, task)
-    if ids:
-        wanted = list(dict.fromkeys(ids))
-        by_id = {i["id"]: i for i in instances}
-        missing = [i for i in wanted if i not in by_id]
-        if missing:
-            raise InputError(f"--ids: {len(missing)} unknown instance id(s), first: {missing[0]}")
-        instances = [by_id[i] for i in wanted]
-    if limit is not None:
-        if limit < 0:
-            raise InputError("--limit: must be >= 0")
-        instances = instances[:limit]
-    if task == "qa" and "mcq" in forms:
+    bench = Benchmark.open(bench_dir, (task,))
+    bench_sha = bench.sha256
+    instances = _instances(bench, task, ids, limit)
+    if task == Task.QA and Form.MCQ in forms:
         bad = [i["id"] for i in instances if len(i.get("choices") or []) != 4]
         if bad:
-            raise InputError(f"{bench_dir}: {len(bad)} QA instance(s) without 4 choices, first: {bad[0]}")
-    images: dict[str, bytes | None] = {}
-    if modality in ("image", "together"):
-        missing = []
-        for inst in instances:
-            p = bench_dir / "maps" / f"{inst['id']}.png"
-            try:
-                images[inst["id"]] = p.read_bytes()
-            except OSError:
-                missing.append(p)
-        if missing:
-            raise InputError(
-                f"{len(missing)} map image(s) missing for modality {modality}, first: {missing[0]}"
-            )
+            raise InputError(f"{bench.path}: {len(bad)} QA instance(s) without 4 choices, first: {bad[0]}")
+    images = _read_maps(bench, instances, modality)
 
     # -- secrets
     key_provider = key_provider if key_provider is not None else EnvKeyProvider()
     redactor = Redactor()
-    client = ChatClient(spec, transport, key_provider, AdaptiveLimiter(spec.concurrency), redactor)
+    samples = [(inst, form) for inst in instances for form in forms]
+    health = RunHealth(len(samples), spec.max_retries)
+    client = ChatClient(
+        spec, transport, key_provider, AdaptiveLimiter(spec.concurrency), redactor, health=health
+    )
     client.key()  # fail now if the key is missing; registers it with the redactor
 
     # -- output
@@ -301,37 +276,20 @@ async def run_benchmark_async(
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot create output directory ({exc.strerror})") from None
-    run_manifest_path = out_dir / "manifest.json"
-    previous: dict = {}
-    if run_manifest_path.is_file():
-        try:
-            previous = json.loads(run_manifest_path.read_text(encoding="utf-8"))
-        except ValueError:
-            previous = {}
-        for field_name, now_value in (
-            ("model", spec.public_dict()),
-            ("modality", modality),
-            ("task", task),
-            ("benchmark_manifest_sha256", bench_sha),
-        ):
-            old = previous.get(field_name)
-            if old is not None and field_name == "model":
-                old = {k: old.get(k) for k in ("kind", "base_url", "model")}
-                now_value = {k: now_value.get(k) for k in ("kind", "base_url", "model")}
-            if old is not None and old != now_value:
-                raise InputError(f"{out_dir}: holds a run with a different {field_name}; use a new --out")
+    run_manifest_path = out_dir / RUN_MANIFEST
+    previous = _previous_manifest(out_dir, spec, modality, task, bench_sha)
 
     templates = {}
     for form in forms:
         info = prompts.template_info(task, modality, form)
         templates[info.name] = {"version": info.version, "sha256": info.sha256}
-    session = {"started_at": _now(), "ended_at": None, "pid": os.getpid()}
+    session: dict[str, Any] = {"started_at": now_iso(), "ended_at": None, "pid": os.getpid()}
     manifest = {
         "tool": "spatialgap",
         "tool_version": scoring.__version__,
         "git_commit": _git_commit(),
         "packages": _versions(),
-        "benchmark": {"path": str(bench_dir.resolve()), "manifest_sha256": bench_sha},
+        "benchmark": {"path": str(bench.path.resolve()), "manifest_sha256": bench_sha},
         "benchmark_manifest_sha256": bench_sha,
         "model": spec.public_dict(),
         "endpoint_models": previous.get("endpoint_models", []),
@@ -345,16 +303,12 @@ async def run_benchmark_async(
         "sessions": [*previous.get("sessions", []), session],
         "status": "running",
     }
-    try:
-        _write_json_atomic(run_manifest_path, redactor.value(manifest))
-    except OSError as exc:
-        raise OutputError(f"{run_manifest_path}: cannot write ({exc.strerror})") from None
+    write_json_atomic(run_manifest_path, redactor.value(manifest))
 
-    journal = Journal(out_dir / "predictions.jsonl", redactor, extra_caches=cache)
+    journal = Journal(out_dir / PREDICTIONS, redactor, extra_caches=cache)
     summary = RunSummary(out_dir=str(out_dir))
-    samples = [(inst, form) for inst in instances for form in forms]
     summary.samples = len(samples)
-    bar = _Progress(len(samples), progress)
+    bar: RunObserver = progress(len(samples)) if callable(progress) else SampleBar(len(samples), progress)
     endpoint_models: set[str] = set(manifest["endpoint_models"])
     generation = spec.generation_params()
     base_url = public_url(spec.base_url)
@@ -448,8 +402,13 @@ async def run_benchmark_async(
                     bar.retry_started()
 
             outcome: Outcome = await client.complete(
-                msgs, on_retry=on_retry, max_connect_retries=max_connect_retries
+                msgs,
+                on_retry=on_retry,
+                max_connect_retries=max_connect_retries,
+                sample=sample_id(inst["id"], form),
             )
+            if outcome.error and outcome.error.get("kind") == "not_sent":
+                return {"status": "error", "error": outcome.error, "_stopped": True}
             if outcome.status is not None:
                 reach["confirmed"] = True  # the endpoint answered (whatever it said)
             elif (
@@ -459,13 +418,13 @@ async def run_benchmark_async(
                 and not reach["confirmed"]
             ):
                 return {"status": "error", "error": outcome.error, "_abort": True}
-            rec = {**base, "time": _now(), **outcome.to_record()}
+            rec = {**base, "time": now_iso(), **outcome.to_record()}
         if rec.get("endpoint_model"):
             endpoint_models.add(rec["endpoint_model"])
         rec["final"] = True
         rec["retry_reason"] = None
-        if task == "edit" and attempt_kind == "initial" and rec.get("status") == "ok":
-            reason = check_edit(rec.get("text"))
+        if task == Task.EDIT and attempt_kind == "initial" and rec.get("status") == "ok":
+            reason = check_edit(rec.get("text"), inst, modality)
             if reason:
                 rec["final"] = False
                 rec["retry_reason"] = reason
@@ -492,10 +451,11 @@ async def run_benchmark_async(
                 retry_state,
                 max_connect_retries=2 if probe else None,
             )
-            if rec.get("_abort"):
+            if rec.get("_abort") or rec.get("_stopped"):
                 return rec
-            if task == "edit" and rec.get("status") == "ok" and not rec.get("final"):
-                reason = rec.get("retry_reason") or check_edit(rec.get("text")) or "unusable edit"
+            if task == Task.EDIT and rec.get("status") == "ok" and not rec.get("final"):
+                reason = rec.get("retry_reason") or check_edit(rec.get("text"), inst, modality)
+                reason = reason or "unusable edit"
                 msgs2 = prompts.corrective_messages(inst, modality, msgs, rec.get("text") or "", reason)
                 summary.corrective += 1
                 rec = await attempt(
@@ -510,6 +470,8 @@ async def run_benchmark_async(
                     sha256_hex(rec.get("text") or ""),
                     retry_state,
                 )
+                if rec.get("_stopped"):
+                    return rec
             ok = rec.get("status") == "ok"
             if ok:
                 summary.ok += 1
@@ -531,7 +493,9 @@ async def run_benchmark_async(
             for inst, form in it:
                 rec = await process(inst, form, probe=not reach["confirmed"])
                 if rec and rec.get("_abort"):
-                    raise _Unreachable(rec["error"]["message"])
+                    raise _UnreachableError(rec["error"]["message"])
+                if health.stop is not None:
+                    raise _StoppedError()
 
         abort: str | None = None
         try:
@@ -539,15 +503,23 @@ async def run_benchmark_async(
                 for _ in range(min(spec.concurrency, max(1, len(samples)))):
                     tg.create_task(worker())
         except BaseExceptionGroup as eg:
-            unreachable = [e for e in eg.exceptions if isinstance(e, _Unreachable)]
-            if not unreachable:
+            unreachable = [e for e in eg.exceptions if isinstance(e, _UnreachableError)]
+            stopped = [e for e in eg.exceptions if isinstance(e, _StoppedError)]
+            if not unreachable and not stopped:
                 if len(eg.exceptions) == 1:
                     raise eg.exceptions[0] from None
                 raise
-            abort = str(unreachable[0])
+            abort = str(unreachable[0]) if unreachable else None
         if abort is not None:
             status = "aborted"
-            raise EndpointUnreachable(f"cannot reach {public_url(spec.url)}: {abort}")
+            raise EndpointUnreachableError(f"cannot reach {public_url(spec.url)}: {abort}")
+        if health.stop is not None:
+            status = "stopped"
+            summary.stop = {"kind": health.stop.kind, "message": health.stop.message}
+            raise RunStoppedError(
+                f"{public_url(spec.url)} ({spec.model}): {health.stop.message} -- {health.stop.advice}",
+                health.stop,
+            )
         status = "complete" if summary.failed == 0 else "incomplete"
     finally:
         bar.close()
@@ -558,7 +530,7 @@ async def run_benchmark_async(
             for k, v in (rec.get("usage") or {}).items():
                 if isinstance(v, int) and not rec.get("cached_from"):
                     tokens[k] = tokens.get(k, 0) + v
-        session["ended_at"] = _now()
+        session["ended_at"] = now_iso()
         session.update(
             {
                 "sent": summary.sent,
@@ -568,6 +540,8 @@ async def run_benchmark_async(
                 "failed": summary.failed,
             }
         )
+        if health.stop is not None:
+            session["stop"] = {"kind": health.stop.kind, "message": health.stop.message}
         manifest.update(
             {
                 "ended_at": session["ended_at"],
@@ -583,7 +557,7 @@ async def run_benchmark_async(
             }
         )
         try:
-            _write_json_atomic(run_manifest_path, redactor.value(manifest))
-        except OSError as exc:
-            log.error("cannot write %s: %s", run_manifest_path, exc)
+            write_json_atomic(run_manifest_path, redactor.value(manifest))
+        except OutputError as exc:
+            log.error("%s", exc)
     return summary

@@ -8,6 +8,8 @@ A transport POSTs a JSON body and returns the raw response (status, headers, at 
     reset     - connection reset / closed before a response arrived
     truncated - the body ended before its announced length
     too_large - the body exceeded max_bytes (reading stopped there)
+    invalid_request - the request cannot be sent as given (e.g. a header value HTTP forbids);
+                the same request would fail again, so it is never retried
 
 The runner is async; `AsyncTransport` is the native protocol. A blocking transport (e.g. one
 built on QGIS's QgsBlockingNetworkRequest) implements `SyncTransport` and is wrapped with
@@ -17,6 +19,7 @@ built on QGIS's QgsBlockingNetworkRequest) implements `SyncTransport` and is wra
 from __future__ import annotations
 
 import asyncio
+import http.client
 import importlib.util
 import inspect
 import json
@@ -25,6 +28,7 @@ import ssl
 import sys
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -47,7 +51,7 @@ class Response:
 
 
 class TransportError(Exception):
-    KINDS = ("connect", "timeout", "reset", "truncated", "too_large")
+    KINDS = ("connect", "timeout", "reset", "truncated", "too_large", "invalid_request")
 
     def __init__(self, kind: str, message: str, partial: bytes = b"", status: int | None = None):
         super().__init__(message)
@@ -94,10 +98,10 @@ class HttpxTransport:
         per = max(1, -(-max_connections // self._shards_n))
         self._limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
         self._verify = verify
-        self._ssl_context = None
+        self._ssl_context: ssl.SSLContext | None = None
         self._clients: list[httpx.AsyncClient] = []
         self._next = 0
-        self._loop = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get_client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -107,12 +111,12 @@ class HttpxTransport:
             if self._ssl_context is None and self._verify:
                 self._ssl_context = ssl.create_default_context()
                 try:
-                    import certifi
+                    import certifi  # optional: a current CA bundle where the system's is old
 
                     self._ssl_context.load_verify_locations(certifi.where())
                 except (ImportError, OSError):
                     pass
-            verify = self._ssl_context if self._verify else False
+            verify: ssl.SSLContext | bool = self._ssl_context if self._ssl_context is not None else False
             self._clients = [
                 httpx.AsyncClient(limits=self._limits, verify=verify, follow_redirects=False, trust_env=False)
                 for _ in range(self._shards_n)
@@ -147,6 +151,8 @@ class HttpxTransport:
             raise
         except httpx.TimeoutException as exc:
             raise TransportError("timeout", f"timed out after {timeout:g} s ({type(exc).__name__})") from None
+        except (httpx.LocalProtocolError, UnicodeEncodeError) as exc:
+            raise TransportError("invalid_request", f"request not sendable: {_short(exc)}") from None
         except httpx.ConnectError as exc:
             raise TransportError("connect", f"cannot connect: {_short(exc)}") from None
         except httpx.RemoteProtocolError as exc:
@@ -175,6 +181,11 @@ class UrllibTransport:
     def post_json(
         self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> Response:
+        try:
+            for value in headers.values():
+                value.encode("latin-1")
+        except UnicodeEncodeError as exc:
+            raise TransportError("invalid_request", f"request not sendable: {_short(exc)}") from None
         req = urllib.request.Request(
             url,
             data=encode_body(body),
@@ -210,9 +221,7 @@ class UrllibTransport:
             raise TransportError("reset", f"{type(exc).__name__}: {exc}") from None
 
 
-def http_incomplete():
-    import http.client
-
+def http_incomplete() -> tuple[type[Exception], ...]:
     return (http.client.IncompleteRead, http.client.RemoteDisconnected)
 
 
@@ -222,14 +231,12 @@ class ThreadedTransport:
     def __init__(self, sync: SyncTransport, max_workers: int = 64):
         self.sync = sync
         self._max_workers = max_workers
-        self._executor = None
+        self._executor: ThreadPoolExecutor | None = None
 
     async def post_json(
         self, url: str, headers: dict[str, str], body: Any, timeout: float, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> Response:
         if self._executor is None:  # asyncio's default pool has only cpu+4 threads
-            from concurrent.futures import ThreadPoolExecutor
-
             self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="transport")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(

@@ -7,10 +7,19 @@ import json
 import sys
 from pathlib import Path
 
+from scoring.errors import InputError
+from scoring.score.gate import (
+    MIN_PAST_RESULTS,
+    list_overrides,
+    propose_thresholds,
+    run_gate,
+    write_thresholds,
+)
+from scoring.score.results import score_runs
+from scoring.score.selfcheck import fixture_size, run_selfcheck
 
-def _score(args) -> int:
-    from scoring.score.results import score_runs
 
+def _score(args: argparse.Namespace) -> int:
     summary = score_runs(
         args.bench, args.run, args.out, progress=not args.no_progress, only_recorded=args.only_recorded
     )
@@ -23,30 +32,29 @@ def _score(args) -> int:
         )
         print(
             f"{c['model']:>16} {c['modality']:>8} {c['form']:>5}: {100 * c['accuracy']:5.1f}% "
-            f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  parse {100 * (c['parse_rate'] or 0):.1f}%  "
-            f"errors {100 * c['error_rate']:.1f}%{extra}"
+            f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
+            f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
-    sc = summary["selfcheck"]
+    selfcheck = summary["selfcheck"]
     print(f"{summary['samples']} samples scored -> {args.out}")
-    if sc and not sc["passed"]:
+    if selfcheck and not selfcheck["passed"]:
+        drifted = len(selfcheck["messages"])
         print(
-            f"spatialgap score: warning: selfcheck FAILED ({len(sc['messages'])} drifted): {sc['messages'][0]}",
+            f"spatialgap score: warning: selfcheck FAILED ({drifted} drifted): {selfcheck['messages'][0]}",
             file=sys.stderr,
         )
         return 1
     return 0
 
 
-def _report(args) -> int:
-    from scoring.score.report import write_report
+def _report(args: argparse.Namespace) -> int:
+    from scoring.score.report import write_report  # matplotlib: loaded only to draw a report
 
-    print(write_report(args.results, args.out))
+    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar))
     return 0
 
 
-def _selfcheck(args) -> int:
-    from scoring.score.selfcheck import fixture_size, run_selfcheck
-
+def _selfcheck(args: argparse.Namespace) -> int:
     msgs = run_selfcheck()
     if msgs:
         for m in msgs:
@@ -57,12 +65,22 @@ def _selfcheck(args) -> int:
     return 0
 
 
-def _gate(args) -> int:
-    from scoring.score.gate import run_gate
-
-    d = run_gate(args.results, args.thresholds, args.override_reason)
+def _gate(args: argparse.Namespace) -> int:
+    if args.propose:
+        return _gate_propose(args)
+    if args.overrides:
+        for o in list_overrides(args.results):
+            blocked = "; ".join(f"{c['rule']} {json.dumps(c['cell'])} {c['why']}" for c in o["blocked"])
+            print(f"{o['time']} {o['results']} by {o['by']}: {o['reason']}  [passed over: {blocked}]")
+        return 0
+    if len(args.results) != 1 or args.thresholds is None:
+        raise InputError("gate: give one RESULTS and --thresholds FILE (or --propose / --overrides)")
+    d = run_gate(args.results[0], args.thresholds, args.override_reason)
     for c in d["checks"]:
         print(f"{'ok     ' if c['passed'] else 'BLOCKED'} {c['rule']}: {json.dumps(c['cell'])} {c['why']}")
+    if d["refused"]:
+        print("gate BLOCKED: the results' selfcheck did not pass (no override possible)", file=sys.stderr)
+        return 1
     if d["blocked"] and d["overridden"]:
         print(f"gate blocked, OVERRIDDEN (reason recorded): {d['override_reason']}")
         return 0
@@ -70,6 +88,20 @@ def _gate(args) -> int:
         print("gate BLOCKED", file=sys.stderr)
         return 1
     print("gate passed")
+    return 0
+
+
+def _gate_propose(args: argparse.Namespace) -> int:
+    if args.out is None:
+        raise InputError("gate --propose: --out FILE is required")
+    rules = propose_thresholds(
+        args.results, allowed_regression=args.allowed_regression, metrics=tuple(args.metric or ["accuracy"])
+    )
+    header = (
+        f"Proposed by `spatialgap gate --propose` from {len(args.results)} past results:\n"
+        f"min = median over the results - {args.allowed_regression} (cells present in >= {MIN_PAST_RESULTS})."
+    )
+    print(f"{len(rules)} rules -> {write_thresholds(args.out, rules, header)}")
     return 0
 
 
@@ -102,10 +134,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="write one self-contained HTML report of scored results",
-        description="Tables and figures of one or more RESULTS directories in one HTML file.",
+        description="Tables and figures of one or more RESULTS directories in one HTML file, "
+        "with the tables as CSV files beside it.",
     )
     p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     p.add_argument("--out", required=True, type=Path, metavar="HTML")
+    p.add_argument(
+        "--mcnemar",
+        choices=("exact", "frieda"),
+        default="exact",
+        help="paired test rule: exact binomial (default) or FRIEDA's (exact below 50 discordant "
+        "pairs, chi-square with continuity correction from 50)",
+    )
+    p.add_argument("--no-csv", action="store_true", help="write the HTML only")
     p.set_defaults(func=_report)
 
     p = sub.add_parser(
@@ -120,9 +161,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "gate",
         help="release gate on chosen summary cells",
         description="Check summary cells against thresholds; exits 1 when blocked unless "
-        "overridden with a reason (recorded in RESULTS).",
+        "overridden with a reason (recorded in RESULTS). Results whose selfcheck did not pass are "
+        "refused. --propose derives thresholds from past results; --overrides lists past overrides.",
     )
-    p.add_argument("results", type=Path, metavar="RESULTS")
-    p.add_argument("--thresholds", required=True, type=Path, metavar="FILE", help="TOML or JSON rules")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument("--thresholds", type=Path, metavar="FILE", help="TOML or JSON rules")
     p.add_argument("--override-reason", metavar="TEXT", help="pass a blocked gate, recording this reason")
+    p.add_argument(
+        "--propose",
+        action="store_true",
+        help=f"write a thresholds file from at least {MIN_PAST_RESULTS} past RESULTS (with --out)",
+    )
+    p.add_argument("--out", type=Path, metavar="FILE", help="--propose: the thresholds file to write")
+    p.add_argument(
+        "--allowed-regression",
+        type=float,
+        default=0.05,
+        metavar="X",
+        help="--propose: floor = median of past results - X (a fraction; default 0.05 = 5 points)",
+    )
+    p.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="--propose: metric to put a floor under (repeatable; default accuracy)",
+    )
+    p.add_argument("--overrides", action="store_true", help="list the overrides recorded in RESULTS...")
     p.set_defaults(func=_gate)

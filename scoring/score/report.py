@@ -1,277 +1,167 @@
 """`spatialgap report RESULTS... --out report.html`: one self-contained HTML file (jinja2 template
-in resources/report/, figures as embedded PNG data URIs drawn with matplotlib's Agg renderer, without pyplot).
+in resources/report/, figures embedded as PNG data URIs) and, beside it, one CSV per table drawn
+from the same records (table1.csv ... table4.csv, figure2.csv, the tests and the failure tables).
 
-Cells are recomputed from the verdicts of all RESULTS together, with the same code as the
-summary (scoring.score.tables), so a report of one RESULTS matches its summary.json exactly."""
+Everything is recomputed from the verdicts of all RESULTS together, with the code that writes
+the summaries (scoring.score.tables), so a report of one RESULTS matches its summary.json."""
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
-import io
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from matplotlib.figure import Figure  # no pyplot: no global backend state (safe inside QGIS)
+import jinja2
 
 from scoring.errors import InputError, OutputError
+from scoring.files import write_atomic
 from scoring.paths import RESOURCES_DIR
-from scoring.score.results import _umask, load_results
+from scoring.score import figures
+from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
+from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
+from scoring.score.results import load_results
+from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
+from scoring.score.tables_paper import NOT_RUN, figure2, table1, table2, table3, table4, write_tables_csv
+from scoring.vocab import FORMS, MODALITIES, Form
 
-FORMS = ("open", "mcq", "edit")
-FORM_LABELS = {"open": "open", "mcq": "MCQ-4", "edit": "edit (CSR)"}
-MODALITIES = ("geojson", "image", "together")
+FORM_LABELS = {Form.OPEN: "open", Form.MCQ: "MCQ-4", Form.EDIT: "edit"}
+MODALITY_LABELS = {"geojson": "GeoJSON", "image": "image", "together": "Together"}
+MISSES_SHOWN = 6  # constraint kinds shown per model x input type (all are in the CSV)
 
 
 def _pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
 
 
-def _figure_uri(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+def _p(v) -> str:
+    if v is None:
+        return "–"
+    return "< 1e-300" if v == 0 else f"{v:.3g}"
 
 
-def _ordered(values, order=()):
-    vals = set(v for v in values if v)
-    return [v for v in order if v in vals] + sorted(vals - set(order))
-
-
-def _fig_family_bars(cells, models, families):
-    fam = [c for c in cells if c["level"] == "family"]
-    forms = _ordered((c["form"] for c in fam), FORMS)
-    if not fam:
-        return None
-    fig = Figure(figsize=(4.2 * len(forms), 2.8 * len(models)))
-    axes = fig.subplots(len(models), len(forms), squeeze=False, sharey=True)
-    for i, model in enumerate(models):
-        for j, form in enumerate(forms):
-            ax = axes[i][j]
-            mods = _ordered(
-                (c["modality"] for c in fam if c["model"] == model and c["form"] == form), MODALITIES
-            )
-            width = 0.8 / max(1, len(mods))
-            for k, mod in enumerate(mods):
-                xs, ys, lo, hi = [], [], [], []
-                for f_i, f in enumerate(families):
-                    c = next(
-                        (
-                            c
-                            for c in fam
-                            if (c["model"], c["form"], c["modality"], c["family"]) == (model, form, mod, f)
-                        ),
-                        None,
-                    )
-                    if c is None or c["accuracy"] is None:
-                        continue
-                    xs.append(f_i + (k - (len(mods) - 1) / 2) * width)
-                    ys.append(c["accuracy"])
-                    lo.append(c["accuracy"] - (c["ci_low"] or c["accuracy"]))
-                    hi.append((c["ci_high"] or c["accuracy"]) - c["accuracy"])
-                ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, label=mod)
-            ax.set_xticks(range(len(families)), families, fontsize=8)
-            ax.set_ylim(0, 1.05)
-            ax.set_title(f"{model} · {FORM_LABELS.get(form, form)}", fontsize=9)
-            if mods:
-                ax.legend(fontsize=7)
-    fig.suptitle("Accuracy by family and modality (95 % intervals)", fontsize=10)
-    fig.tight_layout()
-    return _figure_uri(fig)
-
-
-def _fig_heatmap(cells, relations, columns):
-    import numpy as np
-
-    rel = {
-        (c["relation"], c["model"], c["modality"], c["form"]): c for c in cells if c["level"] == "relation"
-    }
-    if not rel or not columns:
-        return None
-    data = np.full((len(relations), len(columns)), np.nan)
-    for i, r in enumerate(relations):
-        for j, col in enumerate(columns):
-            c = rel.get((r, *col))
-            if c and c["accuracy"] is not None:
-                data[i, j] = 1 - c["accuracy"]
-    fig = Figure(figsize=(1.0 + 0.55 * len(columns), 0.28 * len(relations) + 1.6))
-    ax = fig.subplots()
-    # grey, not white, where a relation has no instances: white would read as "no errors"
-    import matplotlib
-
-    cmap = matplotlib.colormaps["Reds"].copy()
-    cmap.set_bad("#c8c8c8")
-    im = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    ax.set_yticks(range(len(relations)), relations, fontsize=7)
-    ax.set_xticks(range(len(columns)), [" · ".join(c) for c in columns], rotation=60, ha="right", fontsize=7)
-    fig.colorbar(im, ax=ax, label="error rate", shrink=0.6)
-    ax.set_title("Error rate per relation (grey: no instances)", fontsize=10)
-    return _figure_uri(fig)
-
-
-def _fig_city_ranges(cells, rows_keys, cities):
-    city = {(c["model"], c["modality"], c["form"], c["city"]): c for c in cells if c["level"] == "city"}
-    if len(cities) < 2:
-        return None
-    fig = Figure(figsize=(7, 0.35 * len(rows_keys) + 1.2))
-    ax = fig.subplots()
-    for i, key in enumerate(rows_keys):
-        vals = [(ct, city[(*key, ct)]["accuracy"]) for ct in cities if (*key, ct) in city]
-        vals = [(ct, v) for ct, v in vals if v is not None]
-        if not vals:
-            continue
-        ys = [v for _, v in vals]
-        ax.plot([min(ys), max(ys)], [i, i], color="0.6", lw=2)
-        for ct, v in vals:
-            ax.plot(v, i, "o", ms=5, color=f"C{cities.index(ct) % 10}")
-    ax.set_yticks(range(len(rows_keys)), [" · ".join(k) for k in rows_keys], fontsize=7)
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel("accuracy")
-    from matplotlib.lines import Line2D
-
-    ax.legend(
-        [Line2D([], [], marker="o", ls="", color=f"C{i % 10}") for i in range(len(cities))],
-        cities,
-        fontsize=7,
-        loc="lower right",
-    )
-    ax.set_title("Range of accuracy across cities", fontsize=10)
-    return _figure_uri(fig)
-
-
-def build_context(results_dirs: list) -> dict:
-    from scoring.relations import CATALOGUE
-
+def _load(results_dirs: list) -> tuple[list[dict], list[dict]]:
     summaries, rows = [], []
-    seen = {}
+    seen: dict[tuple, str] = {}
     for d in results_dirs:
         summary, rs = load_results(d)
-        summaries.append(
-            {
-                "path": str(d),
-                **{
-                    k: summary.get(k)
-                    for k in ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope")
-                },
-            }
-        )
+        keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope")
+        summaries.append({"path": str(d), **{k: summary.get(k) for k in keep}})
         for r in rs:
-            key = (r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
-            if key in seen:
+            sample = (r.get("city"), r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
+            if sample in seen:
                 raise InputError(
                     f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
-                    f"{r.get('form')}) is also in {seen[key]}"
+                    f"{r.get('form')}) is also in {seen[sample]}"
                 )
-            seen[key] = str(d)
+            seen[sample] = str(d)
             rows.append(r)
     if not rows:
         raise InputError("no verdicts in " + ", ".join(map(str, results_dirs)))
-    cells = summary_cells(rows)
-    models = _ordered(r["model"] for r in rows)
-    families = _ordered((r.get("family") for r in rows), ("topology", "direction", "metric", "ordering"))
-    cities = _ordered(r.get("city") for r in rows)
-    relations = sorted(set(CATALOGUE) | {r["relation"] for r in rows if r.get("relation")})
-    combos = sorted(
-        {(r["model"], r["modality"], r["form"]) for r in rows},
-        key=lambda k: (
-            models.index(k[0]),
-            MODALITIES.index(k[1]) if k[1] in MODALITIES else 9,
-            FORMS.index(k[2]) if k[2] in FORMS else 9,
-        ),
-    )
-    idx = defaultdict(dict)
-    for c in cells:
-        idx[c["level"]][
-            tuple(c.get(k) for k in ("model", "modality", "form", "city", "family", "relation"))
-        ] = c
+    return summaries, rows
 
-    def get(level, model, modality, form, city=None, family=None, relation=None):
-        return idx[level].get((model, modality, form, city, family, relation))
 
-    overall = []
-    for model in models:
-        for mod in _ordered((r["modality"] for r in rows if r["model"] == model), MODALITIES):
-            overall.append(
-                {"model": model, "modality": mod, "cells": [get("overall", model, mod, f) for f in FORMS]}
-            )
-    city_rows = []
-    for key in combos:
-        cs = [get("city", *key, city=ct) for ct in cities]
-        accs = [c["accuracy"] for c in cs if c and c["accuracy"] is not None]
-        city_rows.append(
-            {
-                "key": key,
-                "cells": cs,
-                "range": round(100 * (max(accs) - min(accs)), 1) if len(accs) > 1 else None,
-            }
-        )
-    family_rows = [{"key": key, "cells": [get("family", *key, family=f) for f in families]} for key in combos]
-    relation_rows = [
+def _detail_rows(cells: list[dict]) -> list[dict]:
+    order = {(m, f): i for i, (m, f) in enumerate((m, f) for m in MODALITIES for f in FORMS)}
+    overall = [c for c in cells if c["level"] == "overall"]
+    return sorted(overall, key=lambda c: (c["model"], order.get((c["modality"], c["form"]), 99)))
+
+
+def _ordering_rows(rows: list[dict]) -> list[dict]:
+    """Ordering answers: mean Kendall tau (0 = chance), share of items in place, share fully right."""
+    acc: defaultdict[tuple, dict] = defaultdict(lambda: {"n": 0, "tau": [], "in_place": 0.0, "exact": 0})
+    for r in rows:
+        om = r.get("order_match")
+        if not om:
+            continue
+        a = acc[(r["model"], r["modality"])]
+        a["n"] += 1
+        if om.get("kendall_tau") is not None:
+            a["tau"].append(om["kendall_tau"])
+        a["in_place"] += om.get("in_place") or 0.0
+        a["exact"] += r["verdict"] == "correct"
+    return [
         {
-            "relation": r,
-            "name": CATALOGUE[r].name if r in CATALOGUE else "",
-            "family": CATALOGUE[r].family if r in CATALOGUE else "",
-            "cells": [get("relation", *key, relation=r) for key in combos],
+            "model": k[0],
+            "modality": k[1],
+            "n": v["n"],
+            "kendall_tau": sum(v["tau"]) / len(v["tau"]) if v["tau"] else None,
+            "in_place": v["in_place"] / v["n"],
+            "exact": v["exact"] / v["n"],
         }
-        for r in relations
+        for k, v in sorted(acc.items())
     ]
-    quality = [c for c in cells if c["level"] in ("family", "city") and c["quality_n"]]
-    refusal = [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]]
-    screens = defaultdict(lambda: defaultdict(int))
-    for r in rows:
-        if r.get("screen"):
-            screens[(r["model"], r["modality"])][r["screen"]] += 1
-    set_rows = defaultdict(
-        lambda: {
-            "n": 0,
-            "precision": 0.0,
-            "recall": 0.0,
-            "false": defaultdict(int),
-            "missed": defaultdict(int),
-        }
-    )
-    for r in rows:
-        sm = r.get("set_match")
-        if sm:
-            s = set_rows[(r["model"], r["modality"], r.get("answer_type"))]
-            s["n"] += 1
-            s["precision"] += sm["precision"]
-            s["recall"] += sm["recall"]
+
+
+def _selfcheck_states(summaries: list[dict]) -> list[str]:
+    return [
+        "not run" if s["selfcheck"] is None else ("passed" if s["selfcheck"]["passed"] else "FAILED")
+        for s in summaries
+    ]
+
+
+def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
+    if mcnemar_rule not in MCNEMAR_RULES:
+        raise InputError(f"McNemar rule must be one of {', '.join(MCNEMAR_RULES)}, got {mcnemar_rule!r}")
+    summaries, rows = _load(results_dirs)
+    cells = summary_cells(rows, levels=("overall", "family"))
+    t2, t4 = table2(rows), table4(rows)
+    gap = modality_gap_tests(rows, mcnemar_rule)
+    misses = constraint_misses(rows)
+    shown: defaultdict[tuple, int] = defaultdict(int)
+    top_misses = []
+    for m in misses:
+        key = (m["model"], m["modality"])
+        if shown[key] < MISSES_SHOWN and m["missed"]:
+            shown[key] += 1
+            top_misses.append(m)
+    fig2 = figure2(rows)
+    tables: dict[str, dict | list] = {
+        "table1": table1(rows),
+        "table2": t2,
+        "table3": table3(rows),
+        "table3_by_model": table3(rows, per_model=True),
+        "table4": t4,
+        "figure2": fig2,
+        "gap_tests": gap,
+        "model_tests": mcnemar_pairs(rows, mcnemar_rule),
+        "edit_failures": failure_table(rows),
+        "constraint_misses": misses,
+    }
     return {
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "summaries": summaries,
+        "selfcheck_states": _selfcheck_states(summaries),
         "n_samples": len(rows),
-        "models": models,
-        "families": families,
-        "cities": cities,
-        "forms": FORMS,
+        "models": sorted({r["model"] for r in rows}),
+        "cities": t2["cities"],
+        "tables": tables,
+        "gap_overall": [t for t in gap if t["level"] == "overall"],
+        "gap_family": [t for t in gap if t["level"] == "family"],
+        "gap_relation": [t for t in gap if t["level"] == "relation"],
+        "gap_relation_significant": [t for t in gap if t["level"] == "relation" and t["significant"]],
+        "mcnemar_rule": mcnemar_rule,
+        "correction": CORRECTION,
+        "alpha": ALPHA,
+        "top_misses": top_misses,
+        "causes": CAUSES,
+        "cause_labels": CAUSE_LABELS,
+        "details": _detail_rows(cells),
+        "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
+        "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
+        "ordering": _ordering_rows(rows),
+        "fig_qa": figures.fig_qa_accuracy(fig2),
+        "fig_heatmap": figures.fig_heatmap(t4),
+        "fig_cities": figures.fig_city_ranges(t2),
         "form_labels": FORM_LABELS,
-        "combos": combos,
-        "overall": overall,
-        "city_rows": city_rows,
-        "family_rows": family_rows,
-        "relation_rows": relation_rows,
-        "quality": quality,
-        "refusal": refusal,
-        "screens": {" · ".join(k): dict(v) for k, v in screens.items()},
-        "set_rows": [
-            {"key": k, "n": v["n"], "precision": v["precision"] / v["n"], "recall": v["recall"] / v["n"]}
-            for k, v in sorted(set_rows.items())
-        ],
-        "mcnemar": mcnemar_pairs(rows),
-        "fig_family": _fig_family_bars(cells, models, families),
-        "fig_heatmap": _fig_heatmap(cells, relations, combos),
-        "fig_cities": _fig_city_ranges(cells, combos, cities),
+        "modality_labels": MODALITY_LABELS,
+        "not_run": NOT_RUN,
         "pct": _pct,
+        "p": _p,
     }
 
 
 def render_html(context: dict) -> str:
-    import jinja2
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(RESOURCES_DIR / "report")),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -282,19 +172,19 @@ def render_html(context: dict) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
-def write_report(results_dirs: list, out_html) -> Path:
-    """Write the self-contained HTML report of one or more RESULTS directories."""
+def write_report(results_dirs: list, out_html, *, csv: bool = True, mcnemar_rule: str = "exact") -> Path:
+    """Write the self-contained HTML report of one or more RESULTS directories and, with `csv`,
+    the tables as CSV files beside it."""
     if not results_dirs:
         raise InputError("no results directory given")
-    html = render_html(build_context(list(results_dirs)))
+    context = build_context(list(results_dirs), mcnemar_rule=mcnemar_rule)
+    html = render_html(context)
     out = Path(out_html)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, out)
     except OSError as exc:
-        raise OutputError(f"{out}: cannot write ({exc.strerror})") from None
+        raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
+    if csv:
+        write_tables_csv(context["tables"], out.parent)
+    write_atomic(out, html)
     return out

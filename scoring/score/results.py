@@ -13,31 +13,36 @@ recorded") unless `only_recorded` narrows the scope to the samples the run recor
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import logging
-import os
 import platform
-import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
+
+import numpy
+import pyproj
+import shapely
+from tqdm import tqdm
 
 import scoring
-from scoring.benchfiles import TASK_FILES, iter_instances, load_manifest, read_json, read_jsonl
+from scoring.benchmark import Benchmark
 from scoring.errors import InputError, OutputError
+from scoring.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
+from scoring.rundir import load_run, sample_id
+from scoring.score.selfcheck import run_selfcheck
+from scoring.score.stats import order_agreement
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
-from scoring.score.verdicts import score_prediction, set_precision_recall
+from scoring.score.verdicts import INTERNAL_ERROR, score_prediction
+from scoring.vocab import MODALITIES, TASKS, AnswerType, Form, Task, Verdict, forms_of
 
 log = logging.getLogger(__name__)
 FORMAT = "spatialgap.scores/1"
+NOT_RECORDED = "no response recorded"
 
 
 def library_versions() -> dict:
-    import numpy
-    import pyproj
-    import shapely
-
-    out = {
+    out: dict[str, str | None] = {
         "spatialgap": scoring.__version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -58,32 +63,10 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [value for _, value in read_jsonl(path)]
 
 
-def load_benchmark(bench_dir) -> tuple[dict, dict[str, dict[str, dict]]]:
-    """(manifest, {task: {id: instance}}) of a benchmark directory."""
-    manifest, sha = load_manifest(bench_dir)
-    manifest["_sha256"] = sha
-    tasks = {task: {i["id"]: i for i in iter_instances(bench_dir, (task,))} for task in TASK_FILES}
-    return manifest, tasks
-
-
 def _scene_key(instance: dict) -> str:
-    return hashlib.sha256(json.dumps(instance.get("scene"), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _load_run(run_dir: Path, bench_sha: str) -> tuple[dict, dict[str, dict]]:
-    from scoring.runner.journal import final_predictions
-
-    mpath, ppath = run_dir / "manifest.json", run_dir / "predictions.jsonl"
-    if not mpath.is_file() or not ppath.is_file():
-        raise InputError(f"{run_dir}: not a run directory (needs manifest.json and predictions.jsonl)")
-    manifest = read_json(mpath)
-    run_sha = manifest.get("benchmark_manifest_sha256")
-    if run_sha and run_sha != bench_sha:
-        raise InputError(
-            f"{run_dir}: was run on another benchmark (manifest sha256 {run_sha[:12]}… "
-            f"!= {bench_sha[:12]}…)"
-        )
-    return manifest, final_predictions(ppath)
+    """Which scene a sample was asked about (paired tests pair samples of one scene). Not
+    canonical_json: these bytes fix the keys already in recorded verdicts."""
+    return sha256_hex(json.dumps(instance.get("scene"), sort_keys=True))[:16]
 
 
 def _model_name(manifest: dict) -> str:
@@ -93,107 +76,129 @@ def _model_name(manifest: dict) -> str:
     return str(m)
 
 
+def _run_scope(run_dir: Path, manifest: dict) -> tuple[Task, str, list[str]]:
+    """(task, modality, forms) a run covers; InputError for a manifest naming unknown ones."""
+    task, modality = manifest.get("task"), manifest.get("modality")
+    if task not in TASKS or modality not in MODALITIES:
+        raise InputError(f"{run_dir}/manifest.json: unknown task {task!r} or modality {modality!r}")
+    return Task(task), str(modality), list(manifest.get("forms") or forms_of(task))
+
+
+def _missing_record(task: str, form: str, modality: str) -> dict:
+    return {"status": "error", "error": NOT_RECORDED, "task": task, "form": form, "modality": modality}
+
+
 def score_run_rows(
-    bench_dir,
-    tasks: dict,
+    bench: Benchmark,
     run_dir: Path,
     manifest: dict,
     finals: dict[str, dict],
     only_recorded: bool = False,
-    progress=None,
+    progress: Any = None,
 ) -> list[dict]:
-    model = _model_name(manifest)
-    task = manifest.get("task")
-    modality = manifest.get("modality")
-    if task not in TASK_FILES or modality not in ("geojson", "image", "together"):
-        raise InputError(f"{run_dir}/manifest.json: unknown task {task!r} or modality {modality!r}")
-    forms = list(manifest.get("forms") or (["edit"] if task == "edit" else ["open", "mcq"]))
-    instances = tasks[task]
-    unknown = sorted({r.get("instance_id") for r in finals.values()} - set(instances))
+    """One verdict row per sample of the run's scope (see the module docstring)."""
+    task, modality, forms = _run_scope(run_dir, manifest)
+    instances = bench.instances[task]
+    unknown = sorted({str(r.get("instance_id")) for r in finals.values()} - set(instances))
     if unknown:
         raise InputError(
-            f"{run_dir}: {len(unknown)} recorded instance(s) are not in the benchmark "
-            f"(first: {unknown[0]})"
+            f"{run_dir}: {len(unknown)} recorded instance(s) are not in the benchmark (first: {unknown[0]})"
         )
+    model = _model_name(manifest)
     rows = []
     for iid, inst in instances.items():
         for form in forms:
-            rec = finals.get(f"{iid}|{form}")
-            if rec is None:
-                if only_recorded:
-                    continue
-                rec = {
-                    "status": "error",
-                    "error": "no response recorded",
-                    "task": task,
-                    "form": form,
-                    "modality": modality,
-                }
-            rec = {**rec, "task": task, "form": form, "modality": modality}
-            v = score_prediction(inst, rec, bench_dir)
-            if v.verdict == "error" and rec.get("error") == "no response recorded":
-                v.reason = "no response recorded"
-            row = {
-                "id": iid,
-                "model": model,
-                "task": task,
-                "modality": modality,
-                "form": form,
-                "verdict": v.verdict,
-                "reason": v.reason,
-                "city": inst.get("city"),
-                "relation": inst.get("relation"),
-                "family": inst.get("family"),
-                "answer_type": inst.get("answer_type") or "edit",
-                "answerable": bool((inst.get("answerable") or {}).get(modality, True)),
-                "scene": _scene_key(inst),
-                "value": v.value,
-                "quality": v.quality,
-                "run": str(run_dir),
-                "attempt": rec.get("attempt"),
-            }
-            if task == "edit":
-                row["screen"] = v.screen
-                row["raster_tolerant"] = v.raster_tolerant
-                if v.constraints is not None:
-                    row["constraints_passed"] = sum(1 for c in v.constraints if c["passed"])
-                    row["constraints_total"] = len(v.constraints)
-            elif form == "open":
-                pr = (
-                    set_precision_recall(v.value, inst.get("answer"))
-                    if v.verdict in ("correct", "wrong")
-                    else None
-                )
-                if pr:
-                    row["set_match"] = pr
+            rec = finals.get(sample_id(iid, form))
+            if rec is None and only_recorded:
+                continue
+            rec = {**(rec or _missing_record(task, form, modality)), "task": task, "form": form}
+            rec["modality"] = modality
+            row = _row(bench, inst, rec, model, run_dir)
             rows.append(row)
             if progress:
                 progress.update(1)
     return rows
 
 
-def _write_atomic(path: Path, data: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> dict:
+    task, form, modality = rec["task"], rec["form"], rec["modality"]
+    v = score_prediction(inst, rec, bench.path)
+    if v.verdict == Verdict.ERROR and rec.get("error") == NOT_RECORDED:
+        v.reason = NOT_RECORDED
+    row = {
+        "id": inst["id"],
+        "model": model,
+        "task": task,
+        "modality": modality,
+        "form": form,
+        "verdict": v.verdict,
+        "reason": v.reason,
+        "city": inst.get("city"),
+        "relation": inst.get("relation"),
+        "family": inst.get("family"),
+        "answer_type": inst.get("answer_type") or "edit",
+        "answerable": bool((inst.get("answerable") or {}).get(modality, True)),
+        "scene": _scene_key(inst),
+        "value": v.value,
+        "quality": v.quality,
+        "run": str(run_dir),
+        "attempt": rec.get("attempt"),
+    }
+    if task == Task.EDIT:
+        row["screen"] = v.screen
+        row["raster_tolerant"] = v.raster_tolerant
+        if v.constraints is not None:
+            row["constraints_passed"] = sum(1 for c in v.constraints if c["passed"])
+            row["constraints_total"] = len(v.constraints)
+            # the constraint kinds (measures) this edit missed, for the failure analysis
+            row["constraints_missed"] = [str(c.get("measure")) for c in v.constraints if not c["passed"]]
+            row["constraint_kinds"] = [str(c.get("measure")) for c in v.constraints]
+    elif (
+        form == Form.OPEN
+        and inst.get("answer_type") == AnswerType.ORDERING
+        and v.verdict in (Verdict.CORRECT, Verdict.WRONG)
+    ):
+        agreement = order_agreement(v.value, inst.get("answer"))
+        if agreement:
+            row["order_match"] = agreement
+    return row
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _load_runs(bench: Benchmark, run_dirs: list) -> list[tuple[Path, dict, dict[str, dict]]]:
+    """(run dir, manifest, finals) of each run; InputError when two runs cover the same model,
+    modality and form (one of them would be scored twice)."""
+    loaded = []
+    seen: dict[tuple, str] = {}
+    for rd in map(Path, run_dirs):
+        manifest, finals = load_run(rd, bench.sha256)
+        key = (_model_name(manifest), manifest.get("modality"), manifest.get("task"))
+        for form in manifest.get("forms") or []:
+            if (key, form) in seen:
+                raise InputError(
+                    f"{rd}: model {key[0]} / {key[1]} / {form} is already scored from {seen[(key, form)]}"
+                )
+            seen[(key, form)] = str(rd)
+        loaded.append((rd, manifest, finals))
+    return loaded
+
+
+def _n_samples(bench: Benchmark, manifest: dict) -> int:
+    task = manifest.get("task")
+    n = len(bench.instances[Task(task)]) if task in TASKS else 0
+    return n * len(manifest.get("forms") or [1])
+
+
+def _selfcheck() -> dict:
+    msgs = run_selfcheck()
+    if msgs:
+        log.warning("selfcheck FAILED (%d drifted): %s", len(msgs), msgs[0])
+    return {"passed": not msgs, "messages": msgs}
 
 
 def score_runs(
-    bench_dir,
+    bench: Benchmark | str | Path,
     run_dirs: list,
-    out_dir,
+    out_dir: str | Path,
     *,
     progress: bool = False,
     only_recorded: bool = False,
@@ -203,61 +208,30 @@ def score_runs(
     and return the summary."""
     if not run_dirs:
         raise InputError("no run directory given")
-    bench_manifest, tasks = load_benchmark(bench_dir)
-    loaded = []
-    seen: dict[tuple, str] = {}
-    for rd in run_dirs:
-        rd = Path(rd)
-        manifest, finals = _load_run(rd, bench_manifest["_sha256"])
-        key = (_model_name(manifest), manifest.get("modality"), manifest.get("task"))
-        for form in manifest.get("forms") or []:
-            if (key, form) in seen:
-                raise InputError(
-                    f"{rd}: model {key[0]} / {key[1]} / {form} is already scored from {seen[(key, form)]}"
-                )
-            seen[(key, form)] = str(rd)
-        loaded.append((rd, manifest, finals))
+    bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
+    loaded = _load_runs(bench, run_dirs)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
+    selfcheck_result = _selfcheck() if selfcheck else None
 
-    selfcheck_result = None
-    if selfcheck:
-        from scoring.score.selfcheck import run_selfcheck
-
-        msgs = run_selfcheck()
-        selfcheck_result = {"passed": not msgs, "messages": msgs}
-        if msgs:
-            log.warning("selfcheck FAILED (%d drifted): %s", len(msgs), msgs[0])
-
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        total = sum(
-            len(tasks[m.get("task")] if m.get("task") in tasks else ()) * len(m.get("forms") or [1])
-            for _, m, _ in loaded
-        )
-        bar = tqdm(total=total, unit="sample", desc="score")
+    total = sum(_n_samples(bench, m) for _, m, _ in loaded)
     rows: list[dict] = []
-    try:
+    with tqdm(total=total, unit="sample", desc="score", disable=not progress) as bar:
         for rd, manifest, finals in loaded:
-            rows.extend(score_run_rows(bench_dir, tasks, rd, manifest, finals, only_recorded, bar))
-    finally:
-        if bar:
-            bar.close()
+            rows.extend(score_run_rows(bench, rd, manifest, finals, only_recorded, bar))
 
     cells = summary_cells(rows)
     summary = {
         "format": FORMAT,
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "benchmark": {
-            "path": str(Path(bench_dir).resolve()),
-            "manifest_sha256": bench_manifest["_sha256"],
-            "city": bench_manifest.get("city"),
-            "instances": {t: len(v) for t, v in tasks.items()},
+            "path": str(bench.path.resolve()),
+            "manifest_sha256": bench.sha256,
+            "city": bench.manifest.get("city"),
+            "instances": {t: len(v) for t, v in bench.instances.items()},
         },
         "runs": [
             {
@@ -275,20 +249,15 @@ def score_runs(
         "versions": library_versions(),
         "selfcheck": selfcheck_result,
         "samples": len(rows),
+        # samples whose scoring raised: each is an "error" verdict naming the exception
+        "internal_errors": sum(1 for r in rows if str(r.get("reason") or "").startswith(INTERNAL_ERROR)),
         "cells": cells,
         "mcnemar": mcnemar_pairs(rows),
     }
-    try:
-        _write_atomic(
-            out / "verdicts.jsonl",
-            "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows),
-        )
-        _write_atomic(
-            out / "summary.json", json.dumps(summary, indent=1, ensure_ascii=False, allow_nan=False)
-        )
-        write_csv(cells, out / "summary.csv")
-    except OSError as exc:
-        raise OutputError(f"{out}: cannot write ({exc.strerror})") from None
+    verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
+    write_atomic(out / "verdicts.jsonl", verdicts)
+    write_json_atomic(out / "summary.json", summary, indent=1)
+    write_csv(cells, out / "summary.csv")
     return summary
 
 

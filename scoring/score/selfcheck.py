@@ -8,11 +8,14 @@ sample, before it silently changes published numbers."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
+from scoring.errors import InputError
+from scoring.files import read_json, read_jsonl
 from scoring.paths import RESOURCES_DIR
+from scoring.score.tables import summary_cells
+from scoring.score.verdicts import score_prediction
 
 FIXTURE_DIR = RESOURCES_DIR / "selfcheck"
 FIGURE_FIELDS = (
@@ -29,15 +32,16 @@ FIGURE_FIELDS = (
     "parse_rate",
     "error_rate",
     "info_sufficient_accuracy",
+    "n_raster",
     "raster_tolerant_rate",
-    "quality_median",
-    "quality_p10",
+    "abs_error_median",
+    "abs_error_p90",
 )
 FIGURE_TOL = 1e-6
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [value for _, value in read_jsonl(path)]
 
 
 def fixture_size(fixture_dir: Path = FIXTURE_DIR) -> int:
@@ -46,8 +50,6 @@ def fixture_size(fixture_dir: Path = FIXTURE_DIR) -> int:
 
 def score_fixture(fixture_dir: Path = FIXTURE_DIR) -> tuple[list[dict], list[dict]]:
     """(cases, verdict rows) of the fixture, scored with the current code."""
-    from scoring.score.verdicts import score_prediction
-
     fixture_dir = Path(fixture_dir)
     instances = {i["id"]: i for i in _read_jsonl(fixture_dir / "instances.jsonl")}
     cases = _read_jsonl(fixture_dir / "cases.jsonl")
@@ -78,8 +80,6 @@ def score_fixture(fixture_dir: Path = FIXTURE_DIR) -> tuple[list[dict], list[dic
 
 
 def fixture_figures(rows: list[dict]) -> list[dict]:
-    from scoring.score.tables import summary_cells
-
     return [
         {k: c.get(k) for k in ("modality", "form") + FIGURE_FIELDS}
         for c in summary_cells(rows)
@@ -98,8 +98,8 @@ def run_selfcheck(fixture_dir: Path = FIXTURE_DIR) -> list[str]:
     fixture_dir = Path(fixture_dir)
     try:
         cases, rows = score_fixture(fixture_dir)
-        expected_figures = json.loads((fixture_dir / "expected_figures.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError) as exc:
+        expected_figures = read_json(fixture_dir / "expected_figures.json")
+    except (InputError, KeyError) as exc:
         return [f"fixture {fixture_dir} unreadable: {type(exc).__name__}: {exc}"]
     msgs = []
     for case, row in zip(cases, rows, strict=False):
@@ -116,12 +116,12 @@ def run_selfcheck(fixture_dir: Path = FIXTURE_DIR) -> list[str]:
                 msgs.append(f"{case['sample']} ({case['label']}): quality {q!r}, expected {e!r}")
     got = {(f["modality"], f["form"]): f for f in fixture_figures(rows)}
     for exp in expected_figures:
-        key = (exp["modality"], exp["form"])
-        cell = got.get(key)
+        modality, form = exp["modality"], exp["form"]
+        cell = got.get((modality, form))
         if cell is None:
-            msgs.append(f"figure cell {key}: missing")
+            msgs.append(f"figure cell {(modality, form)}: missing")
             continue
         for field in FIGURE_FIELDS:
             if field in exp and _differs(cell.get(field), exp[field]):
-                msgs.append(f"figure {key[0]}/{key[1]} {field}: {cell.get(field)!r}, expected {exp[field]!r}")
+                msgs.append(f"figure {modality}/{form} {field}: {cell.get(field)!r}, expected {exp[field]!r}")
     return msgs

@@ -1,6 +1,7 @@
-"""Statistics of the scores: Wilson or seeded clustered-bootstrap intervals, exact McNemar, and
-quantiles of continuous quality. scipy does the statistics; nothing here is hand-rolled beyond
-the resampling loop."""
+"""Statistics of the scores: Wilson or seeded clustered-bootstrap intervals, paired McNemar tests
+(exact, or FRIEDA's exact-then-chi-square rule), Holm's correction, and quantiles of continuous
+error. scipy does the distributions; the resampling loop and Holm's step-down are the only
+hand-written parts."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binomtest, chi2, kendalltau
 
 CONFIDENCE = 0.95
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20260101
+# FRIEDA's rule: the exact binomial test below this many discordant pairs, chi-square with
+# continuity correction from it on.
+FRIEDA_EXACT_BELOW = 50
+MCNEMAR_RULES = ("exact", "frieda")
 
 
 def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
@@ -70,12 +75,83 @@ def proportion_ci(
 
 def mcnemar_exact(a: Iterable[bool], b: Iterable[bool]) -> dict:
     """Exact McNemar test on paired outcomes: binomial test of the discordant pairs."""
+    return mcnemar(a, b, "exact")
+
+
+def mcnemar(a: Iterable[bool], b: Iterable[bool], rule: str = "exact") -> dict:
+    """McNemar test on paired outcomes (a[i], b[i] of the same instance). rule "exact": two-sided
+    binomial test of the discordant pairs; "frieda": exact below 50 discordant pairs, else
+    chi-square (1 df) with continuity correction. `diff_points` is 100 x (acc(a) - acc(b))."""
+    if rule not in MCNEMAR_RULES:
+        raise ValueError(f"unknown McNemar rule {rule!r} (expected one of {', '.join(MCNEMAR_RULES)})")
     a, b = list(a), list(b)
-    only_a = sum(1 for x, y in zip(a, b, strict=False) if x and not y)
-    only_b = sum(1 for x, y in zip(a, b, strict=False) if y and not x)
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
     d = only_a + only_b
-    p = float(binomtest(only_a, d, 0.5).pvalue) if d else 1.0
-    return {"n": len(a), "only_first": only_a, "only_second": only_b, "p_value": p}
+    method = "exact"
+    if d == 0:
+        p = 1.0
+    elif rule == "frieda" and d >= FRIEDA_EXACT_BELOW:
+        method = "chi2-cc"
+        p = float(chi2.sf((abs(only_a - only_b) - 1) ** 2 / d, 1))
+    else:
+        p = float(binomtest(only_a, d, 0.5).pvalue)
+    n = len(a)
+    return {
+        "n": n,
+        "only_first": only_a,
+        "only_second": only_b,
+        "diff_points": round(100 * (only_a - only_b) / n, 2) if n else None,
+        "p_value": min(1.0, p),
+        "test": method,
+    }
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error control under any dependence)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def mean_of_rates_ci(
+    groups: dict[str, Sequence[tuple[str, int]]],
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float | None, float | None, float | None]:
+    """(mean, low, high) of the unweighted mean over groups (e.g. open and MCQ) of each group's
+    success rate, given (scene, success) pairs per group; the interval resamples scenes, so the
+    two answers to one scene's question stay together."""
+    groups = {g: list(v) for g, v in groups.items() if v}
+    if not groups:
+        return None, None, None
+    names = sorted(groups)
+    scenes = sorted({s for v in groups.values() for s, _ in v})
+    pos = {s: i for i, s in enumerate(scenes)}
+    k = np.zeros((len(names), len(scenes)))
+    n = np.zeros((len(names), len(scenes)))
+    for gi, g in enumerate(names):
+        for scene, ok in groups[g]:
+            k[gi, pos[scene]] += int(ok)
+            n[gi, pos[scene]] += 1
+    mean = float(np.mean(k.sum(axis=1) / n.sum(axis=1)))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(scenes), size=(reps, len(scenes)))
+    means = np.empty(reps)
+    for start in range(0, reps, 100):  # chunks bound memory: groups x 100 x scenes
+        part = idx[start : start + 100]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = k[:, part].sum(axis=2) / n[:, part].sum(axis=2)  # groups x chunk
+        means[start : start + 100] = np.nanmean(rates, axis=0)
+    alpha = (1 - confidence) / 2
+    return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
 def quantiles(values: Iterable[float | None]) -> dict:
@@ -88,4 +164,25 @@ def quantiles(values: Iterable[float | None]) -> dict:
         "median": float(np.median(v)),
         "p10": float(np.percentile(v, 10)),
         "p90": float(np.percentile(v, 90)),
+    }
+
+
+def order_agreement(predicted: object, reference: object) -> dict | None:
+    """How far an ordering answer is from the reference order: Kendall's tau-b over the items
+    both contain (0 for a random order, 1 identical, -1 reversed), the share of reference items
+    in their exact place, and the items left out or added. None unless both are lists."""
+    if not isinstance(predicted, (list, tuple)) or not isinstance(reference, (list, tuple)):
+        return None
+    pred, ref = [str(x) for x in predicted], [str(x) for x in reference]
+    common = [x for x in ref if x in pred]
+    tau = None
+    if len(common) >= 2:
+        t = kendalltau([ref.index(x) for x in common], [pred.index(x) for x in common]).statistic
+        tau = None if t is None or not math.isfinite(t) else round(float(t), 6)
+    in_place = sum(1 for i, x in enumerate(ref) if i < len(pred) and pred[i] == x)
+    return {
+        "kendall_tau": tau,
+        "in_place": round(in_place / len(ref), 6) if ref else None,
+        "missed": sorted(set(ref) - set(pred)),
+        "extra": sorted(set(pred) - set(ref)),
     }

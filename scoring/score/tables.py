@@ -1,16 +1,24 @@
 """Summary cells: every accuracy with its interval, parse rate, error rate, the
 information-sufficient score beside the raw one, raster-tolerant success for image edits, and
-quantiles of continuous quality. Shared by `spatialgap score` (summary CSV/JSON), the report
-and the gate, so the three never disagree."""
+quantiles of continuous absolute error. Shared by `spatialgap score` (summary CSV/JSON), the
+report and the gate, so the three never disagree.
+
+Denominators: every rate counts every sample of its cell (failed requests, unparsed replies,
+refusals and invalid edits included); only `info_sufficient_accuracy` leaves out the
+unanswerable-by-design samples, by definition. Error quantiles describe the answers that have
+a numeric error (`abs_error_n` of them) and are not rates."""
 
 from __future__ import annotations
 
 import csv
+import io
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from scoring.score.stats import mcnemar_exact, proportion_ci, quantiles
+from scoring.files import write_atomic
+from scoring.score.stats import mcnemar, proportion_ci, quantiles
+from scoring.vocab import Form, Modality
 
 SUCCESS = ("correct", "correct_refusal")
 # Cell levels, each adding one grouping key to (model, modality, form).
@@ -40,28 +48,45 @@ CSV_FIELDS = [
     "n_answerable",
     "info_sufficient_accuracy",
     "n_raster",
+    "raster_tolerant",
     "raster_tolerant_rate",
-    "quality_n",
-    "quality_median",
-    "quality_p10",
-    "quality_p90",
+    "raster_ci_low",
+    "raster_ci_high",
+    "abs_error_n",
+    "abs_error_median",
+    "abs_error_p90",
 ]
+# Renamed fields: a gate rule or reader naming the old one gets told what it meant.
+RENAMED = {
+    "quality_p10": "abs_error_p90 (quality_p10 was the 10th percentile of the error: the best decile)",
+    "quality_p90": "abs_error_p90",
+    "quality_median": "abs_error_median",
+    "quality_n": "abs_error_n",
+}
 
 
 def _r(v, nd=6):
     return None if v is None else round(float(v), nd)
 
 
+def is_image_edit(row: dict) -> bool:
+    return row.get("form") == Form.EDIT and row.get("modality") == Modality.IMAGE
+
+
 def cell_stats(rows: list[dict]) -> dict:
     n = len(rows)
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for r in rows:
         counts[r["verdict"]] += 1
     succ = [1 if r["verdict"] in SUCCESS else 0 for r in rows]
-    lo, hi, method = proportion_ci(succ, [r.get("scene") or r["id"] for r in rows])
+    clusters = [r.get("scene") or r["id"] for r in rows]
+    lo, hi, method = proportion_ci(succ, clusters)
     answerable = [r for r in rows if r.get("answerable", True)]
-    raster = [r for r in rows if r.get("raster_tolerant") is not None]
-    arrived = n - counts["error"]
+    # Every image edit counts in the raster-tolerant rate: a refusal, an unparsed reply, a failed
+    # request or an empty or invalid edit is a raster-tolerant failure, not a missing sample.
+    raster = [r for r in rows if is_image_edit(r)]
+    raster_ok = [1 if r.get("raster_tolerant") else 0 for r in raster]
+    r_lo, r_hi, _ = proportion_ci(raster_ok, [r.get("scene") or r["id"] for r in raster])
     q = quantiles(r.get("quality") for r in rows if r["verdict"] not in ("error", "unparsed"))
     return {
         "n": n,
@@ -71,7 +96,8 @@ def cell_stats(rows: list[dict]) -> dict:
         "ci_high": _r(hi),
         "ci_method": method,
         **{k: counts[k] for k in ("wrong", "unparsed", "error", "correct_refusal", "unfounded_answer")},
-        "parse_rate": _r((arrived - counts["unparsed"]) / arrived) if arrived else None,
+        # replies an answer could be read from, over every sample (failed requests included)
+        "parse_rate": _r((n - counts["error"] - counts["unparsed"]) / n) if n else None,
         "error_rate": _r(counts["error"] / n) if n else None,
         "n_answerable": len(answerable),
         "info_sufficient_accuracy": _r(
@@ -80,21 +106,25 @@ def cell_stats(rows: list[dict]) -> dict:
         if answerable
         else None,
         "n_raster": len(raster),
-        "raster_tolerant_rate": _r(sum(1 for r in raster if r["raster_tolerant"]) / len(raster))
-        if raster
-        else None,
-        "quality_n": q["n"],
-        "quality_median": _r(q["median"]),
-        "quality_p10": _r(q["p10"]),
-        "quality_p90": _r(q["p90"]),
+        "raster_tolerant": sum(raster_ok),
+        "raster_tolerant_rate": _r(sum(raster_ok) / len(raster)) if raster else None,
+        "raster_ci_low": _r(r_lo),
+        "raster_ci_high": _r(r_hi),
+        "abs_error_n": q["n"],
+        "abs_error_median": _r(q["median"]),
+        # the worst decile's threshold: 10 % of the answers with an error are off by more
+        "abs_error_p90": _r(q["p90"]),
     }
 
 
-def summary_cells(rows: Iterable[dict]) -> list[dict]:
-    """Cells of every level, sorted deterministically."""
+def summary_cells(rows: Iterable[dict], levels: Iterable[str] | None = None) -> list[dict]:
+    """Cells of every level (or of the given ones), sorted deterministically."""
     rows = list(rows)
     cells = []
+    wanted = set(LEVELS) if levels is None else set(levels)
     for level, extra in LEVELS.items():
+        if level not in wanted:
+            continue
         keys = BASE_KEYS + extra
         groups: dict[tuple, list[dict]] = defaultdict(list)
         for r in rows:
@@ -106,21 +136,21 @@ def summary_cells(rows: Iterable[dict]) -> list[dict]:
     return cells
 
 
-def mcnemar_pairs(rows: Iterable[dict]) -> list[dict]:
-    """Exact McNemar between every two models on the samples both answered (same instance,
+def mcnemar_pairs(rows: Iterable[dict], rule: str = "exact") -> list[dict]:
+    """McNemar between every two models on the samples both answered (same city, instance,
     form and modality), per modality x form."""
-    by: dict[tuple, dict[str, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
+    by: dict[tuple, dict[str, dict[tuple, bool]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        by[(r["modality"], r["form"])][r["model"]][r["id"]] = r["verdict"] in SUCCESS
+        by[(r["modality"], r["form"])][r["model"]][(r.get("city"), r["id"])] = r["verdict"] in SUCCESS
     out = []
     for (modality, form), models in sorted(by.items()):
         names = sorted(models)
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
-                common = sorted(set(models[a]) & set(models[b]))
+                common = sorted(set(models[a]) & set(models[b]), key=str)
                 if not common:
                     continue
-                res = mcnemar_exact([models[a][s] for s in common], [models[b][s] for s in common])
+                res = mcnemar([models[a][s] for s in common], [models[b][s] for s in common], rule)
                 out.append(
                     {
                         "modality": modality,
@@ -137,8 +167,9 @@ def mcnemar_pairs(rows: Iterable[dict]) -> list[dict]:
 
 
 def write_csv(cells: list[dict], path: Path) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for c in cells:
-            w.writerow({k: ("" if c.get(k) is None else c.get(k)) for k in CSV_FIELDS})
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    for c in cells:
+        w.writerow({k: ("" if c.get(k) is None else c.get(k)) for k in CSV_FIELDS})
+    write_atomic(path, buf.getvalue())

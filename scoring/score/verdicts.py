@@ -16,13 +16,16 @@ through the map's recorded transform; besides the strict verdict they get `raste
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import shapely
 from shapely import affinity
 from shapely.geometry import shape
@@ -30,11 +33,12 @@ from shapely.geometry.base import BaseGeometry
 
 from scoring import answers, oracle
 from scoring.edits import OPS, EditError, apply_edit, apply_geometry_ops
+from scoring.errors import SpatialGapError
 from scoring.facts import FactError, check_constraint, describe_constraint
+from scoring.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
+from scoring.vocab import MODALITIES
 
-VERDICTS = ("correct", "wrong", "unparsed", "error", "correct_refusal", "unfounded_answer")
-MODALITIES = ("geojson", "image", "together")
 RASTER_TOLERANCE_PX = 4.0
 # A geometry farther than this from the scene's envelope is "far outside the scene's region":
 # the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
@@ -43,6 +47,7 @@ FAR_DIAGONALS = 5.0
 NULL_ISLAND_M = 1000.0  # task-CRS distance from (0, 0) ...
 NULL_ISLAND_DEG = 0.01  # ... or lon/lat distance from (0°, 0°)
 NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
+INTERNAL_ERROR = "internal error"  # reason prefix of a sample whose scoring raised
 
 
 @dataclass
@@ -100,18 +105,20 @@ def _failed(status: str, error: Any) -> Verdict | None:
     return Verdict("error", f"request failed: {detail}"[:300])
 
 
-def set_precision_recall(predicted: Any, reference: Any) -> dict | None:
-    """Precision/recall of an answer asserting a set of items, with the false and missed items."""
-    if not isinstance(predicted, (list, tuple)) or not isinstance(reference, (list, tuple)):
-        return None
-    p, r = set(map(str, predicted)), set(map(str, reference))
-    tp = p & r
-    return {
-        "precision": len(tp) / len(p) if p else (1.0 if not r else 0.0),
-        "recall": len(tp) / len(r) if r else 1.0,
-        "false": sorted(p - r),
-        "missed": sorted(r - p),
-    }
+def _never_raises(score: Callable[..., Verdict]) -> Callable[..., Verdict]:
+    """Any failure inside one sample's scoring becomes that sample's verdict, so a sweep goes on.
+    A missing input of the benchmark itself (a map sidecar) still stops it, with its message."""
+
+    @functools.wraps(score)
+    def guarded(*args: Any, **kwargs: Any) -> Verdict:
+        try:
+            return score(*args, **kwargs)
+        except SpatialGapError:
+            raise
+        except Exception as exc:  # noqa: BLE001 -- the verdict names the exception type
+            return Verdict("error", f"{INTERNAL_ERROR}: {type(exc).__name__}")
+
+    return guarded
 
 
 # --------------------------------------------------------------------------------- QA
@@ -131,6 +138,7 @@ def _quality(answer_type: str, reference: Any, value: Any) -> float | None:
     return None
 
 
+@_never_raises
 def score_qa(
     instance: dict,
     text: str | None,
@@ -147,11 +155,11 @@ def score_qa(
     answerable = _answerable(instance, modality)
     if form == "mcq":
         choices = list(instance.get("choices") or [])
-        parsed = answers.parse_choice(text, len(choices) or 4)
+        parsed = answers.parse_choice(text, len(choices) or 4, choices)
         refusal = parsed.refusal
         value = parsed.value if parsed.ok else None
         if parsed.ok:
-            idx = ord(value) - ord("A")
+            idx = ord(str(value)) - ord("A")
             if 0 <= idx < len(choices) and str(choices[idx]).strip().lower() == REFUSAL:
                 refusal = True  # chose the "cannot be determined" option
         if not answerable:
@@ -170,7 +178,7 @@ def score_qa(
     if form != "open":
         raise ValueError(f"unknown QA form {form!r}")
 
-    answer_type = instance.get("answer_type")
+    answer_type = str(instance.get("answer_type") or "")
     reference = instance.get("answer")
     ctx: dict[str, Any] = {}
     if answer_type == "feature_id":
@@ -230,7 +238,7 @@ def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | 
     epsg = _epsg(instance)
     c = geom.centroid if geom.geom_type != "Point" else geom
     if epsg:
-        with _quiet():
+        with np.errstate(all="ignore"):  # pyproj returns inf for out-of-domain points
             lon, lat = _to_lonlat(epsg).transform(
                 [xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y]
             )
@@ -250,23 +258,12 @@ def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | 
         gap = math.hypot(max(sx0 - xmax, 0.0, xmin - sx1), max(sy0 - ymax, 0.0, ymin - sy1))
         if gap > max(FAR_MIN_M, FAR_DIAGONALS * diag):
             return "far_outside_scene"
+        # a geometry spanning far beyond the scene on every side reaches far outside it too
+        if math.hypot(xmax - xmin, ymax - ymin) > max(FAR_MIN_M, FAR_DIAGONALS * diag) + diag:
+            return "far_outside_scene"
     if not geom.is_valid:
         return "invalid"
     return None
-
-
-class _quiet:
-    """pyproj returns inf for out-of-domain points; numpy may warn about it."""
-
-    def __enter__(self):
-        import numpy as np
-
-        self._old = np.seterr(all="ignore")
-
-    def __exit__(self, *exc):
-        import numpy as np
-
-        np.seterr(**self._old)
 
 
 # --------------------------------------------------------------------------------- editing
@@ -323,6 +320,15 @@ def _required_attributes(reference_edit: dict | None) -> dict:
     return out
 
 
+def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
+    """A line that crosses itself where the target did not (or was no line): no translation,
+    rotation or scaling makes one, and measuring it costs quadratic time in its crossings."""
+    lineal = ("LineString", "MultiLineString")
+    if after.geom_type not in lineal or after.is_simple:
+        return False
+    return before.geom_type not in lineal or before.is_simple
+
+
 def _scene_of(instance: dict):
     from scoring.scene import Scene
 
@@ -336,6 +342,7 @@ def _envelope(scene) -> tuple | None:
     return shapely.GeometryCollection(geoms).bounds
 
 
+@_never_raises
 def score_edit(
     instance: dict,
     text: str | None,
@@ -376,6 +383,8 @@ def score_edit(
     edited, changed, pixel_geom = result
 
     screen = screen_geometry(edited.geom(target), instance, _envelope(initial))
+    if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
+        screen = "invalid"
     if screen:
         return Verdict(
             "wrong",
@@ -485,8 +494,6 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
 
 @lru_cache(maxsize=4096)
 def _pixel_transform(path: str):
-    from scoring.render.transform import PixelTransform
-
     return PixelTransform.from_sidecar(path)
 
 
@@ -500,6 +507,7 @@ def load_pixel_transform(bench_dir, instance_id: str):
     return _pixel_transform(str(p.resolve()))
 
 
+@_never_raises
 def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
     """Verdict of one final prediction-journal record for `instance`. The instance decides the
     task (a record cannot turn an edit instance into a question); the record gives the form,

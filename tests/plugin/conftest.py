@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -68,13 +67,24 @@ def dock(qgis_iface, qgis_new_project):
     d.deleteLater()
 
 
-def wait_for(predicate, timeout: float = 60.0):
-    """Process Qt events until predicate() holds (task callbacks arrive through the event loop)."""
-    from qgis.PyQt.QtCore import QCoreApplication
+def wait_for(predicate, timeout: float = 60.0) -> None:
+    """Run the Qt event loop (task callbacks arrive through it) until predicate() holds; a
+    TimeoutError after `timeout` seconds fails the test."""
+    from qgis.PyQt.QtCore import QEventLoop, QTimer
 
-    t0 = time.monotonic()
-    while not predicate():
-        QCoreApplication.processEvents()
-        if time.monotonic() - t0 > timeout:
-            raise TimeoutError("condition not reached")
-        time.sleep(0.01)
+    if predicate():
+        return
+    loop = QEventLoop()
+    check = QTimer()
+    check.setInterval(10)
+    check.timeout.connect(lambda: loop.quit() if predicate() else None)
+    deadline = QTimer()
+    deadline.setSingleShot(True)
+    deadline.timeout.connect(loop.quit)
+    check.start()
+    deadline.start(int(timeout * 1000))
+    loop.exec()
+    check.stop()
+    deadline.stop()
+    if not predicate():
+        raise TimeoutError(f"condition not reached within {timeout:g} s")

@@ -124,7 +124,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
     dock.open_benchmark(small_bench)
     inst = next(i for i in instances.values() if i["task"] == "edit" and i["relation"] == "M02")
     dock.select_instance(inst["id"])
-    dock.analyst_edit.setText("ana")
+    dock.human_panel.analyst_edit.setText("ana")
     layer = dock.start_human_edit()
     feat = next(layer.getFeatures())
     target = apply_edit(Scene.from_geojson(inst["scene"]), "F0", inst["reference_edit"]).scene.geom("F0")
@@ -153,8 +153,8 @@ def test_human_qa_answer_is_a_run(dock, small_bench, instances):
     dock.open_benchmark(small_bench)
     inst = next(i for i in instances.values() if i["task"] == "qa" and i["relation"] == "D01")
     dock.select_instance(inst["id"])
-    dock.analyst_edit.setText("bob")
-    dock.answer_edit.setText(str(inst["answer"]))
+    dock.human_panel.analyst_edit.setText("bob")
+    dock.human_panel.answer_edit.setText(str(inst["answer"]))
     v = dock.submit_human_answer()
     assert v["verdict"] == score_qa(inst, f"Answer: {inst['answer']}", form="open").verdict == "correct"
     run = small_bench / "runs" / "human-bob-geojson-qa"
@@ -169,7 +169,7 @@ def test_hand_attribute_edit(dock, small_bench, instances):
         pytest.skip("no O06 edit instance in this extract")
     dock.open_benchmark(small_bench)
     dock.select_instance(inst["id"])
-    dock.analyst_edit.setText("cy")
+    dock.human_panel.analyst_edit.setText("cy")
     layer = dock.start_human_edit()
     feat = next(layer.getFeatures())
     idx = layer.fields().indexOf("layer")

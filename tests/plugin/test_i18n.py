@@ -51,7 +51,7 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         from plugin.dock import SpatialGapDock
 
         dock = SpatialGapDock(qgis_iface)
-        assert dock.send_btn.text() == "Envoyer l'instance"
+        assert dock.model_panel.send_btn.text() == "Envoyer l'instance"
         dock.deleteLater()
     finally:
         QCoreApplication.removeTranslator(translator)

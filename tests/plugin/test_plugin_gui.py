@@ -18,9 +18,16 @@ def test_plugin_loads_and_unloads(qgis_iface, small_bench):
     p.initGui()
     assert QgsApplication.processingRegistry().providerById("spatialgap") is not None
     assert {a.text() for a in p.actions} >= {"Spatial Gap"}
+    assert p.dock is None  # built on first use only
     p.toggle_dock(True)
-    assert p.dock is not None and p.dock.isVisible() is not None
+    assert p.dock is not None and not p.dock.isHidden()
+    assert p.dock.widget() is not None and p.dock.windowTitle() == "Spatial Gap"
     assert p.dock.open_benchmark(small_bench)
+    assert p.dock.list.count() > 0 and p.dock.model_panel.send_all_btn.isEnabled()
+    p.toggle_dock(False)
+    assert p.dock.isHidden()
+    p.toggle_dock(True)
+    assert not p.dock.isHidden()
     p.unload()
     assert QgsApplication.processingRegistry().providerById("spatialgap") is None
     assert p.dock is None and p.actions == []
@@ -52,7 +59,7 @@ def test_missing_dependencies_are_named_with_install_commands(qgis_iface):
         qgis_iface, [e for e in deps.REQUIRED if e[0] in missing] or [deps.REQUIRED[4]]
     )
     text = stand_in.message()
-    for mod, pip_req, deb in stand_in.missing:
+    for _module, pip_req, deb in stand_in.missing:
         assert pip_req in text and deb in text
     stand_in.initGui()
     stand_in.unload()
@@ -119,11 +126,11 @@ def test_instance_becomes_styled_layers(dock, small_bench, instances):
 def test_filters(dock, small_bench, instances):
     dock.open_benchmark(small_bench)
     assert dock.list.count() == len(instances)
-    dock.f_task.setCurrentIndex(dock.f_task.findData("edit"))
-    dock.f_relation.setCurrentIndex(dock.f_relation.findData("D04"))
+    dock.filters.select("task", "edit")
+    dock.filters.select("relation", "D04")
     want = sorted(i["id"] for i in instances.values() if i["task"] == "edit" and i["relation"] == "D04")
     assert sorted(dock.list.item(k).data(0x0100) for k in range(dock.list.count())) == want
-    dock.f_verdict.setCurrentIndex(dock.f_verdict.findData("correct"))
+    dock.filters.verdict_combo.setCurrentIndex(dock.filters.verdict_combo.findData("correct"))
     assert dock.list.count() == 0  # nothing run yet
 
 

@@ -112,11 +112,13 @@ def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, insta
 def test_score_run(processing_ready, small_bench, instances, tmp_path):
     import processing
 
-    from plugin.tasks import record_human_answer
+    from plugin.human_baseline import record_human_answer
+    from scoring.benchmark import Benchmark
 
+    bench = Benchmark.open(small_bench)
     qa = [i for i in instances.values() if i["task"] == "qa"][:3]
     for inst in qa:
-        run = record_human_answer(small_bench, tmp_path / "runs", "proc", inst, f"Answer: {inst['answer']}")
+        run = record_human_answer(bench, tmp_path / "runs", "proc", inst, f"Answer: {inst['answer']}")
     res = processing.run(
         "spatialgap:scorerun",
         {"BENCH": str(small_bench), "RUN": str(run), "OUTPUT": str(tmp_path / "results")},

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
-import time
+import threading
 
 import pytest
 from qgis.core import QgsProject, QgsSettings
+from qgis.PyQt.QtTest import QSignalSpy
 
 from plugin.auth import AuthKeyProvider, read_key, remove_key, store_key
 from plugin.endpoints import Endpoint, load_endpoints, save_endpoints
@@ -92,8 +93,9 @@ def _edit_instance(instances, relation):
     return next(i for i in instances.values() if i["task"] == "edit" and i["relation"] == relation)
 
 
+@pytest.mark.timeout(300)
 def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_url, auth_ready):
-    from scoring.runner.journal import final_predictions
+    from scoring.rundir import final_predictions
     from scoring.score import score_prediction
 
     authcfg = store_key("tools-agent", SECRET)
@@ -134,7 +136,7 @@ def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_ur
     assert any("ghost" in n for n in names) and any(n.startswith("edited F0") for n in names)
     assert any(n.startswith("constraints (") for n in names)
     # The filtered set: every edit instance of the benchmark, one task, all answered.
-    dock.f_task.setCurrentIndex(dock.f_task.findData("edit"))
+    dock.filters.select("task", "edit")
     tasks = dock.send(current_only=False)
     wait_for(lambda: all(t not in dock.tasks for t in tasks), 120)
     n_edit = sum(1 for i in instances.values() if i["task"] == "edit")
@@ -143,11 +145,26 @@ def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_ur
     remove_key(authcfg)
 
 
+@pytest.mark.timeout(300)
 def test_cancel_stops_the_run(dock, small_bench, instances, auth_ready):
-    """A cancelled task returns promptly and says so (no traceback, no QGIS abort)."""
+    """A run cancelled while its request is in flight ends promptly and says so (no traceback, no
+    QGIS abort)."""
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
+    silent.settimeout(60)  # the accepting thread never outlives the test by long
+    in_flight = threading.Event()
+    held = []
+
+    def accept() -> None:
+        try:
+            conn, _ = silent.accept()
+        except OSError:
+            return
+        held.append(conn)  # accepted and never answered
+        in_flight.set()
+
+    threading.Thread(target=accept, daemon=True).start()
     try:
         save_endpoints(
             [
@@ -164,11 +181,19 @@ def test_cancel_stops_the_run(dock, small_bench, instances, auth_ready):
         dock.open_benchmark(small_bench)
         dock.select_instance(_edit_instance(instances, "D01")["id"])
         task = dock.send(current_only=True)[0]
-        wait_for(lambda: task.progress() >= 0 and task.status() == task.Running, 20)
-        time.sleep(0.5)
+        terminated = QSignalSpy(task.taskTerminated)
+        wait_for(in_flight.is_set, 20)  # the request reached the server: the run is under way
         task.cancel()
-        wait_for(lambda: task not in dock.tasks, 20)
+        # The timeout (well under the endpoint's 60 s) fails the test if cancelling does not stop it.
+        assert len(terminated) or terminated.wait(20_000), "the cancelled task did not end"
+        wait_for(lambda: task not in dock.tasks, 5)
         assert task.cancelled_by_user and task.error is None
     finally:
+        for conn in held:
+            conn.close()
+        try:
+            silent.shutdown(socket.SHUT_RDWR)  # wakes a thread still in accept()
+        except OSError:
+            pass
         silent.close()
         save_endpoints([])

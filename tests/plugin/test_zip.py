@@ -28,6 +28,14 @@ def test_zip_is_valid_and_self_contained(tmp_path):
     ):
         assert required in names, required
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert "spatialgap/scoring/benchmark.py" in names  # a product module, despite its name
+    # Benchmarking, performance and test scaffolding stays in the checkout.
+    scaffolding = [
+        n
+        for n in names
+        if "/tests/" in n or n.rsplit("/", 1)[-1] in ("bench.py", "fakeserver.py") or "perf" in n
+    ]
+    assert scaffolding == []
     # Same bytes twice: reproducible.
     again = make_zip.build(tmp_path / "again.zip")
     assert again.read_bytes() == out.read_bytes()
@@ -53,6 +61,8 @@ def test_validator_rejects_a_bad_archive(tmp_path):
     with zipfile.ZipFile(bad, "w") as zf:
         zf.writestr("spatial-gap/__init__.py", "")
         zf.writestr("spatial-gap/metadata.txt", "[general]\nname=x\nversion=one\n")
+        zf.writestr("spatial-gap/scoring/render/bench.py", "")
     errors = make_zip.validate(bad)
     assert any("identifier" in e for e in errors) and any("version" in e for e in errors)
     assert any("LICENSE" in e for e in errors) and any("missing email" in e for e in errors)
+    assert any("forbidden member spatial-gap/scoring/render/bench.py" in e for e in errors)

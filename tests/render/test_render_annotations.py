@@ -4,7 +4,7 @@ import pytest
 import shapely
 from shapely.geometry import box, shape
 
-from scoring.render.transform import PixelTransform
+from scoring.georef import PixelTransform
 
 N = 1536
 
@@ -143,7 +143,7 @@ def test_tiny_feature_gets_an_inset(sidecars, instances):
 
 
 def test_attribution_north_arrow_and_scalebar_are_drawn(sidecars):
-    for iid, rec in sidecars.items():
+    for rec in sidecars.values():
         att = [t for t in rec["texts"] if t["role"] == "attribution"]
         assert [t["text"] for t in att] == ["© OpenStreetMap contributors"]
         x0, y0, x1, y1 = rec["attribution"]["text_bbox"]

@@ -8,7 +8,7 @@ import pytest
 import shapely
 from shapely.geometry import shape
 
-from scoring.render.transform import PixelTransform
+from scoring.georef import PixelTransform
 
 
 def _vertices(inst):

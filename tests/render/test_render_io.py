@@ -4,9 +4,9 @@ import argparse
 
 import pytest
 
+import scoring.files
 from scoring.errors import InputError
 from scoring.render import ContextIndex, render_instance, render_map
-from scoring.render import renderer as renderer_mod
 
 
 def _ctx(bench):
@@ -39,14 +39,14 @@ def test_context_is_drawn_and_only_nearby(sidecars, bench):
 
 
 def test_interrupted_write_leaves_no_png(bench, instances, tmp_path, monkeypatch):
-    real_replace = renderer_mod.os.replace
+    real_replace = scoring.files.os.replace
 
     def boom(src, dst):
         if str(dst).endswith(".png"):
             raise KeyboardInterrupt
         return real_replace(src, dst)
 
-    monkeypatch.setattr(renderer_mod.os, "replace", boom)
+    monkeypatch.setattr(scoring.files.os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
         render_instance(instances["helsinki-qa-T04-001"], _ctx(bench), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -81,7 +81,14 @@ def test_cli_renders_selected_ids(bench, tmp_path, capsys):
     [
         (lambda p: None, "not found"),
         (lambda p: p.mkdir(), "no manifest.json"),
-        (lambda p: (p.mkdir(), (p / "manifest.json").write_text("{}")), "invalid manifest"),
+        (
+            lambda p: (
+                p.mkdir(),
+                (p / "manifest.json").write_text("{}"),
+                (p / "qa.jsonl").write_text('{"id": "x", "scene": {"features": []}}\n'),
+            ),
+            "invalid manifest",
+        ),
         (lambda p: (p.mkdir(), (p / "manifest.json").write_text('{"crs": {"epsg": 32635}}')), "no instances"),
     ],
 )
@@ -110,8 +117,8 @@ def test_sidecar_records_versions_and_transform(sidecars):
         assert rec["renderer"]["matplotlib"] == matplotlib.__version__
         gt, inv = rec["transform"]["geotransform"], rec["transform"]["inverse_geotransform"]
         # inverse really inverts: pixel (100, 200) -> X, Y -> back
-        X = gt[0] + 100 * gt[1] + 200 * gt[2]
-        Y = gt[3] + 100 * gt[4] + 200 * gt[5]
-        assert inv[0] + inv[1] * X + inv[2] * Y == pytest.approx(100, abs=1e-6)
-        assert inv[3] + inv[4] * X + inv[5] * Y == pytest.approx(200, abs=1e-6)
+        x = gt[0] + 100 * gt[1] + 200 * gt[2]
+        y = gt[3] + 100 * gt[4] + 200 * gt[5]
+        assert inv[0] + inv[1] * x + inv[2] * y == pytest.approx(100, abs=1e-6)
+        assert inv[3] + inv[4] * x + inv[5] * y == pytest.approx(200, abs=1e-6)
         assert rec["crs"]["task_epsg"] == 32635 and rec["image"]["width"] == 1536

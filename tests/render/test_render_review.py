@@ -11,9 +11,9 @@ from pyproj import Geod
 from render_synthetic import CRS, X0, Y0
 from shapely.geometry import box, shape
 
+from scoring.georef import PixelTransform
 from scoring.render import ContextIndex, render_map
 from scoring.render.style import load_style
-from scoring.render.transform import PixelTransform
 
 
 def _ctx(bench):
@@ -256,7 +256,7 @@ def test_scalebar_length_is_the_true_ground_distance(sidecars):
     for iid, rec in sidecars.items():
         pt = PixelTransform.from_sidecar(rec)
         x0, y0, x1, y1 = rec["scalebar"]["bbox"]
-        bx, by = x0 + 12, y1 - 12  # the bar's left end (see renderer.draw_scalebar)
+        bx, by = x0 + 12, y1 - 12  # the bar's left end (see furniture.draw_scalebar)
         lon0, lat0 = pt.pixel_to_lonlat(bx, by)
         lon1, lat1 = pt.pixel_to_lonlat(bx + rec["scalebar"]["length_px"], by)
         d = geod.inv(float(lon0), float(lat0), float(lon1), float(lat1))[2]
@@ -269,16 +269,18 @@ def test_scalebar_length_is_the_true_ground_distance(sidecars):
 
 def test_legend_can_fold_into_columns_without_overlapping_entries(bench):
     """The fallback for a legend that would hide task geometry: 2 columns, about half as tall."""
-    from scoring.render.renderer import _Map
+    from scoring.render.legend import legend_layout, legend_rows
+    from scoring.render.renderer import MapRenderer
 
     feats = [("F0", "area", _rect(-100, -100, 200, 200), {})] + [
         (f"F{k + 1}", "poi", _pt(-90 + 15 * k, 120), {}) for k in range(14)
     ]
-    m = _Map(_inst("helsinki-qa-M18-057", feats), _ctx(bench), load_style())
-    m.prepare()
-    rows = m.legend_rows({"road": 1, "building": 1, "area": 0, "poi": 0})
-    (w1, h1), *_, placed1 = m.legend_layout(rows, 1)
-    (w2, h2), _, _, row_h, placed2 = m.legend_layout(rows, 2)
+    m = MapRenderer(_inst("helsinki-qa-M18-057", feats), _ctx(bench), load_style())
+    canvas = m.prepare()
+    rows = legend_rows(m.subject, {"road": 1, "building": 1, "area": 0, "poi": 0})
+    one, two = legend_layout(canvas, rows, 1), legend_layout(canvas, rows, 2)
+    (w1, h1), placed1 = one.size, one.placed
+    (w2, h2), row_h, placed2 = two.size, two.row_height, two.placed
     assert h2 < 0.7 * h1 and w2 > w1
     assert [p[:3] for p in placed2 if p[0] != "header"] == [p[:3] for p in placed1 if p[0] != "header"]
     slots = {(p[3], p[4]) for p in placed2}

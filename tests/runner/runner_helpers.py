@@ -8,9 +8,9 @@ import zlib
 from pathlib import Path
 
 import pytest
+from fakeserver import FaultServer
 
 from scoring.runner.config import ModelSpec
-from scoring.runner.fakeserver import FaultServer
 
 FAKE_KEY = "sk-test-FAKEKEY-0123456789abcdef"
 
@@ -58,7 +58,7 @@ def scene(i: int = 0) -> dict:
     }
 
 
-def qa_instance(i: int, answer_type: str = "distance_m") -> dict:
+def qa_instance(i: int, answer_type: str = "distance") -> dict:
     return {
         "id": f"helsinki-qa-{i:04d}",
         "city": "helsinki",

@@ -11,10 +11,10 @@ import pytest
 from runner_helpers import edit_instance, make_bench, qa_instance, tiny_png
 
 from scoring.errors import InputError
+from scoring.rundir import final_predictions
 from scoring.runner import agents
-from scoring.runner.agents import agent, get_agent, parse_prompt, start_server
+from scoring.runner.agents import agent, get_agent, parse_prompt, registry, start_server
 from scoring.runner.config import ModelSpec
-from scoring.runner.journal import final_predictions
 from scoring.runner.prompts import build_messages
 from scoring.runner.run import edit_needs_retry, run_benchmark
 
@@ -120,7 +120,7 @@ def test_full_run_against_chance_agent(chance_server, tmp_path):
 def test_serve_agent_subprocess():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scoring.runner.cli", "serve-agent", "--agent", "chance", "--port", "0"],
+        [sys.executable, "-m", "scoring", "serve-agent", "--agent", "chance", "--port", "0"],
         env=env,
         cwd=str(ROOT),
         stderr=subprocess.PIPE,
@@ -137,3 +137,10 @@ def test_serve_agent_subprocess():
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+def test_a_broken_agent_module_is_an_error_not_a_skip(monkeypatch):
+    modules = [*registry.AGENT_MODULES, "scoring.runner.no_such_agents"]
+    monkeypatch.setattr(registry, "AGENT_MODULES", modules)
+    with pytest.raises(ModuleNotFoundError, match="no_such_agents"):
+        get_agent("chance")

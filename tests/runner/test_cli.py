@@ -4,6 +4,7 @@ import json
 import pytest
 from runner_helpers import make_bench
 
+from scoring.cli import main
 from scoring.errors import InputError
 from scoring.runner import cli
 
@@ -58,7 +59,7 @@ def test_user_errors_are_one_line(tmp_path, capsys):
     cfg.write_text(
         '[models.m]\nkind = "openai"\nbase_url = "http://h/v1"\nmodel = "m"\ntemperature = "hot"\n'
     )
-    rc = cli.main(
+    rc = main(
         [
             "run",
             "--bench",
@@ -83,7 +84,7 @@ def test_cli_run_with_config(server, tmp_path, capsys):
     bench = make_bench(tmp_path / "b", maps=False)
     cfg = tmp_path / "m.toml"
     cfg.write_text(f'[models.fake]\nkind = "openai"\nbase_url = "{server.url("ok")}"\nmodel = "fm"\n')
-    rc = cli.main(
+    rc = main(
         [
             "run",
             "--bench",

@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+from fakeserver import FaultServer
 from runner_helpers import FAKE_KEY, make_bench
 
-from scoring.runner.fakeserver import FaultServer
-from scoring.runner.journal import read_records
+from scoring.rundir import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ def cli(bench, url, out):
     cmd = [
         sys.executable,
         "-m",
-        "scoring.runner.cli",
+        "scoring",
         "run",
         "--bench",
         str(bench),

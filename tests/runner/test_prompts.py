@@ -7,8 +7,16 @@ import re
 import pyproj
 import pytest
 
-from scoring.render.transform import grid_convergence_deg
-from scoring.runner.prompts import answer_category, build_messages, grid_north_on_map
+from scoring.georef import grid_convergence_deg
+from scoring.runner.agents import parse_prompt
+from scoring.runner.prompts import (
+    ANSWER_CATEGORIES,
+    ANSWER_INSTRUCTIONS,
+    answer_category,
+    build_messages,
+    grid_north_on_map,
+)
+from scoring.vocab import AnswerType
 
 PNG = b"\x89PNG\r\n\x1a\nnot-really"
 
@@ -76,3 +84,23 @@ def test_each_answer_type_gets_its_own_answer_instruction(instances, answer_type
     inst = next(i for i in qa if i["answer_type"] == answer_type)
     assert answer_category(answer_type) != "text"
     assert words in _text(build_messages(inst, "geojson", "open", None))
+
+
+def test_every_answer_type_maps_to_a_stated_answer_instruction():
+    assert set(ANSWER_CATEGORIES) == set(AnswerType)
+    assert set(ANSWER_CATEGORIES.values()) <= set(ANSWER_INSTRUCTIONS)
+    for answer_type in AnswerType:
+        assert answer_category(answer_type.value) == ANSWER_CATEGORIES[answer_type]
+    assert answer_category(None) == "text"
+    with pytest.raises(ValueError, match="unknown answer_type"):
+        answer_category("distance_in_furlongs")
+
+
+def test_agents_read_the_answer_instruction_back(instances):
+    """parse_prompt recognises each category from the very sentence the template states."""
+    qa, _ = instances
+    for inst in qa:
+        for form in ("open", "mcq"):
+            view = parse_prompt(build_messages(inst, "geojson", form, None))
+            want = "choice" if form == "mcq" else answer_category(inst["answer_type"])
+            assert view.answer_category == want, (inst["id"], form)

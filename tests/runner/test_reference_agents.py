@@ -11,16 +11,17 @@ from shapely.affinity import translate
 from shapely.geometry import mapping, shape
 
 from scoring.answers import parse_edit
+from scoring.facts import describe_constraint
 from scoring.relations import CATALOGUE
+from scoring.rundir import final_predictions
 from scoring.runner.agents import get_agent, start_server
+from scoring.runner.agents.instructions import STATEMENTS, parse_constraint, parse_instruction
 from scoring.runner.config import ModelSpec
-from scoring.runner.journal import final_predictions
 from scoring.runner.prompts import build_messages
-from scoring.runner.reference.instructions import parse_instruction
 from scoring.runner.run import run_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("agents_eval", ROOT / "tests" / "bench" / "agents_eval.py")
+_spec = importlib.util.spec_from_file_location("agents_eval", ROOT / "tests" / "perf" / "agents_eval.py")
 agents_eval = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(agents_eval)
 
@@ -88,7 +89,10 @@ def test_centroid_lies_between_chance_and_tools(scores):
     for key in (("qa", "open"), ("qa", "mcq"), ("edit", "edit")):
         chance, careless, tools = (_rate(scores[n][0], key) for n in ("chance", "centroid", "tools"))
         assert chance < careless < tools, (key, chance, careless, tools)
-    total = lambda n: sum(c for c, _ in scores[n][0].values()) / sum(t for _, t in scores[n][0].values())
+
+    def total(n):
+        return sum(c for c, _ in scores[n][0].values()) / sum(t for _, t in scores[n][0].values())
+
     assert total("centroid") >= total("chance") + 0.25 and total("centroid") <= total("tools") - 0.15
 
 
@@ -247,3 +251,22 @@ def test_tools_served_over_http_end_to_end(helsinki_bench, sample, tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_every_question_is_read_back_by_its_own_wording(helsinki_bench):
+    """The tools agent's patterns are derived from the catalogue's wordings: every built question
+    is read by exactly one of them, and that one belongs to the question's relation."""
+    for inst in _load(helsinki_bench, "qa"):
+        readers = [code for code, rel in CATALOGUE.items() for w in rel.questions if w.read(inst["question"])]
+        assert readers == [inst["relation"]], (inst["id"], readers)
+
+
+def test_every_constraint_line_reads_back_as_one_sentence(helsinki_bench):
+    """describe_constraint's sentences are unambiguous once the predicates that state their own
+    tolerance are tried first (the order parse_constraint uses)."""
+    for inst in _load(helsinki_bench, "edit"):
+        for c in inst["constraints"]:
+            line = describe_constraint(c)
+            readers = [w for w, _ in STATEMENTS if w.read(line)]
+            assert readers, (inst["id"], line)
+            assert parse_constraint(line)["measure"] == c["measure"], (inst["id"], line)

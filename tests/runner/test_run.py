@@ -8,10 +8,10 @@ import pytest
 from runner_helpers import FAKE_KEY, fast_spec, make_bench
 
 from scoring.errors import InputError
+from scoring.rundir import final_predictions, read_records
 from scoring.runner.config import StaticKeyProvider
-from scoring.runner.journal import final_predictions, read_records
 from scoring.runner.prompts import template_info
-from scoring.runner.run import EndpointUnreachable, edit_needs_retry, run_benchmark
+from scoring.runner.run import EndpointUnreachableError, RunStoppedError, edit_needs_retry, run_benchmark
 
 KEY = StaticKeyProvider(FAKE_KEY)
 
@@ -86,8 +86,11 @@ def test_bad_bodies_never_crash_a_run(server, bench, tmp_path):
 
 def test_secrets_never_written(server, bench, tmp_path):
     out = tmp_path / "run"
-    s = run(bench, server.url("echoauth"), out, forms=["open"])  # server echoes the key back
-    assert s.failed == 3
+    # the server echoes the key back in a 401: the run stops at once with the server's words
+    with pytest.raises(RunStoppedError, match=r"HTTP 401: invalid credentials Bearer <redacted> -- .*SG_KEY"):
+        run(bench, server.url("echoauth"), out, forms=["open"])
+    assert server.requests <= 4  # the in-flight first wave only, nothing re-sent
+    assert json.loads((out / "manifest.json").read_text())["status"] == "stopped"
     assert server.auth_headers[0] == f"Bearer {FAKE_KEY}"
     data = all_bytes(out)
     assert FAKE_KEY.encode() not in data and b"<redacted>" in data
@@ -110,7 +113,7 @@ def test_unreachable_endpoint_aborts_fast(bench, tmp_path):
     port = s.getsockname()[1]
     s.close()
     t = time.perf_counter()
-    with pytest.raises(EndpointUnreachable) as ei:
+    with pytest.raises(EndpointUnreachableError) as ei:
         run(bench, f"http://127.0.0.1:{port}/v1", tmp_path / "run")
     msg = str(ei.value)
     assert f"127.0.0.1:{port}" in msg and FAKE_KEY not in msg and "\n" not in msg
@@ -183,7 +186,8 @@ def test_input_errors(server, tmp_path):
         ),
         ('{"operations": [{"op": "set_attribute", "name": "height", "value": 12}]}', False),
         (
-            '{"operations": [{"op": "translate", "dx": 0, "dy": 0}, {"op": "rotate", "degrees_clockwise": 360}]}',
+            '{"operations": [{"op": "translate", "dx": 0, "dy": 0}, '
+            '{"op": "rotate", "degrees_clockwise": 360}]}',
             True,
         ),
         ('{"operations": []}', True),

@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from scoring.render.transform import PixelTransform
+from scoring.georef import PixelTransform
 from scoring.score.selfcheck import FIXTURE_DIR, fixture_figures, score_fixture
 from tests.score.edit_helpers import pixel_edit_for_reference
 
@@ -193,7 +193,7 @@ def build_cases(bench: Path) -> tuple[list[dict], list[dict]]:
     add(attr, "attribute-disallowed-move", '{"operations": [{"op": "translate", "dx": 5, "dy": 5}]}', "wrong")
 
     # ---- map-image editing (pixels)
-    for inst, label_extra in ((tr, 0.0), (rot, 0.0)):
+    for inst in (tr, rot):
         pt = PixelTransform.from_sidecar(bench / "maps" / f"{inst['id']}.json")
         add(
             inst,

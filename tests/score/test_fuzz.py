@@ -6,7 +6,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring.render.transform import PixelTransform
+from scoring.georef import PixelTransform
 from scoring.score import VERDICTS, score_edit, score_qa
 
 FLOATS = st.one_of(
@@ -125,3 +125,44 @@ def test_any_journal_record_gets_a_verdict(small_bench, qa, edits, record, pick)
     assert v.verdict in VERDICTS
     if record.get("status") != "ok":
         assert v.verdict == "error"
+
+
+BROKEN = [
+    "",
+    "{",
+    '{"operations": [{"op": "translate", "dx": NaN, "dy": 1}]}',
+    json.dumps({"geometry": {"type": "GeometryCollection", "geometries": [{"type": "GeometryCollection"}]}}),
+    '{"geometry": {"type": "Point", "coordinates": [385000, 6672000]}}',
+    "<think>{" * 50,
+    "x" * 300_000,
+]
+
+
+def test_score_completes_over_broken_edit_replies_and_names_each_reason(small_bench, tmp_path):
+    """A real run of the `chance` agent whose replies are then broken on purpose: `spatialgap score`
+    completes, every sample has a verdict with a reason, and nothing is an internal error."""
+    from scoring.cli import main
+    from scoring.runner.agents import start_server
+
+    server, _ = start_server("chance")
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        run = tmp_path / "run"
+        argv = ["run", "--bench", str(small_bench), "--endpoint", url, "--model", "chance"]
+        assert (
+            main([*argv, "--modality", "geojson", "--task", "edit", "--out", str(run), "--no-progress"]) == 0
+        )
+    finally:
+        server.shutdown()
+    journal = run / "predictions.jsonl"
+    records = [json.loads(x) for x in journal.read_text().splitlines()]
+    for i, rec in enumerate(records):
+        rec["text"] = BROKEN[i % len(BROKEN)]
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "results"
+    assert main(["score", "--bench", str(small_bench), "--run", str(run), "--out", str(out)]) == 0
+    rows = [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()]
+    assert rows and all(r["verdict"] in VERDICTS and r["reason"] for r in rows)
+    assert not [r for r in rows if r["reason"].startswith("internal error")]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary.get("internal_errors", 0) == 0

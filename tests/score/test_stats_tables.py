@@ -97,12 +97,16 @@ def test_cells_rates_and_information_sufficient_score():
     assert (
         overall["n"] == 21 and overall["correct"] == 12 and overall["error"] == 2 and overall["unparsed"] == 2
     )
-    assert overall["parse_rate"] == pytest.approx(17 / 19, abs=1e-6)
+    # every rate counts every sample: 2 unparsed and 2 failed requests out of 21
+    assert overall["parse_rate"] == pytest.approx(17 / 21, abs=1e-6)
     assert overall["error_rate"] == pytest.approx(2 / 21, abs=1e-6)
     assert overall["info_sufficient_accuracy"] == pytest.approx(11 / 20, abs=1e-6)
     assert cells[("city", "london")]["accuracy"] == pytest.approx(4 / 11, abs=1e-6)
     # unparsed and failed samples have no quality; the rest do
-    assert cells[("city", "helsinki")]["quality_n"] == 8
+    assert cells[("city", "helsinki")]["abs_error_n"] == 8
+    # the headline tail is the worst decile of the error (p90), not the best (p10)
+    assert cells[("city", "helsinki")]["abs_error_p90"] == pytest.approx(6.3)
+    assert "quality_p10" not in overall
 
 
 def test_report_city_range_and_figures(tmp_path):
@@ -112,6 +116,6 @@ def test_report_city_range_and_figures(tmp_path):
     (res / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (res / "summary.json").write_text(json.dumps({"benchmark": {"city": "two", "manifest_sha256": "x" * 64}}))
     ctx = build_context([res])
-    r = ctx["city_rows"][0]
-    assert r["range"] == pytest.approx(100 * (0.8 - 4 / 11), abs=0.05)
+    r = ctx["tables"]["table2"]["rows"][0]
+    assert r["range_points"] == pytest.approx(100 * (0.8 - 4 / 11), abs=0.05)
     assert ctx["fig_cities"].startswith("data:image/png;base64,")

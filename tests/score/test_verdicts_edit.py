@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scoring.render.transform import PixelTransform
+from scoring.georef import PixelTransform
 from scoring.score import score_edit, score_prediction
 
 from .edit_helpers import pixel_edit_for_reference

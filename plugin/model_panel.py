@@ -1,0 +1,55 @@
+"""The dock's model tab: which endpoint, modality and QA form a run uses, and the send buttons."""
+
+from __future__ import annotations
+
+from qgis.PyQt.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPushButton, QWidget
+
+from scoring.vocab import MODALITIES, QA_FORMS
+
+from .endpoints import Endpoint, load_endpoints
+from .i18n import tr
+
+
+class ModelPanel(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.endpoints: dict[str, Endpoint] = {}
+        form = QFormLayout(self)
+        self.endpoint_combo = QComboBox()
+        self.modality_combo = QComboBox()
+        for modality in MODALITIES:
+            self.modality_combo.addItem(str(modality), str(modality))
+        self.form_combo = QComboBox()
+        for qa_form in QA_FORMS:
+            self.form_combo.addItem(str(qa_form), str(qa_form))
+        form.addRow(tr("Endpoint"), self.endpoint_combo)
+        form.addRow(tr("Modality"), self.modality_combo)
+        form.addRow(tr("QA form"), self.form_combo)
+        self.send_btn = QPushButton(tr("Send instance"))
+        self.send_all_btn = QPushButton(tr("Send filtered set"))
+        self.settings_btn = QPushButton(tr("Endpoints…"))
+        buttons = QHBoxLayout()
+        for button in (self.send_btn, self.send_all_btn, self.settings_btn):
+            buttons.addWidget(button)
+        form.addRow(buttons)
+
+    def reload_endpoints(self) -> None:
+        """The endpoints saved in the QGIS settings; the chosen one stays chosen if it still exists."""
+        current = self.endpoint_combo.currentText()
+        self.endpoint_combo.clear()
+        self.endpoints = {endpoint.name: endpoint for endpoint in load_endpoints()}
+        for name in self.endpoints:
+            self.endpoint_combo.addItem(name)
+        if current in self.endpoints:
+            self.endpoint_combo.setCurrentText(current)
+
+    def endpoint(self, name: str | None = None) -> Endpoint | None:
+        return self.endpoints.get(name or self.endpoint_combo.currentText())
+
+    @property
+    def modality(self) -> str:
+        return self.modality_combo.currentData()
+
+    @property
+    def qa_form(self) -> str:
+        return self.form_combo.currentData()

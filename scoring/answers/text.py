@@ -1,0 +1,360 @@
+"""Text preparation: where in a reply the answer is, and whether the reply refuses.
+
+Order of precedence (first found wins): an answer container (``<|begin_of_box|>``, ``<answer>``,
+``\\boxed{}``), a JSON object with an answer key, the last final-answer line, the committed end of
+a reasoning trace, the whole text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from scoring.answers.base import (
+    MAX_CHARS,
+    RAW_CAP,
+    REFUSED,
+    Parsed,
+    fail,
+    last_match,
+    to_text,
+    top_level_objects,
+)
+
+THINK_CLOSE = re.compile(r"</\s*(?:think|thinking|reasoning)\s*>", re.I)
+_THINK_OPEN = re.compile(r"<\s*(?:think|thinking|reasoning)\s*>", re.I)
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)[^\n]*$", re.M)
+_EMPHASIS = re.compile(r"\*+|__+|`+|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)")
+_LINE_MARKERS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[•▪◦‣][ \t]*|-[ \t]+(?=\D))", re.M)
+_SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>", re.I)
+_CONTAINERS = (
+    re.compile(r"<\|begin_of_box\|>(?P<c>.*?)<\|end_of_box\|>", re.S),
+    re.compile(
+        r"<\s*(?:final[_ ]?answer|answer)\s*>(?P<c>.*?)<\s*/\s*(?:final[_ ]?answer|answer)\s*>", re.I | re.S
+    ),
+    re.compile(r"\\boxed\s*\{(?P<c>(?:[^{}]|\{[^{}]*\}){0,2000})\}"),
+)
+_ANSWER_LINE = re.compile(
+    r"(?:\bfinal\s+answer\b(?:\s+(?:is|would\s+be)\b)?"
+    r"|\b(?:correct|best|right|final|most\s+likely)\s+(?:answer|option|choice|fit|match)\s+(?:is|would\s+be|will\s+be)\b"
+    r"|\b(?:the|my)\s+answer\s+(?:is|would\s+be|will\s+be)\b"
+    r"|\banswer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：])"
+    r"|^[ \t]*answer(?=[ \t]*$)"
+    r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+|i'll\s+)(?:choose|pick|select|go\s+with)\b)"
+    r"[ \t]*(?:[:=：]|[\-–—](?=[ \t]))?[ \t]*(?P<rest>[^\n]*)",
+    re.I | re.M,
+)
+# Self-corrections mark a reasoning trace: only what follows the last one is the model's view.
+_RETRACT = re.compile(r"\b(?:wait|hold\s+on|on\s+second\s+thought)\b", re.I)
+_ENDS_COMMITTED = re.compile(r"[.!)\]\"'’»}]\s*$")
+_SENTENCE = re.compile(r"(?<=[.!?])[ \t]+")
+_LATEX = (
+    (re.compile(r"\\(?:text|mathrm|textbf|mathbf|operatorname|textrm)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\^\s*\{?\s*\\circ\s*\}?"), "°"),
+    (re.compile(r"\\circ\b"), "°"),
+    (re.compile(r"\\(?:approx|sim)\b"), "≈"),
+    (re.compile(r"\\times\b"), "×"),
+    (re.compile(r"\\%"), "%"),
+    (re.compile(r"\\[,;:! ]"), ""),
+    (re.compile(r"\^\s*\{?\s*2\s*\}?"), "²"),
+    (re.compile(r"\$"), ""),
+)
+_ANSWER_KEYS = (
+    "finalanswer",
+    "answer",
+    "final",
+    "choice",
+    "option",
+    "selectedoption",
+    "selection",
+    "letter",
+    "result",
+    "direction",
+    "bearing",
+    "distance",
+    "area",
+    "perimeter",
+    "density",
+    "count",
+    "featureid",
+    "id",
+    "feature",
+    "ordering",
+    "order",
+    "value",
+)
+_UNIT_KEYS = ("unit", "units")
+_MAX_JSON_ANSWER = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A reply cleaned for reading."""
+
+    text: str  # cleaned text (reasoning and markdown removed)
+    segment: str  # the answer segment: the only text a parser reads
+    rest: str  # from the answer segment to the end of the text (lists spanning lines)
+    explicit: bool  # the segment was marked as the answer (container, JSON, final-answer line)
+    reasoning_only: bool  # an unclosed reasoning block covered the text
+    note: str = ""  # why the segment is empty, when it is
+
+
+def strip_reasoning(text: str) -> tuple[str, bool]:
+    """(text after the reasoning blocks, whether an unclosed block covered it all)."""
+    text = text[-RAW_CAP:]
+    last_close = last_match(THINK_CLOSE, text)
+    if last_close is not None:
+        text = text[last_close.end() :]
+    # after the last closing tag no block can be closed any more: only an unclosed opening remains
+    m = _THINK_OPEN.search(text)
+    reasoning_only = False
+    if m is not None:
+        reasoning_only = not text[: m.start()].strip()
+        text = text[: m.start()] + " " + text[m.end() :] if reasoning_only else text[: m.start()]
+    return text[-MAX_CHARS:], reasoning_only
+
+
+def clean_markdown(text: str) -> str:
+    """Text without code-fence lines, emphasis, headings, quotes and bullets (and LaTeX markup)."""
+    text = _FENCE_LINE.sub("", text)
+    text = _SPECIAL_TOKEN.sub(" ", text)
+    if "\\" in text or "$" in text:
+        for rx, repl in _LATEX:
+            text = rx.sub(repl, text)
+    text = _EMPHASIS.sub("", text)
+    return _LINE_MARKERS.sub("", text)
+
+
+def _container(body: str) -> str | None:
+    for rx in _CONTAINERS:
+        last = last_match(rx, body)
+        if last is not None:
+            return last.group("c")
+    return None
+
+
+def _scalar_text(v: Any) -> str | None:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float, str)):
+        return str(v)
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+        return ", ".join(str(x) for x in v)
+    return None
+
+
+def _answer_of(obj: dict, depth: int = 0) -> str | None:
+    keys = {re.sub(r"[^a-z]", "", str(k).lower()): v for k, v in obj.items()}
+    unit = next((keys[k] for k in _UNIT_KEYS if isinstance(keys.get(k), str)), None)
+    candidates = [k for k in _ANSWER_KEYS if k in keys]
+    if not candidates and len(keys) == 1:
+        candidates = list(keys)
+    for k in candidates:
+        v = keys[k]
+        if isinstance(v, dict):
+            if depth < 3:
+                inner = _answer_of(v, depth + 1)
+                if inner is not None:
+                    return inner
+            continue
+        s = _scalar_text(v)
+        if s is not None:
+            return f"{s} {unit}" if unit and isinstance(v, (int, float)) else s
+    return None
+
+
+def json_answer(body: str) -> str | None:
+    """The answer held by the last JSON object of ``body`` with an answer key, if any."""
+    if "{" not in body or '"' not in body or ":" not in body:  # no JSON object with a key
+        return None
+    for start, end, depth in reversed(top_level_objects(body)):
+        if depth > 4 or end - start > _MAX_JSON_ANSWER:
+            continue
+        try:
+            obj = json.loads(body[start:end])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and not {"operations", "geometry", "pixel_geometry"} & set(obj):
+            found = _answer_of(obj)
+            if found is not None:
+                return found
+    return None
+
+
+def _drop_questions(text: str) -> str:
+    """A question the model asks itself is not an answer."""
+    if "?" not in text:
+        return text.strip()
+    lines = []
+    for line in text.split("\n"):
+        kept = [s for s in _SENTENCE.split(line) if not s.rstrip().endswith("?")]
+        lines.append(" ".join(kept))
+    return "\n".join(lines).strip()
+
+
+def _committed(text: str) -> tuple[str, str]:
+    """(the committed part of an unmarked reply, why it is empty)."""
+    last = last_match(_RETRACT, text)
+    if last is None:
+        seg = _drop_questions(text)
+        return seg, "" if seg else "no committed answer: only questions"
+    if not _ENDS_COMMITTED.search(text):
+        return "", "unfinished reasoning, no committed answer"
+    seg = _drop_questions(text[last.end() :]).strip(" \t,;:.")
+    return seg, "" if seg else "unfinished reasoning, no committed answer"
+
+
+def _explicit(segment: str, text: str) -> Prepared:
+    seg = clean_markdown(segment).strip()
+    return Prepared(text, seg, seg, True, False)
+
+
+def preprocess(text: Any) -> Prepared | None:
+    """Clean ``text`` and locate the answer segment; ``None`` when ``text`` is not text."""
+    raw = to_text(text)
+    if raw is None:
+        return None
+    body, reasoning_only = strip_reasoning(raw)
+    boxed = _container(body)
+    if boxed is not None:
+        return _explicit(boxed, clean_markdown(body).strip())
+    wrapped = json_answer(_FENCE_LINE.sub("", body))
+    if wrapped is not None:
+        return _explicit(wrapped, clean_markdown(body).strip())
+    cleaned = clean_markdown(body)
+    last = last_match(_ANSWER_LINE, cleaned)
+    if last is not None:
+        seg = last.group("rest").strip()
+        rest = cleaned[last.start("rest") :]
+        if not seg:
+            seg = rest.lstrip().split("\n", 1)[0].strip()
+        return Prepared(cleaned.strip(), seg, rest.strip(), True, reasoning_only)
+    if reasoning_only:
+        return Prepared("", "", "", False, True, "unterminated reasoning block, no final answer")
+    stripped = cleaned.strip()
+    seg, note = _committed(stripped) if stripped else ("", "empty response")
+    return Prepared(stripped, seg, seg, False, False, note)
+
+
+def answer_segment(text: Any) -> str:
+    """The part of ``text`` the parsers look at."""
+    pre = preprocess(text)
+    return "" if pre is None else pre.segment
+
+
+# --------------------------------------------------------------------------- refusals
+
+_REFUSAL = re.compile(
+    r"\b(?:can\s*not|can'?t|cannot|could\s+not|couldn'?t|unable\s+to|impossible\s+to|not\s+possible\s+to"
+    r"|no\s+way\s+to)\s+(?:be\s+)?(?:accurately\s+|precisely\s+|reliably\s+|exactly\s+)?"
+    r"(?:determined?|tell|told|answer(?:ed)?|say|know|known|calculated?|computed?|measured?|identif(?:y|ied)"
+    r"|establish(?:ed)?|infer(?:red)?|estimated?|derived?|ascertain(?:ed)?)\b"
+    r"|\b(?:not|in)\s*(?:enough|sufficient)\s+(?:information|data|detail|details|context)\b"
+    r"|\binsufficient\s+(?:information|data|detail|details|context)\b"
+    r"|\bnot\s+(?:determinable|answerable|computable|possible\s+to\s+(?:determine|tell|say))\b"
+    r"|\bindeterminate\b|\bundeterminable\b"
+    r"|\b(?:is|are)\s+not\s+(?:provided|given|shown|visible|available|specified|indicated|labell?ed)\b"
+    r"|\b(?:information|data)\s+(?:is\s+)?not\s+(?:available|provided|given)\b"
+    r"|\b(?:is|remains)\s+unknown\b|\bno\s+(?:answer|information)\s+(?:can|is)\b"
+    r"|^\W*(?:unknown|n/?a|not\s+applicable|i\s+don'?t\s+know|no\s+idea|unsure)\W*$",
+    re.I,
+)
+# "cannot be certain, but it is probably X" is a hedged answer, not a refusal
+_TURN = re.compile(r"\b(?:but|however|though|although|nevertheless)\b[,:]?\s*", re.I)
+
+
+def _after_refusal(segment: str) -> str | None:
+    """None when ``segment`` refuses; else the segment to read (the part after a hedge's turn)."""
+    m = _REFUSAL.search(segment) if segment else None
+    if m is None:
+        return segment
+    turn = _TURN.search(segment, m.end())
+    if turn is None or not segment[turn.end() :].strip(" .!,;"):
+        return None
+    return segment[turn.end() :].strip()
+
+
+def refusal_in(segment: str) -> bool:
+    return _after_refusal(segment) is None
+
+
+def is_refusal(text: Any) -> bool:
+    """True when the answer segment says the answer cannot be determined."""
+    pre = preprocess(text)
+    return pre is not None and bool(pre.segment) and refusal_in(pre.segment)
+
+
+# an echoed option list: lines "A) text", "B. text", ...
+_ECHO_LINE = re.compile(r"^[ \t]*\(?([A-Z])[.):][ \t]+\S[^\n]*$", re.M)
+
+
+def without_option_echo(segment: str) -> str:
+    """``segment`` without an echoed option list (two or more lines "A) ...", "B) ...")."""
+    if len(set(_ECHO_LINE.findall(segment))) < 2:
+        return segment
+    return _ECHO_LINE.sub("", segment).strip()
+
+
+def prepare(text: Any) -> Prepared | Parsed:
+    """The prepared reply, or the failure every parser returns for it (not text, refusal, empty)."""
+    pre = preprocess(text)
+    if pre is None:
+        return fail("not text")
+    if pre.segment:
+        # an echoed "D) cannot be determined" option is not the model refusing
+        seg = _after_refusal(pre.segment if pre.explicit else without_option_echo(pre.segment))
+        if seg is None:
+            return REFUSED
+        if seg != pre.segment and not _ECHO_LINE.search(pre.segment):
+            pre = replace(pre, segment=seg, rest=seg)
+    if not pre.segment:
+        return fail(pre.note or "empty response")
+    return pre
+
+
+# ---------------------------------------------------------------------------- conclusions
+
+# An unmarked reply that works its way to a result ("dx = 30 m and dy = 40 m, so the distance is
+# 50 m.") names intermediate values; its concluding clause, from the last marker to the end, is
+# what it commits to. Only consulted when the whole reply is ambiguous or has no answer.
+_CONCLUSION = re.compile(
+    r"(?:^|(?<=[.!?;,:\n]))[ \t]*(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|overall"
+    r"|consequently|as\s+a\s+result|in\s+total|which\s+gives|this\s+gives|that\s+gives)\b",
+    re.I | re.M,
+)
+
+
+def conclusion(text: Any) -> str | None:
+    """The concluding clause of an unmarked reply (last marker to the end), if it has one."""
+    pre = preprocess(text)
+    if pre is None or pre.explicit or not pre.segment:
+        return None
+    last = last_match(_CONCLUSION, pre.segment)
+    if last is None or not pre.segment[: last.start()].strip():
+        return None
+    return pre.segment[last.start() :].strip()
+
+
+_Parse = TypeVar("_Parse", bound=Callable[..., Parsed])
+
+
+def reads_conclusion(parse: _Parse) -> _Parse:
+    """Let ``parse`` fall back on the reply's concluding clause when the whole reply fails."""
+
+    @functools.wraps(parse)
+    def parse_with_conclusion(text: Any, *args: Any, **kwargs: Any) -> Parsed:
+        parsed = parse(text, *args, **kwargs)
+        if parsed.ok or parsed.refusal:
+            return parsed
+        clause = conclusion(text)
+        if clause:
+            again = parse(clause, *args, **kwargs)
+            if again.ok:
+                return again
+        return parsed
+
+    return parse_with_conclusion  # type: ignore[return-value]

@@ -1,0 +1,177 @@
+"""Each city's benchmark: built once and reused while its source, seed, counts and tool version
+match; its maps rendered in a background process while map-free runs proceed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from scoring import __version__
+from scoring.benchmark import Benchmark, load_manifest
+from scoring.build import build_benchmark
+from scoring.errors import OutputError, SpatialGapError
+from scoring.evaluate.plan import City
+from scoring.extract import default_osm_path
+from scoring.files import read_json, sha256_file
+from scoring.render import RENDERER_VERSION
+
+
+def say(msg: str) -> None:
+    print(f"[evaluate] {msg}", file=sys.stderr, flush=True)
+
+
+def bench_current(city: City, force: bool = False) -> bool:
+    """An existing benchmark is reused only if it was built from the same request: same source
+    bytes, seed, counts, relations and tool version."""
+    if force or not (city.bench / "manifest.json").exists():
+        return False
+    try:
+        m, _ = load_manifest(city.bench)
+        source = Path(city.osm) if city.osm else default_osm_path()
+        same_source = m["source"]["sha256"] == sha256_file(source)
+        req = m["requested"]
+    except (OSError, ValueError, KeyError, TypeError, SpatialGapError):
+        return False
+    same_relations = city.relations is None or sorted(req.get("relations") or []) == sorted(city.relations)
+    return (
+        same_source
+        and m.get("seed") == city.seed
+        and req.get("qa_per_relation") == city.n_qa
+        and req.get("edit_per_relation") == city.n_edit
+        and same_relations
+        and m.get("tool_version") == __version__
+    )
+
+
+def instance_ids(bench: Path) -> list[str]:
+    return [i["id"] for i in Benchmark.open(bench).all_instances()]
+
+
+def maps_state(bench: Path, ids: list[str]) -> tuple[str, list[str]]:
+    """("current" | "missing" | "stale", ids without a map). Maps drawn by another renderer
+    version are stale: image results would describe pixels the current code no longer draws."""
+    maps = bench / "maps"
+    missing = [i for i in ids if not (maps / f"{i}.png").is_file() or not (maps / f"{i}.json").is_file()]
+    present = [i for i in ids if i not in set(missing)]
+    if present:
+        try:
+            versions = {
+                read_json(maps / f"{i}.json")["renderer"]["version"] for i in (present[0], present[-1])
+            }
+        except (SpatialGapError, KeyError, TypeError):
+            return "stale", ids
+        if versions != {RENDERER_VERSION}:
+            return "stale", ids
+    return ("missing" if missing else "current"), missing
+
+
+def set_aside_runs(root: Path) -> None:
+    """Runs journaled against a benchmark (or maps) about to be replaced cannot be resumed on the
+    new one; they are moved aside (never deleted) so the new runs start clean."""
+    runs = root / "runs"
+    if not runs.is_dir():
+        return
+    target = root / f"runs-superseded-{time.strftime('%Y%m%dT%H%M%S')}"
+    try:
+        runs.rename(target)
+    except OSError as exc:
+        raise OutputError(f"{runs}: cannot move aside before rebuilding ({exc.strerror})") from None
+    say(f"benchmark rebuilt: previous runs moved to {target}")
+
+
+def prepare(city: City, force: bool, jobs: int | None, progress: bool, wants_maps: bool) -> list[str]:
+    """Build the city's benchmark unless a current one exists; returns the ids still needing a
+    map (empty when no map modality is asked for)."""
+    if bench_current(city, force):
+        say(f"reusing benchmark {city.bench} (use --force to rebuild)")
+    else:
+        set_aside_runs(city.root)
+        m = build_benchmark(
+            city.osm,
+            city.bench,
+            city.name or None,
+            city.seed,
+            city.n_qa,
+            city.n_edit,
+            list(city.relations) if city.relations else None,
+            jobs,
+            force=True,
+            progress=progress,
+        )
+        say(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances ({m['city']})")
+    if not wants_maps:
+        return []
+    ids = instance_ids(city.bench)
+    state, missing = maps_state(city.bench, ids)
+    if state == "stale":
+        say(f"{city.bench / 'maps'}: drawn by another renderer version, redrawing")
+        set_aside_runs(city.root)
+        shutil.rmtree(city.bench / "maps", ignore_errors=True)
+    return missing
+
+
+class MapRenderer:
+    """Renders the maps of several benchmarks, one after the other, in a child process
+    (`spatialgap render`), so the sweep's event loop keeps sending map-free requests meanwhile.
+    ``ready(bench)`` completes when that benchmark's maps exist."""
+
+    def __init__(self, work: list[tuple[Path, list[str]]], jobs: int | None):
+        self.work = work
+        self.jobs = jobs or os.cpu_count() or 1
+        self.done: dict[Path, asyncio.Future[None]] = {}
+        self.seconds = 0.0
+        self._proc: asyncio.subprocess.Process | None = None
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for bench, _ in self.work:
+            self.done.setdefault(bench, loop.create_future())
+        t0 = time.perf_counter()
+        try:
+            for bench, ids in self.work:
+                if ids:
+                    await self._render(bench, ids)
+                self.done[bench].set_result(None)
+        except BaseException as exc:
+            for fut in self.done.values():
+                if not fut.done():
+                    fut.set_exception(
+                        exc if isinstance(exc, Exception) else SpatialGapError("render stopped")
+                    )
+            raise
+        finally:
+            self.seconds = time.perf_counter() - t0
+
+    async def ready(self, bench: Path) -> None:
+        fut = self.done.get(bench)
+        if fut is not None:
+            await asyncio.shield(fut)
+
+    async def _render(self, bench: Path, ids: list[str]) -> None:
+        cmd = [sys.executable, "-m", "scoring", "render", "--bench", str(bench), "--jobs", str(self.jobs)]
+        cmd += ["--no-progress"]
+        # Only the missing maps, so an interrupted render resumes where it stopped.
+        if len(ids) < len(instance_ids(bench)):
+            cmd += ["--ids", *ids]
+        say(f"rendering {len(ids)} maps of {bench} in the background")
+        self._proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+        )
+        try:
+            _, err = await self._proc.communicate()
+        finally:
+            self.stop()
+        if self._proc.returncode != 0:
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise SpatialGapError(f"rendering the maps of {bench} failed: {tail[0]}")
+
+    def stop(self) -> None:
+        """Interrupt a render in progress (SIGINT: its worker pool is shut down too)."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            proc.send_signal(signal.SIGINT)

@@ -1,0 +1,172 @@
+"""`spatialgap evaluate`: the command line of the sweep, and its one-screen summary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from scoring.errors import InputError
+from scoring.evaluate.plan import (
+    AGENT_MODALITIES,
+    DEFAULT_AGENTS,
+    DEFAULT_PER_RELATION,
+    SweepPlan,
+    cities_from_osm,
+    load_cities,
+    participants,
+)
+from scoring.evaluate.sweep import evaluate
+from scoring.files import read_jsonl
+from scoring.vocab import MODALITIES, TASKS
+
+CORRECT = ("correct", "correct_refusal")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="the whole benchmark in one command: build, run models and agents, score, report",
+        description="Build each city's benchmark (default: the embedded Helsinki extract), run every "
+        "configured model and built-in agent over every task and modality it can read, score "
+        "the runs and write OUT/report.html. Re-running resumes: benchmarks and finished "
+        "requests are reused.",
+    )
+    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument("--config", type=Path, metavar="FILE", help="models.toml ([models.NAME] tables)")
+    p.add_argument(
+        "--model",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="models of --config to run (default: all of them)",
+    )
+    p.add_argument(
+        "--agents",
+        help=f"comma-separated built-in agents, or 'none' (default: {','.join(DEFAULT_AGENTS)} "
+        "without --config, none with it)",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--cities", type=Path, metavar="FILE", help="cities.toml ([cities.NAME] tables)")
+    where.add_argument(
+        "--osm",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an .osm.pbf or .osm extract (repeatable; default: the embedded Helsinki extract)",
+    )
+    p.add_argument("--city", help="the city's name (one --osm file only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--qa", type=int, default=DEFAULT_PER_RELATION, help="QA instances per relation")
+    p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
+    p.add_argument("--modalities", default=",".join(MODALITIES))
+    p.add_argument("--tasks", default=",".join(TASKS))
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N instances per run")
+    p.add_argument("--jobs", type=int, help="worker processes for build and render (default: all cores)")
+    p.add_argument(
+        "--agent-workers",
+        type=int,
+        metavar="N",
+        help="processes each served agent computes replies in (default: all cores)",
+    )
+    p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cli)
+
+
+def _split(value: str, allowed: tuple[str, ...] | None, what: str, empty_ok: bool = False) -> tuple[str, ...]:
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    if empty_ok and items in ((), ("none",)):
+        return ()
+    if not items:
+        raise InputError(f"--{what}: give at least one")
+    if allowed:
+        bad = [v for v in items if v not in allowed]
+        if bad:
+            raise InputError(f"--{what}: unknown {bad[0]!r} (expected {', '.join(allowed)})")
+    return items
+
+
+def plan_from_args(args: argparse.Namespace) -> SweepPlan:
+    agents_arg = (
+        args.agents if args.agents is not None else ("none" if args.config else ",".join(DEFAULT_AGENTS))
+    )
+    agents = _split(agents_arg, tuple(AGENT_MODALITIES), "agents", empty_ok=True)
+    who = participants(agents, args.config, tuple(dict.fromkeys(args.model)))
+    for n in ("qa", "edit", "seed"):
+        if getattr(args, n) < 0:
+            raise InputError(f"--{n}: must be >= 0")
+    if args.cities:
+        if args.city:
+            raise InputError("--city: the cities file names its cities")
+        cities, single = load_cities(args.cities, args.out, args.seed, args.qa, args.edit), False
+    else:
+        cities, single = cities_from_osm(args.osm, args.out, args.city, args.seed, args.qa, args.edit)
+    return SweepPlan(
+        out=args.out,
+        cities=cities,
+        participants=who,
+        modalities=_split(args.modalities, MODALITIES, "modalities"),
+        tasks=_split(args.tasks, TASKS, "tasks"),
+        jobs=args.jobs,
+        force=args.force,
+        limit=args.limit,
+        progress=not args.no_progress,
+        agent_workers=args.agent_workers,
+        single=single,
+    )
+
+
+def _cli(args: argparse.Namespace) -> int:
+    plan = plan_from_args(args)
+    try:
+        rec = evaluate(plan)
+    except KeyboardInterrupt:
+        print(
+            "spatialgap evaluate: interrupted; every finished request is journaled: "
+            "re-run the same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    print(summary_screen(plan, rec))
+    if rec["stopped"]:
+        return 3
+    return 1 if rec["failed_samples"] else 0
+
+
+def summary_screen(plan: SweepPlan, rec: dict) -> str:
+    """Participants x modalities: share correct per task over every city, "not run" where the
+    participant cannot read the modality; then what stopped or failed, and where the report is."""
+    cells: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for results in rec["results"]:
+        for _, v in read_jsonl(Path(results) / "verdicts.jsonl"):
+            c = cells[(v.get("model"), v.get("modality"), v.get("task"))]
+            c[0] += v.get("verdict") in CORRECT
+            c[1] += 1
+    width = max(12, *(len(p.name) + 2 for p in plan.participants))
+    head = "".join(f"{m + ' ' + t:>18}" for m in plan.modalities for t in plan.tasks)
+    lines = [f"{'':<{width}}{head}"]
+    for p in plan.participants:
+        row = f"{p.name:<{width}}"
+        for m in plan.modalities:
+            for t in plan.tasks:
+                ok, n = cells.get((p.name, m, t), (0, 0))
+                text = "not run" if m not in p.modalities else (f"{100 * ok / n:.1f} % of {n}" if n else "-")
+                row += f"{text:>18}"
+        lines.append(row)
+    secs = rec["seconds"]
+    lines.append(
+        f"{len(rec['runs'])} runs over {len(plan.cities)} cit{'y' if len(plan.cities) == 1 else 'ies'} "
+        f"in {secs['total']:.0f} s (prepare {secs['prepare']:.0f} s, maps {secs['render']:.0f} s in "
+        f"parallel, runs {secs['runs']:.0f} s, scoring {secs['score']:.0f} s)"
+    )
+    for name, why in rec["stopped"].items():
+        lines.append(f"STOPPED {name}: {why}")
+    if rec["failed_samples"]:
+        failed = ", ".join(f"{k} {v}" for k, v in rec["failed_samples"].items())
+        lines.append(f"failed requests (re-run the same command to retry them): {failed}")
+    lines.append(f"report: {rec['report']}")
+    lines.append(f"verdicts: {', '.join(rec['results'])}")
+    return "\n".join(lines)

@@ -1,0 +1,228 @@
+"""The sweep: every participant x city x modality x task it can read, run concurrently in one
+event loop, then scored per city and reported once.
+
+Each participant's runs go one after the other (its `concurrency` is the load it was configured
+to take), participants run side by side, map-free runs first: they start as soon as the
+benchmarks exist while a child process draws the maps, and a map run waits for its city's maps.
+Every stage is the public function a user would call on its own (build_benchmark, `spatialgap
+render`, run_benchmark, score_runs, write_report), so a cluster can run them over shards."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.benchmark import Benchmark
+from scoring.errors import SpatialGapError
+from scoring.evaluate.agents import AgentProcess, start_agents
+from scoring.evaluate.cities import MapRenderer, prepare, say
+from scoring.evaluate.plan import City, Participant, SweepPlan
+from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
+from scoring.files import write_json_atomic
+from scoring.runner.config import ModelSpec
+from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark_async
+from scoring.score.report import write_report
+from scoring.score.results import score_runs
+from scoring.score.selfcheck import run_selfcheck
+from scoring.vocab import QA_FORMS, Modality, Task
+
+AGENT_CONCURRENCY = 16  # requests in flight per agent run: enough to keep its worker pool busy
+AGENT_TIMEOUT_S = 300.0
+
+
+@dataclass
+class PlannedRun:
+    city: City
+    participant: Participant
+    modality: str
+    task: str
+    line: RunLine
+    start: Callable[[int], RunFollower]  # the run's observer factory (its line in the display)
+    summary: RunSummary | None = None
+
+    @property
+    def run_dir(self) -> Path:
+        return self.city.run_dir(self.participant.name, self.modality, self.task)
+
+    @property
+    def needs_maps(self) -> bool:
+        return Modality(self.modality).has_image
+
+
+def _label(plan: SweepPlan, city: City, p: Participant, modality: str, task: str) -> str:
+    where = "" if plan.single else f"{city.name}/"
+    return f"{where}{p.name}/{modality}-{task}"
+
+
+def _samples(bench: Benchmark, task: str, limit: int | None) -> int:
+    n = len(bench.of_task(task))
+    n = n if limit is None else min(n, limit)
+    return n * (len(QA_FORMS) if task == Task.QA else 1)
+
+
+def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
+    """Every run of the sweep, map-free ones first, then by city."""
+    runs = []
+    benches = {c.bench: Benchmark.open(c.bench) for c in plan.cities}
+    for needs_maps in (False, True):
+        for p in plan.participants:
+            for city in plan.cities:
+                for modality in plan.modalities_of(p):
+                    if Modality(modality).has_image != needs_maps:
+                        continue
+                    for task in plan.tasks:
+                        line, start = display.follower(_label(plan, city, p, modality, task))
+                        line.total = _samples(benches[city.bench], task, plan.limit)
+                        display.add_total(line.total)
+                        runs.append(PlannedRun(city, p, modality, task, line, start))
+    return runs
+
+
+def _spec(p: Participant, agents: dict[str, AgentProcess]) -> ModelSpec:
+    if p.spec is not None:
+        return p.spec
+    return ModelSpec.from_endpoint(
+        agents[p.name].base_url, p.name, concurrency=AGENT_CONCURRENCY, timeout_s=AGENT_TIMEOUT_S
+    )
+
+
+async def _participant(
+    p: Participant,
+    runs: list[PlannedRun],
+    spec: ModelSpec,
+    plan: SweepPlan,
+    display: SweepDisplay,
+    renderer: MapRenderer,
+    stopped: dict[str, str],
+) -> None:
+    for r in runs:
+        if p.name in stopped:
+            display.ended(r.line, "skipped", f"{p.name} stopped")
+            continue
+        if r.needs_maps:
+            await renderer.ready(r.city.bench)
+        try:
+            r.summary = await run_benchmark_async(
+                r.city.bench, spec, r.modality, r.task, None, r.run_dir, progress=r.start, limit=plan.limit
+            )
+        except RunStoppedError as exc:
+            stopped[p.name] = str(exc)
+            display.ended(r.line, "stopped", str(exc))
+            continue
+        display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
+
+
+async def _run_all(
+    plan: SweepPlan,
+    runs: list[PlannedRun],
+    agents: dict[str, AgentProcess],
+    renderer: MapRenderer,
+    display: SweepDisplay,
+) -> tuple[dict[str, str], float]:
+    stopped: dict[str, str] = {}
+    t0 = time.perf_counter()
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(renderer.run())
+        for p in plan.participants:
+            mine = [r for r in runs if r.participant is p]
+            tg.create_task(_participant(p, mine, _spec(p, agents), plan, display, renderer, stopped))
+    return stopped, time.perf_counter() - t0
+
+
+def evaluate(plan: SweepPlan) -> dict:
+    """Run the whole sweep; returns the record also written to OUT/evaluate.json."""
+    t0 = time.perf_counter()
+    # The harness checks itself before any sweep: a drifted scorer must not produce a report.
+    drift = run_selfcheck()
+    if drift:
+        raise SpatialGapError("selfcheck failed, refusing to score: " + "; ".join(drift[:5]))
+    say("selfcheck passed")
+    plan.out.mkdir(parents=True, exist_ok=True)
+    work = []
+    for city in plan.cities:
+        missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city))
+        work.append((city.bench, missing))
+    t_prepare = time.perf_counter() - t0
+
+    display = SweepDisplay(plan.progress)
+    renderer = MapRenderer(work, plan.jobs)
+    agents: dict[str, AgentProcess] = {}
+    try:
+        runs = plan_runs(plan, display)
+        agents = start_agents([p.name for p in plan.participants if p.is_agent], plan.agent_workers)
+        for name, a in agents.items():
+            display.write(f"serving {name} at {a.base_url}")
+        stopped, t_runs = asyncio.run(_run_all(plan, runs, agents, renderer, display))
+    finally:
+        renderer.stop()
+        for a in agents.values():
+            a.stop()
+        display.close()
+
+    t1 = time.perf_counter()
+    results = []
+    for city in plan.cities:
+        done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
+        if not done:
+            continue
+        # With --limit only part of each run exists: score what was recorded, not the whole benchmark.
+        score_runs(
+            Benchmark.open(city.bench),
+            done,
+            city.results,
+            progress=False,
+            only_recorded=plan.limit is not None,
+        )
+        results.append(city.results)
+    t_score = time.perf_counter() - t1
+    if not results:
+        raise SpatialGapError("no run finished, nothing to score: " + "; ".join(stopped.values()))
+    report = write_report(results, plan.report)
+    return _record(plan, runs, stopped, results, report, t0, t_prepare, renderer.seconds, t_runs, t_score)
+
+
+def _record(plan, runs, stopped, results, report, t0, t_prepare, t_render, t_runs, t_score) -> dict:
+    record = {
+        "cities": [{"name": c.name, "bench": str(c.bench), "osm": c.osm} for c in plan.cities],
+        "participants": [
+            {"name": p.name, "agent": p.is_agent, "modalities": list(plan.modalities_of(p))}
+            for p in plan.participants
+        ],
+        "runs": [
+            {
+                "label": r.line.label,
+                "run_dir": str(r.run_dir),
+                "status": r.line.status,
+                "samples": r.line.total,
+                "failed": r.summary.failed if r.summary else None,
+                "sent": r.summary.sent if r.summary else 0,
+                "seconds": round(r.line.seconds, 2),
+            }
+            for r in runs
+        ],
+        # Cells never run because the participant cannot read the modality: "not run", never 0.
+        "not_run": [
+            {"participant": p.name, "modality": m}
+            for p in plan.participants
+            for m in plan.modalities
+            if m not in p.modalities
+        ],
+        "stopped": stopped,
+        "results": [str(r) for r in results],
+        "report": str(report),
+        "seconds": {
+            "prepare": round(t_prepare, 2),
+            "render": round(t_render, 2),
+            "runs": round(t_runs, 2),
+            "score": round(t_score, 2),
+            "total": round(time.perf_counter() - t0, 2),
+        },
+        "failed_samples": {
+            r.line.label: r.summary.failed for r in runs if r.summary is not None and r.summary.failed
+        },
+    }
+    write_json_atomic(plan.out / "evaluate.json", record)
+    return record

@@ -1,0 +1,197 @@
+"""FRIEDA result files: reading them, scoring every record, the summary and its breakdowns."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError, OutputError
+from scoring.frieda.compare import disagreement_cause
+from scoring.frieda.rules import TOLERANCE, Judge, score_record
+
+_MAX_EXAMPLES = 5
+
+
+def _load(path: Path) -> list:
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        with path.open("r", encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({exc.__class__.__name__})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON (line {exc.lineno})") from None
+    if not isinstance(data, list):
+        raise InputError(f"{path}: expected a JSON list of FRIEDA records")
+    return data
+
+
+def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise InputError(f"{p}: directory holds no .json files")
+            out.extend(found)
+        else:
+            out.append(p)
+    if not out:
+        raise InputError("no input files")
+    return out
+
+
+def model_of(path: Path) -> tuple[str, str]:
+    """(model, setting) from a file name such as ``gpt5__gpt5_w_contextual.json``."""
+    stem = path.stem
+    m = re.match(r"(?P<model>.+?)_(?P<setting>wo?_contextual)$", stem)
+    if m:
+        model = m.group("model")
+        return (model.split("__", 1)[1] if "__" in model else model), m.group("setting")
+    return stem, ""
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.n = 0
+        self.ours = 0
+        self.orig = 0
+        self.parsed = 0
+        self.agree = 0
+
+    def add(self, ours: dict, original: bool) -> None:
+        self.n += 1
+        self.ours += ours["verdict"] == "correct"
+        self.parsed += ours["verdict"] != "unparsed"
+        self.orig += bool(original)
+        self.agree += (ours["verdict"] == "correct") == bool(original)
+
+    def as_dict(self) -> dict:
+        n = self.n or 1
+        return {
+            "n": self.n,
+            "accuracy": round(self.ours / n, 4),
+            "original_accuracy": round(self.orig / n, 4),
+            "parse_rate": round(self.parsed / n, 4),
+            "agreement": round(self.agree / n, 4),
+        }
+
+
+def _breakdowns() -> dict:
+    return {
+        "overall": _Tally(),
+        "by_answer_type": defaultdict(_Tally),
+        "by_spatial_relationship": defaultdict(_Tally),
+        "by_map_count": defaultdict(_Tally),
+    }
+
+
+def _add(b: dict, rec: dict, ours: dict, original: bool) -> None:
+    b["overall"].add(ours, original)
+    b["by_answer_type"][str(rec.get("answer_type"))].add(ours, original)
+    b["by_spatial_relationship"][str(rec.get("spatial_relationship"))].add(ours, original)
+    b["by_map_count"][str(rec.get("map_count"))].add(ours, original)
+
+
+def _render(b: dict) -> dict:
+    out = b["overall"].as_dict()
+    for key in ("by_answer_type", "by_spatial_relationship", "by_map_count"):
+        out[key] = {k: t.as_dict() for k, t in sorted(b[key].items())}
+    return out
+
+
+def _by_count(causes: dict[str, dict]) -> dict[str, dict]:
+    """Disagreement causes, the most frequent first."""
+    return dict(sorted(causes.items(), key=lambda item: -int(item[1]["count"])))
+
+
+def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge | None = None) -> dict:
+    """Score FRIEDA result files; write ``verdicts.jsonl`` and ``summary.json`` to ``out_dir``.
+
+    Returns the summary: ``{"tolerance", "files": {name: {...}}, "overall": {...}}`` where each
+    entry has n, accuracy, original_accuracy, parse_rate, agreement, the same by answer type,
+    spatial relationship and map count, judge_used, and disagreements grouped by cause
+    (``{cause: {"count", "ours_correct", "original_correct", "examples": [question_ref, ...]}}``).
+    """
+    files = _expand(paths)
+    loaded = [(p, _load(p)) for p in files]  # fail on bad input before writing anything
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fh = (out_dir / "verdicts.jsonl").open("w", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"{out_dir}: cannot write ({exc.strerror or exc.__class__.__name__})") from None
+    summary: dict[str, Any] = {"tolerance": TOLERANCE, "files": {}}
+    total = _breakdowns()
+    total_causes: dict[str, dict] = {}
+    with fh:
+        for path, records in loaded:
+            model, setting = model_of(path)
+            b = _breakdowns()
+            causes: dict[str, dict] = {}
+            judged = 0
+            for rec in records:
+                if not isinstance(rec, dict):
+                    rec = {"question_ref": None, "_malformed": True}
+                ours = score_record(rec, judge)
+                original = rec.get("correct") is True
+                judged += ours.get("judge_used", False)
+                _add(b, rec, ours, original)
+                _add(total, rec, ours, original)
+                agrees = (ours["verdict"] == "correct") == original
+                line = {
+                    "file": path.name,
+                    "model": model,
+                    "setting": setting,
+                    "question_ref": rec.get("question_ref"),
+                    "answer_type": rec.get("answer_type"),
+                    "spatial_relationship": rec.get("spatial_relationship"),
+                    "map_count": rec.get("map_count"),
+                    "verdict": ours["verdict"],
+                    "reason": ours["reason"],
+                    "judge_used": ours.get("judge_used", False),
+                    "original_correct": original,
+                    "agrees_with_original": agrees,
+                }
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                if not agrees:
+                    cause = f"{rec.get('answer_type')}: {disagreement_cause(rec, ours)}"
+                    for table in (causes, total_causes):
+                        c = table.setdefault(
+                            cause, {"count": 0, "ours_correct": 0, "original_correct": 0, "examples": []}
+                        )
+                        c["count"] += 1
+                        c["ours_correct"] += ours["verdict"] == "correct"
+                        c["original_correct"] += original
+                        ref = rec.get("question_ref")
+                        if (
+                            ref is not None
+                            and len(c["examples"]) < _MAX_EXAMPLES
+                            and ref not in c["examples"]
+                        ):
+                            c["examples"].append(ref)
+            entry = {
+                "model": model,
+                "setting": setting,
+                **_render(b),
+                "judge_used": judged,
+                "disagreements": _by_count(causes),
+            }
+            summary["files"][path.name] = entry
+    summary["overall"] = {
+        **_render(total),
+        "disagreements": _by_count(total_causes),
+    }
+    try:
+        (out_dir / "summary.json").write_text(
+            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    except OSError as exc:
+        raise OutputError(f"{out_dir / 'summary.json'}: cannot write ({exc.strerror})") from None
+    return summary

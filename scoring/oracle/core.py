@@ -1,0 +1,160 @@
+"""The measure registry and the geometry every family shares.
+
+A measure is registered with `@measure`; beside it, in the same family module, `@drawing_of`
+attaches what to draw to explain one of its constraints and `@seeds_of` the exact edits that
+make such a constraint hold, so a measure is defined in one place. Both read a `ConstraintScene`
+(the constraint and the geometries it names) and stay pure shapely: no GUI, no runner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shapely.geometry import Point
+from shapely.geometry.base import BaseGeometry
+
+# (role, geometry) pairs in the task CRS; the roles are listed in scoring.explain.
+Drawing = list[tuple[str, BaseGeometry]]
+# Candidate edits of the target: each an operations list as a model would return it.
+EditSeeds = Iterator[list[dict]]
+
+
+@dataclass(frozen=True)
+class ConstraintScene:
+    """One constraint with the features it names: what drawings and edit seeds read."""
+
+    constraint: Mapping[str, Any]
+    geoms: Mapping[str, BaseGeometry]  # feature id -> geometry in the scene (edited, if it was)
+    target: str  # the feature the edit moves
+    initial: Mapping[str, BaseGeometry] = field(default_factory=dict)  # before the edit
+    props: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    max_shift: float | None = None  # the displacement budget of the edit, where one is set
+
+    @property
+    def args(self) -> list[str]:
+        return list(self.constraint["args"])
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.constraint.get("params") or {}
+
+    def geom(self, fid: str) -> BaseGeometry:
+        return self.geoms[fid]
+
+    @property
+    def target_geom(self) -> BaseGeometry:
+        return self.geoms[self.target]
+
+    def others(self) -> list[str]:
+        """The constraint's features other than the target."""
+        return [a for a in self.constraint["args"] if a != self.target]
+
+    def wants(self) -> bool:
+        """A predicate constraint asks for true (the default when no value is stated)."""
+        return bool(self.constraint.get("value", True))
+
+
+DrawFn = Callable[[ConstraintScene], Drawing]
+SeedFn = Callable[[ConstraintScene], EditSeeds]
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    fn: Callable[..., Any]
+    kind: str  # "bool" | "number" | "angle" | "category" | "id" | "ids" | "matrix"
+    unit: str | None
+    definition: str  # the reference semantics
+    postgis: str  # how to re-check it in PostGIS
+    drawing: DrawFn | None = None  # what explains one of its constraints on a map
+    edit_seeds: SeedFn | None = None  # exact edits that make one of its constraints hold
+
+
+MEASURES: dict[str, Measure] = {}
+
+
+def measure(name: str, kind: str, unit: str | None, definition: str, postgis: str):
+    def deco(fn):
+        MEASURES[name] = Measure(name, fn, kind, unit, definition, postgis)
+        return fn
+
+    return deco
+
+
+def _attach(names: tuple[str, ...], **hook: Any) -> None:
+    for name in names:
+        if name not in MEASURES:  # a hook sits below its measure, in the same module
+            raise KeyError(f"no measure {name!r} registered before its hook")
+        MEASURES[name] = dataclasses.replace(MEASURES[name], **hook)
+
+
+def drawing_of(*names: str) -> Callable[[DrawFn], DrawFn]:
+    """Decorator: `fn(ConstraintScene) -> Drawing` explains constraints over these measures."""
+
+    def deco(fn: DrawFn) -> DrawFn:
+        _attach(names, drawing=fn)
+        return fn
+
+    return deco
+
+
+def seeds_of(*names: str) -> Callable[[SeedFn], SeedFn]:
+    """Decorator: `fn(ConstraintScene) -> EditSeeds` proposes edits for these measures."""
+
+    def deco(fn: SeedFn) -> SeedFn:
+        _attach(names, edit_seeds=fn)
+        return fn
+
+    return deco
+
+
+# ---------------------------------------------------------------- shared geometry
+
+
+def ref_point(g: BaseGeometry) -> Point:
+    return g if isinstance(g, Point) else g.centroid
+
+
+def azimuth(p: Point, q: Point) -> float:
+    """Bearing from p to q: degrees clockwise from grid north, in [0, 360)."""
+    deg = math.degrees(math.atan2(q.x - p.x, q.y - p.y)) % 360.0
+    return 0.0 if deg >= 360.0 else deg
+
+
+def angle_diff(a: float, b: float) -> float:
+    """Smallest absolute difference between two angles in degrees (0..180)."""
+    d = abs(a - b) % 360.0
+    return min(d, 360.0 - d)
+
+
+DIRECTIONS4 = ("N", "E", "S", "W")
+DIRECTIONS8 = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+RELATIVE = ("ahead", "right", "behind", "left")
+AXES = ("N-S", "NE-SW", "E-W", "NW-SE")
+
+
+def sector(angle: float, n: int) -> tuple[int, float]:
+    """Index of the n-way sector (centred on 0, 360/n, ...) containing angle, and the margin in
+    degrees to the nearest sector edge."""
+    width = 360.0 / n
+    shifted = (angle + width / 2.0) % 360.0
+    idx = int(shifted // width) % n
+    pos = shifted - idx * width
+    return idx, min(pos, width - pos)
+
+
+def sector_bounds(label: str, labels: tuple[str, ...]) -> tuple[float, float]:
+    """[start, end) bearings of the sector named `label` among `labels` (centred on 0, 360/n, ...),
+    the inverse of `sector`; e.g. ("E", DIRECTIONS4) -> (45.0, 135.0), ("N", ...) -> (315.0, 45.0)."""
+    width = 360.0 / len(labels)
+    centre = labels.index(label) * width
+    return (centre - width / 2) % 360.0, (centre + width / 2) % 360.0
+
+
+def outline(g: BaseGeometry) -> BaseGeometry:
+    """A polygon's rings; a line or a point stands for itself."""
+    return g.boundary if g.geom_type in ("Polygon", "MultiPolygon") else g

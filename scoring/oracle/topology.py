@@ -1,0 +1,271 @@
+"""Topology measures (DE-9IM predicates and their edit-tolerant versions)."""
+
+from __future__ import annotations
+
+import shapely
+import shapely.ops
+from shapely.geometry.base import BaseGeometry
+
+from scoring.oracle.core import (
+    ConstraintScene,
+    Drawing,
+    EditSeeds,
+    drawing_of,
+    measure,
+    outline,
+    ref_point,
+    seeds_of,
+)
+from scoring.oracle.drawing import draw_features
+from scoring.oracle.seeding import contact_seeds, inside_seeds, move_onto, translation
+
+
+@measure(
+    "de9im", "matrix", None, "The DE-9IM intersection matrix of a and b (GEOS relate).", "ST_Relate(a, b)"
+)
+def de9im(a: BaseGeometry, b: BaseGeometry) -> str:
+    return a.relate(b)
+
+
+@measure("equals", "bool", None, "a and b are topologically equal (DE-9IM T*F**FFF*).", "ST_Equals(a, b)")
+def equals(a, b) -> bool:
+    return bool(a.equals(b))
+
+
+@measure("disjoint", "bool", None, "a and b share no point (DE-9IM FF*FF****).", "ST_Disjoint(a, b)")
+def disjoint(a, b) -> bool:
+    return bool(a.disjoint(b))
+
+
+@measure(
+    "intersects", "bool", None, "a and b share at least one point (not disjoint).", "ST_Intersects(a, b)"
+)
+def intersects(a, b) -> bool:
+    return bool(a.intersects(b))
+
+
+@measure(
+    "touches",
+    "bool",
+    None,
+    "The boundaries of a and b meet but their interiors do not intersect (OGC touches).",
+    "ST_Touches(a, b)",
+)
+def touches(a, b) -> bool:
+    return bool(a.touches(b))
+
+
+@measure(
+    "crosses",
+    "bool",
+    None,
+    "OGC crosses: the interiors intersect in a geometry of lower dimension than the "
+    "highest of the two, and a is not contained in b.",
+    "ST_Crosses(a, b)",
+)
+def crosses(a, b) -> bool:
+    return bool(a.crosses(b))
+
+
+@measure(
+    "within",
+    "bool",
+    None,
+    "OGC within: a lies in b and their interiors intersect (T*F**F***).",
+    "ST_Within(a, b)",
+)
+def within(a, b) -> bool:
+    return bool(a.within(b))
+
+
+@measure(
+    "overlaps",
+    "bool",
+    None,
+    "OGC overlaps: same dimension, interiors intersect, neither contains the other.",
+    "ST_Overlaps(a, b)",
+)
+def overlaps(a, b) -> bool:
+    return bool(a.overlaps(b))
+
+
+@measure(
+    "covered_by",
+    "bool",
+    None,
+    "No point of a lies outside b (T*F**F*** or *TF**F*** ...).",
+    "ST_CoveredBy(a, b)",
+)
+def covered_by(a, b) -> bool:
+    return bool(a.covered_by(b))
+
+
+@measure(
+    "boundary_covered",
+    "bool",
+    None,
+    "Boundary coverage: a is covered by b, a touches b's boundary, and a is not equal to b.",
+    "ST_CoveredBy(a, b) AND ST_Intersects(a, ST_Boundary(b)) AND NOT ST_Equals(a, b)",
+)
+def boundary_covered(a, b) -> bool:
+    return bool(a.covered_by(b) and a.intersects(b.boundary) and not a.equals(b))
+
+
+@measure(
+    "contained_properly",
+    "bool",
+    None,
+    "a lies in the interior of b (b contains a properly: no point of a on b's boundary).",
+    "ST_ContainsProperly(b, a)",
+)
+def contained_properly(a, b) -> bool:
+    return bool(shapely.contains_properly(b, a))
+
+
+# Edit-tolerant versions of the exact predicates, documented in the relation reference: a
+# model's floating-point edit cannot land exactly on a boundary, so exactness is relaxed to eps.
+EDIT_EPS = 0.05  # metres
+
+
+def _shrink(g: BaseGeometry, eps: float) -> BaseGeometry:
+    """The interior of g pulled back by eps: polygons buffered inwards, lines shortened at both
+    ends (so lines that meet only at an end come apart), points unchanged."""
+    if g.geom_type.endswith("Polygon"):
+        return g.buffer(-eps)
+    if g.geom_type == "LineString":
+        if g.length <= 2 * eps:
+            return g.interpolate(0.5, normalized=True)
+        return shapely.ops.substring(g, eps, g.length - eps)
+    return g
+
+
+@measure(
+    "equals_eps",
+    "bool",
+    None,
+    "a and b are equal within eps: Hausdorff distance (segments densified to 1 %) <= eps.",
+    "ST_HausdorffDistance(a, b, 0.01) <= eps",
+)
+def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    return bool(a.geom_type == b.geom_type and shapely.hausdorff_distance(a, b, densify=0.01) <= eps)
+
+
+@measure(
+    "touches_eps",
+    "bool",
+    None,
+    "a and b touch within eps: distance(a, b) <= eps and, with polygons shrunk inwards by "
+    "eps, their interiors are disjoint.",
+    "ST_DWithin(a, b, eps) AND NOT ST_Intersects(ST_Buffer(a, -eps), ST_Buffer(b, -eps))",
+)
+def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    if a.distance(b) > eps:
+        return False
+    return not _shrink(a, eps).intersects(_shrink(b, eps))
+
+
+@measure(
+    "boundary_covered_eps",
+    "bool",
+    None,
+    "a lies in b grown by eps, comes within eps of b's boundary, and is not equal to b " "within eps.",
+    "ST_CoveredBy(a, ST_Buffer(b, eps)) AND ST_DWithin(a, ST_Boundary(b), eps) "
+    "AND ST_HausdorffDistance(a, b, 0.01) > eps",
+)
+def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    return bool(a.covered_by(b.buffer(eps)) and a.distance(b.boundary) <= eps and not equals_eps(a, b, eps))
+
+
+@measure(
+    "contained_properly_eps",
+    "bool",
+    None,
+    "a lies in b's interior with at least eps clearance from b's boundary.",
+    "ST_ContainsProperly(b, a) AND ST_Distance(a, ST_Boundary(b)) >= eps",
+)
+def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    return bool(shapely.contains_properly(b, a) and a.distance(b.boundary) >= eps)
+
+
+# ---------------------------------------------------------------- explanation drawings
+
+INSIDE = (
+    "within",
+    "covered_by",
+    "contained_properly",
+    "contained_properly_eps",
+    "boundary_covered",
+    "boundary_covered_eps",
+)
+PREDICATES = (
+    "equals",
+    "disjoint",
+    "intersects",
+    "touches",
+    "crosses",
+    "overlaps",
+    "equals_eps",
+    "touches_eps",
+)
+
+
+@drawing_of(*PREDICATES, *INSIDE)
+def draw_predicate(case: ConstraintScene) -> Drawing:
+    """The shared part highlighted (or the gap measured) and what breaks the predicate."""
+    args, m = case.args, case.constraint["measure"]
+    if len(args) < 2:
+        return draw_features(case)
+    a, b = case.geom(args[0]), case.geom(args[1])
+    parts: Drawing = [("reference", b)]
+    inter = a.intersection(b)
+    if not inter.is_empty:
+        parts.append(("intersection", inter))
+    elif a.distance(b) > 0:
+        parts.append(("measured", shapely.shortest_line(a, b)))
+    want = case.constraint.get("value")
+    if m in INSIDE and want:
+        parts.append(("violation", a.difference(b)))
+    if m == "disjoint" and want and not inter.is_empty:
+        parts.append(("violation", inter))
+    if m in ("equals", "equals_eps") and want:
+        parts.append(("violation", a.symmetric_difference(b)))
+    return parts
+
+
+# ---------------------------------------------------------------- edit seeds
+
+
+@seeds_of("equals", "equals_eps")
+def seed_equal(case: ConstraintScene) -> EditSeeds:
+    if case.wants():
+        yield move_onto(case.target_geom, ref_point(case.geom(case.others()[0])))
+
+
+@seeds_of("touches", "touches_eps")
+def seed_touch(case: ConstraintScene) -> EditSeeds:
+    if case.wants():
+        yield from contact_seeds(case.target_geom, case.geom(case.others()[0]), case.max_shift)
+
+
+@seeds_of("boundary_covered", "boundary_covered_eps")
+def seed_boundary_contact(case: ConstraintScene) -> EditSeeds:
+    if case.wants():
+        other = case.geom(case.others()[0]).boundary
+        yield from contact_seeds(case.target_geom, other, case.max_shift)
+
+
+@seeds_of("within", "contained_properly", "contained_properly_eps", "covered_by")
+def seed_inside(case: ConstraintScene) -> EditSeeds:
+    if case.wants():
+        yield from inside_seeds(case.target_geom, case.geom(case.others()[0]))
+
+
+@seeds_of("crosses")
+def seed_cross(case: ConstraintScene) -> EditSeeds:
+    g = case.target_geom
+    if case.wants() and g.geom_type == "LineString":
+        # An interior point of the target onto an interior point of the other's outline.
+        other = outline(case.geom(case.others()[0]))
+        for fa, fb in ((0.5, 0.5), (0.5, 0.3), (0.5, 0.7), (0.3, 0.5), (0.7, 0.5), (0.4, 0.6)):
+            p, q = g.interpolate(fa, normalized=True), other.interpolate(fb, normalized=True)
+            yield translation(q.x - p.x, q.y - p.y)

@@ -1,0 +1,275 @@
+"""Metric family, continued: a feature's neighbourhood: how many features lie within a
+distance, which is nearest, and the density of POIs inside an area."""
+
+from __future__ import annotations
+
+from shapely import affinity
+
+from scoring import oracle
+from scoring.relations.base import (
+    Member,
+    QAItem,
+    fact,
+    fmt_num,
+    make_scene,
+    mcq,
+    numeric_distractors,
+    relation,
+)
+from scoring.relations.common import (
+    at_least,
+    at_most,
+    edit_item,
+    max_displacement,
+    nearest_vector,
+    pred,
+    translate_proposals,
+)
+from scoring.relations.metric import FAMILY, members_near
+from scoring.vocab import AnswerType
+from scoring.wording import FEATURE_IDS, NUMBER, Wording, id_list
+
+Q_WITHIN_DISTANCE = Wording(
+    "How many of the features {ids} lie within {d:g} m of {a} (minimum distance at most {d:g} m)?",
+    ids=FEATURE_IDS,
+    d=NUMBER,
+)
+Q_NEAREST = Wording(
+    "Which of the features {ids} is nearest to {a} (smallest minimum distance)? Answer with its "
+    "feature id.",
+    ids=FEATURE_IDS,
+)
+Q_DENSITY = Wording(
+    "Of the points of interest {ids}, count those lying in {a} and divide by {a}'s area in km². "
+    "What is this POI density, in POIs per km²? (Give at least three decimals.)",
+    ids=FEATURE_IDS,
+)
+
+
+@relation(
+    "M14",
+    "Buffer / within distance",
+    FAMILY,
+    definition="B is within distance d of A when min_distance(A, B) <= d (ST_DWithin). Asked "
+    "as a count of features within d; no feature lies within 2 m of the threshold.",
+    question_forms="How many of F1-F6 lie within d metres of F0?",
+    questions=(Q_WITHIN_DISTANCE,),
+    answer_type=AnswerType.COUNT,
+    distractor_rule="Adjacent counts (answer +-1, +-2).",
+    edit_constraints="F0 must lie within d of F1 but farther than d from F2.",
+    anchor_kinds=("poi", "building"),
+)
+class WithinDistance:
+    @staticmethod
+    def qa(ctx, anchor):
+        others = members_near(ctx, anchor, ("poi", "building"), 120, lo=1, n=6)
+        if not others:
+            return None
+        d = float(ctx.rng.choice([25, 40, 50, 75, 100]))
+        dists = [o.geom.distance(anchor.geom) for o in others]
+        if min(abs(x - d) for x in dists) < 2:
+            return None
+        members = [Member.of(anchor)] + [Member.of(o) for o in others]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        scene, prov = made
+        ids = [f"F{i}" for i in range(1, 7)]
+        n = oracle.count_within_distance(scene.geom("F0"), *[scene.geom(i) for i in ids], distance=d)
+        distractors = [str(v) for v in sorted((v for v in range(7) if v != n), key=lambda v: abs(v - n))[:3]]
+        choices, letter = mcq(ctx.rng, str(n), distractors)
+        facts = [fact(scene, "count_within_distance", "F0", *ids, distance=d)] + [
+            fact(scene, "min_distance", "F0", i) for i in ids
+        ]
+        q = Q_WITHIN_DISTANCE.render(ids=id_list(ids), d=d, a="F0")
+        return QAItem(
+            scene,
+            q,
+            AnswerType.COUNT,
+            n,
+            choices,
+            letter,
+            facts,
+            {"threshold_gap_m": round(min(abs(x - d) for x in dists), 3)},
+            prov,
+        )
+
+    @staticmethod
+    def edit(ctx, anchor):
+        others = members_near(ctx, anchor, ("poi", "building"), 150, lo=30, n=2)
+        if not others:
+            return None
+        d = 20.0
+        members = [Member.of(anchor)] + [Member.of(o) for o in others]
+        cons = [
+            pred("within_distance", "F0", "F1", distance=d),
+            pred("within_distance", "F0", "F2", value=False, distance=d),
+            max_displacement(200),
+        ]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        dx, dy, dist = nearest_vector(made[0].geom("F0"), made[0].geom("F1"))
+        return edit_item(ctx, members, cons, translate_proposals(dist + 5, step=1.0, preferred=(dx, dy)))
+
+
+@relation(
+    "M15",
+    "Nearest neighbour",
+    FAMILY,
+    definition="The feature among the candidates with the smallest minimum distance to A. "
+    "The runner-up must be at least max(2 m, 10 %) farther.",
+    question_forms="Which of F1-F4 is nearest to F0?",
+    questions=(Q_NEAREST,),
+    answer_type=AnswerType.FEATURE_ID,
+    distractor_rule="The other candidates (competing feature ids), nearest ones first.",
+    edit_constraints="Move F0 so that a stated candidate becomes its nearest neighbour, with a "
+    "margin of 2 m over the others.",
+    anchor_kinds=("poi", "building"),
+)
+class Nearest:
+    @staticmethod
+    def qa(ctx, anchor):
+        others = members_near(ctx, anchor, ("poi", "building"), 100, lo=1, n=4)
+        if not others:
+            return None
+        members = [Member.of(anchor)] + [Member.of(o) for o in others]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        scene, prov = made
+        ids = ["F1", "F2", "F3", "F4"]
+        ds = sorted((scene.geom("F0").distance(scene.geom(i)), i) for i in ids)
+        if ds[1][0] - ds[0][0] < max(2.0, 0.1 * ds[0][0]):
+            return None
+        answer = ds[0][1]
+        choices, letter = mcq(ctx.rng, answer, [i for _, i in ds[1:]])
+        facts = [fact(scene, "nearest", "F0", *ids)] + [fact(scene, "min_distance", "F0", i) for i in ids]
+        return QAItem(
+            scene,
+            Q_NEAREST.render(ids=id_list(ids), a="F0"),
+            AnswerType.FEATURE_ID,
+            answer,
+            choices,
+            letter,
+            facts,
+            {"runner_up_gap_m": round(ds[1][0] - ds[0][0], 3)},
+            prov,
+        )
+
+    @staticmethod
+    def edit(ctx, anchor):
+        others = members_near(ctx, anchor, ("poi", "building"), 100, lo=5, n=3)
+        if not others:
+            return None
+        members = [Member.of(anchor)] + [Member.of(o) for o in others]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        scene = made[0]
+        ds = sorted((scene.geom("F0").distance(scene.geom(i)), i) for i in ("F1", "F2", "F3"))
+        want = ds[-1][1]  # the farthest becomes the nearest
+        cons = [pred("nearest", "F0", "F1", "F2", "F3", value=want)]
+        for i in ("F1", "F2", "F3"):
+            if i != want:
+                # margin: the others at least 2 m farther than the wanted one is implied by
+                # min_distance to want <= 5 m while the others stay >= 8 m away
+                cons.append(at_least("min_distance", "F0", i, lo=8))
+        cons.append(at_most("min_distance", "F0", want, hi=5))
+        dx, dy, dist = nearest_vector(scene.geom("F0"), scene.geom(want))
+        return edit_item(ctx, members, cons, translate_proposals(dist + 5, step=0.5, preferred=(dx, dy)))
+
+
+@relation(
+    "M18",
+    "POI density",
+    FAMILY,
+    definition="The number of the given POIs covered by polygon A divided by A's area in "
+    "km². No POI lies within 1 m of A's boundary. Tolerance 0.001 per km².",
+    question_forms="How many of the POIs F1-Fn per km² lie in F0?",
+    questions=(Q_DENSITY,),
+    answer_type=AnswerType.DENSITY,
+    distractor_rule="Adjacent numeric values (as M01), including the density that counts all "
+    "shown POIs when it differs.",
+    edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
+    anchor_kinds=("area", "building"),
+    needs=("poi",),
+)
+class Density:
+    @staticmethod
+    def _pois(ctx, anchor):
+        pois = ctx.pools.near("poi", anchor.geom, 40)
+        if any(p.geom.distance(anchor.geom.boundary) < 1 for p in pois):
+            return None
+        inside = [p for p in pois if p.geom.within(anchor.geom)]
+        outside = [p for p in pois if not p.geom.within(anchor.geom)]
+        if not inside or len(inside) > 12:
+            return None
+        outside = ctx.rng.sample(outside, min(len(outside), 4))
+        return inside + outside
+
+    @staticmethod
+    def qa(ctx, anchor):
+        pois = Density._pois(ctx, anchor)
+        if not pois:
+            return None
+        ctx.rng.shuffle(pois)
+        members = [Member.of(anchor)] + [Member.of(p) for p in pois]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        scene, prov = made
+        ids = [f"F{i}" for i in range(1, len(pois) + 1)]
+        value = oracle.poi_density(scene.geom("F0"), *[scene.geom(i) for i in ids])
+        choices, letter = mcq(
+            ctx.rng, f"{fmt_num(value, 3)} per km²", numeric_distractors(ctx.rng, value, " per km²", 3)
+        )
+        facts = [fact(scene, "poi_density", "F0", *ids), fact(scene, "area", "F0")] + [
+            fact(scene, "covered_by", i, "F0") for i in ids
+        ]
+        q = Q_DENSITY.render(ids=", ".join(ids), a="F0")
+        return QAItem(
+            scene,
+            q,
+            AnswerType.DENSITY,
+            round(value, 6),
+            choices,
+            letter,
+            facts,
+            {"poi_boundary_gap_m": 1.0},
+            prov,
+        )
+
+    @staticmethod
+    def edit(ctx, anchor):
+        pois = Density._pois(ctx, anchor)
+        if not pois:
+            return None
+        members = [Member.of(anchor)] + [Member.of(p) for p in pois]
+        made = make_scene(ctx, members)
+        if made is None:
+            return None
+        scene = made[0]
+        ids = [f"F{i}" for i in range(1, len(pois) + 1)]
+        geoms = [scene.geom(i) for i in ids]
+        cur = oracle.poi_density(scene.geom("F0"), *geoms)
+        # Find a scale whose density differs clearly; the band is +-5 % around it.
+        for f in ctx.rng.sample([0.7, 0.8, 1.2, 1.35, 1.5], 5):
+            g = affinity.scale(scene.geom("F0"), f, f, origin="centroid")
+            v = oracle.poi_density(g, *geoms)
+            if abs(v - cur) > 0.2 * cur and all(p.distance(g.boundary) > 1 for p in geoms):
+                lo, hi = round(v * 0.95, 3), round(v * 1.05, 3)
+                cons = [
+                    {
+                        "measure": "poi_density",
+                        "args": ["F0", *ids],
+                        "params": {},
+                        "op": "between",
+                        "min": lo,
+                        "max": hi,
+                        "unit": "per km2",
+                    },
+                    at_most("displacement", "F0", hi=1),
+                ]
+                return edit_item(ctx, members, cons, [[{"op": "scale", "factor": f, "origin": "centroid"}]])
+        return None

@@ -1,0 +1,328 @@
+"""Drawing the map's layers: the OSM context (water, land use, buildings, roads, POIs) and the task
+features above it, in pixel coordinates."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import matplotlib
+import numpy as np
+import shapely
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import PathPatch
+from shapely.geometry import box
+
+from scoring.georef import PixelTransform
+from scoring.render.canvas import add_patch
+from scoring.render.context import ContextIndex
+from scoring.render.features import MapSubject, TaskFeature, fid_key
+from scoring.render.shapes import line_segments, points_xy, poly_path, poly_paths
+from scoring.render.style import px_to_pt
+
+
+def draw_context(
+    ax, context: ContextIndex | None, style: dict[str, Any], pt: PixelTransform, bounds_px, zbase=1.0
+) -> dict[str, int]:
+    """The OSM context inside `bounds_px` (pixels of `pt`); the number of features drawn per pool."""
+    st = style["context"]
+    x0, y0, x1, y1 = bounds_px
+    mx0, my1 = pt.pixel_to_3857(x0, y0)
+    mx1, my0 = pt.pixel_to_3857(x1, y1)
+    pad = 0.02 * (mx1 - mx0)
+    bounds = (float(mx0) - pad, float(my0) - pad, float(mx1) + pad, float(my1) + pad)
+    counts = {"water": 0, "area": 0, "building": 0, "road": 0, "poi": 0}
+    if context is None:
+        return counts
+    idx = context.query(bounds)
+    if not len(idx):
+        return counts
+    geoms = shapely.clip_by_rect(context.geoms[idx], *bounds)
+    g = pt.resolution
+    gx, gy = pt.geotransform[0], pt.geotransform[3]
+
+    def aff(c):
+        return np.column_stack([(c[:, 0] - gx) / g, (gy - c[:, 1]) / g])
+
+    geoms = shapely.transform(geoms, aff)
+    by_pool: dict[str, list[tuple[Any, dict]]] = {p: [] for p in counts}
+    shown = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
+    for j, gi in zip(idx[shown], geoms[shown], strict=True):
+        by_pool[context.pools[j]].append((gi, context.props[j]))
+    for p, lst in by_pool.items():
+        counts[p] = len(lst)
+    # water counts (and gets a legend entry) only where it shows: a few pixels inside the
+    # view, not merely in the margin fetched for strokes crossing the edge
+    view = box(x0, y0, x1, y1)
+    counts["water"] = sum(1 for gi, _ in by_pool["water"] if gi.intersection(view).area >= 4.0)
+    lw = px_to_pt
+    # roads widen a little when zoomed in (large scale), thin out when zoomed out
+    zoom = min(max(math.sqrt(0.3 / max(pt.ground_pixel_size(), 1e-6)), 0.75), 1.8)
+    # water: the sea (derived from the coastline) under everything, lakes, rivers and
+    # basins over land use (a pond in a park) but under buildings, roads and POIs
+    water = st.get("water")
+    if water is not None:
+        for sea, z in ((True, zbase - 0.2), (False, zbase + 0.05)):
+            polys = [
+                gi
+                for gi, pr in by_pool["water"]
+                if gi.geom_type in ("Polygon", "MultiPolygon") and (pr.get("water") == "sea") == sea
+            ]
+            paths = poly_paths(polys)
+            if paths:
+                ax.add_collection(
+                    PathCollection(
+                        paths,
+                        facecolors=water["face"],
+                        edgecolors=water["edge"],
+                        linewidths=lw(water["width"]),
+                        zorder=z,
+                    ),
+                    autolim=False,
+                )
+    # land use / areas
+    polys = [gi for gi, _ in by_pool["area"] if gi.geom_type in ("Polygon", "MultiPolygon")]
+    paths = poly_paths(polys)
+    if paths:
+        ax.add_collection(
+            PathCollection(
+                paths,
+                facecolors=st["area"]["face"],
+                edgecolors=st["area"]["edge"],
+                linewidths=lw(st["area"]["width"]),
+                zorder=zbase,
+            ),
+            autolim=False,
+        )
+    # buildings (and polygon POIs drawn as buildings would be confusing: POIs become dots)
+    polys = [gi for gi, _ in by_pool["building"] if gi.geom_type in ("Polygon", "MultiPolygon")]
+    paths = poly_paths(polys)
+    if paths:
+        ax.add_collection(
+            PathCollection(
+                paths,
+                facecolors=st["building"]["face"],
+                edgecolors=st["building"]["edge"],
+                linewidths=lw(st["building"]["width"]),
+                zorder=zbase + 0.1,
+            ),
+            autolim=False,
+        )
+    # roads: casings of every class first, then fills, so junctions merge
+    classes = st["road_classes"]
+    path_cls = set(st["path"]["highways"])
+    groups: list[list] = [[] for _ in classes]
+    paths_lines = []
+    for gi, pr in by_pool["road"]:
+        hw = str(pr.get("highway", ""))
+        if hw in path_cls:
+            paths_lines.append(gi)
+            continue
+        for ci, c in enumerate(classes):
+            if hw in c["highways"]:
+                groups[ci].append(gi)
+                break
+        else:
+            groups[-1].append(gi)
+    if paths_lines:
+        segs = line_segments(paths_lines)
+        lc = LineCollection(
+            segs,
+            colors=st["path"]["color"],
+            linewidths=lw(st["path"]["width"]),
+            linestyles=[(0, tuple(lw(v) / lw(st["path"]["width"]) for v in st["path"]["dash"]))],
+            capstyle="butt",
+            joinstyle="round",
+            zorder=zbase + 0.2,
+        )
+        ax.add_collection(lc, autolim=False)
+    class_segs = [line_segments(g) if g else [] for g in groups]
+    for ci in reversed(range(len(classes))):
+        if groups[ci]:
+            segs = class_segs[ci]
+            ax.add_collection(
+                LineCollection(
+                    segs,
+                    colors=st["road_casing"],
+                    linewidths=lw(classes[ci]["width"] * zoom + 2.0),
+                    capstyle="round",
+                    joinstyle="round",
+                    zorder=zbase + 0.3,
+                ),
+                autolim=False,
+            )
+    for ci in reversed(range(len(classes))):
+        if groups[ci]:
+            segs = class_segs[ci]
+            ax.add_collection(
+                LineCollection(
+                    segs,
+                    colors=st["road_fill"],
+                    linewidths=lw(classes[ci]["width"] * zoom),
+                    capstyle="round",
+                    joinstyle="round",
+                    zorder=zbase + 0.4,
+                ),
+                autolim=False,
+            )
+    if by_pool["poi"]:
+        xy = points_xy([gi for gi, _ in by_pool["poi"]])
+        ax.add_line(
+            Line2D(
+                xy[:, 0],
+                xy[:, 1],
+                ls="none",
+                marker="o",
+                ms=px_to_pt(st["poi"]["size"]),
+                mfc=st["poi"]["face"],
+                mec=st["poi"]["edge"],
+                mew=px_to_pt(1.0),
+                zorder=zbase + 0.5,
+            )
+        )
+    return counts
+
+
+def draw_task(
+    ax, subject: MapSubject, geoms_by_fid: dict[str, Any], style: dict[str, Any], zbase=10.0
+) -> None:
+    """Task features above the context. All white halos go below all coloured strokes and the
+    stacking order depends only on geometry type and feature id, never on attributes (layer,
+    bridge...): a road's halo must not cut another road like a bridge casing would, or a
+    withheld `layer` would leak through the drawing."""
+    t = style["task"]
+    halo = t["halo_color"]
+    lw = px_to_pt
+    order = {
+        "Polygon": 0,
+        "MultiPolygon": 0,
+        "LineString": 1,
+        "MultiLineString": 1,
+        "Point": 2,
+        "MultiPoint": 2,
+    }
+    # the target's stroke is the widest and goes first in its class, so where another
+    # feature coincides with it (equal / shared edges) a fringe of the target colour shows
+    feats = sorted(
+        subject.features,
+        key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), not f.target, fid_key(f.fid)),
+    )
+    for f in feats:
+        g = geoms_by_fid[f.fid]
+        gt = g.geom_type
+        rank = order.get(gt, 3)
+        z_halo = zbase + rank - 0.5 if rank == 0 else zbase + 0.5  # line/point halos under all strokes
+        z = zbase + rank
+        if gt in ("Polygon", "MultiPolygon"):
+            path = poly_path([g])
+            if path is None:
+                continue
+            ew = t["target_polygon_edge_width"] if f.target else t["polygon_edge_width"]
+            alpha = t["polygon_alpha"].get(f.kind, 0.3)
+            if f.kind in t.get("knockout_kinds", []):
+                # hide the context underneath (often the very same OSM object) for a clean fill
+                add_patch(
+                    ax,
+                    PathPatch(path, facecolor=style["background"], edgecolor="none", zorder=z_halo - 0.1),
+                )
+            face = matplotlib.colors.to_rgba(f.color, alpha)
+            add_patch(
+                ax,
+                PathPatch(
+                    path,
+                    facecolor="none",
+                    edgecolor=halo,
+                    lw=lw(ew + 2 * t["halo_width"] - 1),
+                    joinstyle="round",
+                    zorder=z_halo,
+                ),
+            )
+            add_patch(
+                ax,
+                PathPatch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round", zorder=z),
+            )
+        elif gt in ("LineString", "MultiLineString"):
+            w = t["target_line_width"] if f.target else t["line_width"]
+            segs = line_segments([g])
+            ax.add_collection(
+                LineCollection(
+                    segs,
+                    colors=halo,
+                    linewidths=lw(w + 2 * t["halo_width"]),
+                    capstyle="round",
+                    joinstyle="round",
+                    zorder=z_halo,
+                ),
+                autolim=False,
+            )
+            ax.add_collection(
+                LineCollection(
+                    segs, colors=f.color, linewidths=lw(w), capstyle="round", joinstyle="round", zorder=z
+                ),
+                autolim=False,
+            )
+        else:
+            size = t["target_point_size"] if f.target else t["point_size"]
+            xy = points_xy([g])
+            ax.add_line(
+                Line2D(
+                    xy[:, 0],
+                    xy[:, 1],
+                    ls="none",
+                    marker="o",
+                    ms=px_to_pt(size),
+                    mfc=f.color,
+                    mec=halo,
+                    mew=px_to_pt(3.0),
+                    zorder=z,
+                )
+            )
+            ax.add_line(
+                Line2D(
+                    xy[:, 0],
+                    xy[:, 1],
+                    ls="none",
+                    marker="o",
+                    ms=px_to_pt(3.5),
+                    mfc="#ffffff",
+                    mec="none",
+                    zorder=z + 0.05,
+                )
+            )
+    if subject.levels:
+        # Whichever stroke is drawn last looks like the upper road. Where task roads cross,
+        # a neutral disc covers both strokes, so only the cards (or nothing, when withheld)
+        # tell the vertical order.
+        xy = crossings(subject.features, geoms_by_fid)
+        if len(xy):
+            cst = style["task"]["crossing"]
+            ax.add_line(
+                Line2D(
+                    xy[:, 0],
+                    xy[:, 1],
+                    ls="none",
+                    marker="o",
+                    ms=px_to_pt(cst["size"]),
+                    mfc=cst["face"],
+                    mec=cst["edge"],
+                    mew=px_to_pt(cst["edge_width"]),
+                    zorder=zbase + 1.5,
+                )
+            )
+
+
+def crossings(features: list[TaskFeature], geoms_by_fid: dict[str, Any]) -> np.ndarray:
+    """Pixel points where two task lines cross (sorted, for determinism)."""
+    lines = [
+        geoms_by_fid[f.fid]
+        for f in features
+        if geoms_by_fid[f.fid].geom_type in ("LineString", "MultiLineString")
+    ]
+    pts = []
+    for i, a in enumerate(lines):
+        for b in lines[i + 1 :]:
+            for part in shapely.get_parts(a.intersection(b)):
+                p = part if part.geom_type == "Point" else part.representative_point()
+                pts.append((round(p.x, 3), round(p.y, 3)))
+    return np.array(sorted(set(pts)), dtype=float).reshape(-1, 2)

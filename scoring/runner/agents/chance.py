@@ -1,0 +1,54 @@
+"""The `chance` agent: answers at random within the answer format (about 25 % on multiple choice)."""
+
+from __future__ import annotations
+
+import json
+
+from scoring.runner.agents.prompt_view import parse_prompt, request_rng
+from scoring.runner.agents.registry import agent
+
+
+@agent("chance")
+def chance(messages: list[dict]) -> str:
+    """Answers at random within the answer format (deterministic per request)."""
+    v = parse_prompt(messages)
+    rng = request_rng(messages)
+    if v.task == "edit":
+        scale = 20.0 if v.units == "pixels" else 25.0
+        dx = dy = 0.0
+        while dx == 0 and dy == 0:
+            dx, dy = round(rng.uniform(-scale, scale), 1), round(rng.uniform(-scale, scale), 1)
+        return json.dumps({"operations": [{"op": "translate", "dx": dx, "dy": dy}]})
+    ids = v.feature_ids or [f"F{i}" for i in range(5)]
+    cat = v.answer_category
+    if cat == "choice":
+        ans = rng.choice("ABCD"[: max(1, min(4, len(v.choices) or 4))])
+    elif cat == "metres":
+        ans = f"{rng.uniform(1, 1000):.1f}"
+    elif cat == "square_metres":
+        ans = f"{rng.uniform(10, 50000):.0f}"
+    elif cat == "degrees":
+        ans = str(rng.randrange(0, 360))
+    elif cat == "count":
+        ans = str(rng.randrange(0, 10))
+    elif cat == "boolean":
+        ans = rng.choice(["yes", "no"])
+    elif cat == "feature_id":
+        ans = rng.choice(ids)
+    elif cat == "direction":
+        ans = rng.choice(["N", "NE", "E", "SE", "S", "SW", "W", "NW"])
+    elif cat == "direction4":
+        ans = rng.choice(["N", "E", "S", "W"])
+    elif cat == "relative_direction":
+        ans = rng.choice(["ahead", "behind", "left", "right"])
+    elif cat == "axis":
+        ans = rng.choice(["N-S", "NE-SW", "E-W", "NW-SE"])
+    elif cat == "ordering":
+        order = [i for i in ids if i != "F0"]
+        rng.shuffle(order)
+        ans = ", ".join(order)
+    elif cat == "density":
+        ans = f"{rng.uniform(0, 5000):.3f}"
+    else:
+        ans = rng.choice(["yes", "no", "cannot be determined", *ids])
+    return f"Answer: {ans}"

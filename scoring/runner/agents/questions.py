@@ -1,0 +1,224 @@
+"""QA: each question is recognised by the pattern derived from its wording in the relation
+catalogue, answered with a toolkit and replied in the requested form."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
+from scoring.relations import CATALOGUE
+from scoring.runner.agents.prompt_view import PromptView
+from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
+from scoring.scene import Scene
+from scoring.wording import Wording
+
+Slots = dict[str, str]
+Handler = Callable[[Scene, Slots, Toolkit], Any]
+# Answers are in the instance's answer form: an id, a number, a label, a list of ids or REFUSAL.
+
+
+def _one_of(cands: list[str], ok: Callable[[str], bool]) -> str:
+    hits = [c for c in cands if ok(c)]
+    return hits[0] if hits else cands[0]
+
+
+def _topology(predicate: str) -> Handler:
+    def handler(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+        a = scene.geom(slots["a"])
+        return _one_of(ids_in(slots["ids"]), lambda c: toolkit.topo(predicate, scene.geom(c), a))
+
+    return handler
+
+
+def _direction(labels: tuple[str, ...]) -> Handler:
+    def handler(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+        return labels[sector(toolkit.bearing(scene.geom(slots["a"]), scene.geom(slots["b"])), len(labels))[0]]
+
+    return handler
+
+
+def _bearing(scene: Scene, slots: Slots, toolkit: Toolkit) -> float:
+    return round(toolkit.bearing(scene.geom(slots["a"]), scene.geom(slots["b"])), 3)
+
+
+def _relative(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    b = toolkit.bearing(scene.geom(slots["a"]), scene.geom(slots["b"]))
+    return RELATIVE[sector((b - float(slots["heading"])) % 360.0, 4)[0]]
+
+
+def _axis(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    return toolkit.axis(scene.geom(slots["a"]))
+
+
+def _pair(tool: str) -> Handler:
+    def handler(scene: Scene, slots: Slots, toolkit: Toolkit) -> float:
+        return round(getattr(toolkit, tool)(scene.geom(slots["a"]), scene.geom(slots["b"])), 4)
+
+    return handler
+
+
+def _perimeter(scene: Scene, slots: Slots, toolkit: Toolkit) -> float:
+    return round(sum(toolkit.perimeter(scene.geom(i)) for i in ids_in(slots["ids"])), 4)
+
+
+def _count_within(scene: Scene, slots: Slots, toolkit: Toolkit) -> int:
+    d, a = float(slots["d"]), scene.geom(slots["a"])
+    return sum(1 for i in ids_in(slots["ids"]) if toolkit.min_distance(a, scene.geom(i)) <= d)
+
+
+def _nearest(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    a = scene.geom(slots["a"])
+    return min(ids_in(slots["ids"]), key=lambda i: toolkit.proximity(a, scene.geom(i)))
+
+
+def _density(scene: Scene, slots: Slots, toolkit: Toolkit) -> float:
+    return round(toolkit.density(scene.geom(slots["a"]), [scene.geom(i) for i in ids_in(slots["ids"])]), 6)
+
+
+def _along_order(scene: Scene, slots: Slots, toolkit: Toolkit) -> list[str]:
+    line = scene.geom(slots["a"])
+    return sorted(ids_in(slots["ids"]), key=lambda i: toolkit.along_position(line, scene.geom(i)))
+
+
+def _before_after(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    line = scene.geom(slots["a"])
+    lo, hi = int(slots["first"][1:]), int(slots["last"][1:])
+    ids = (f"F{k}" for k in range(lo, hi + 1))
+    order = sorted(ids, key=lambda i: toolkit.along_position(line, scene.geom(i)))
+    k = order.index(slots["ref"])
+    k = k + 1 if slots["word"] == "after" else k - 1
+    return order[k] if 0 <= k < len(order) else REFUSAL
+
+
+def _same_side(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    line = scene.geom(slots["a"])
+    want = toolkit.side(line, scene.geom(slots["ref"]))
+    return _one_of(ids_in(slots["ids"]), lambda i: toolkit.side(line, scene.geom(i)) == want)
+
+
+def _between(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    a, b = scene.geom(slots["a"]), scene.geom(slots["b"])
+    return _one_of(ids_in(slots["ids"]), lambda i: toolkit.strictly_between(a, b, scene.geom(i)))
+
+
+def _layer(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    a, b = slots["a"], slots["b"]
+    la, lb = toolkit.level(scene[a].props), toolkit.level(scene[b].props)
+    if la is None or lb is None:
+        return REFUSAL  # the layer / bridge / tunnel attributes are withheld
+    if la == lb:
+        return "neither: they are at the same level"
+    return a if la > lb else b
+
+
+def _connected(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    a = scene.geom(slots["a"])
+    return _one_of(ids_in(slots["ids"]), lambda i: toolkit.endpoint_connected(a, scene.geom(i)))
+
+
+# How each relation's question is answered with the toolkit, once its wording is recognised.
+HANDLERS: dict[str, Handler] = {
+    "T01": _topology("equals"),
+    "T02": _topology("disjoint"),
+    "T03": _topology("intersects"),
+    "T04": _topology("touches"),
+    "T05": _topology("crosses"),
+    "T06": _topology("within"),
+    "T08": _topology("overlaps"),
+    "T09": _topology("boundary_covered"),
+    "T11": _topology("contained_properly"),
+    "D01": _direction(DIRECTIONS4),
+    "D02": _direction(DIRECTIONS8),
+    "D04": _bearing,
+    "D05": _relative,
+    "D06": _axis,
+    "M01": _pair("min_distance"),
+    "M02": _pair("boundary_distance"),
+    "M04": _pair("manhattan"),
+    "M08": _pair("hausdorff"),
+    "M12": _perimeter,
+    "M14": _count_within,
+    "M15": _nearest,
+    "M18": _density,
+    "O01": _along_order,
+    "O02": _before_after,
+    "O03": _same_side,
+    "O04": _between,
+    "O06": _layer,
+    "O08": _connected,
+}
+if set(HANDLERS) != set(CATALOGUE):
+    raise ImportError(f"questions without a handler: {sorted(set(CATALOGUE) ^ set(HANDLERS))}")
+
+# Every question wording of the catalogue, read back by the pattern derived from it.
+QUESTION_SHAPES: list[tuple[Wording, Handler]] = [
+    (wording, HANDLERS[code]) for code, rel in CATALOGUE.items() for wording in rel.questions
+]
+
+
+def solve_question(scene: Scene, question: str, toolkit: Toolkit) -> Any:
+    for wording, handler in QUESTION_SHAPES:
+        slots = wording.read(question)
+        if slots is not None:
+            return handler(scene, slots, toolkit)
+    raise UnrecognisedError("question wording not recognised")
+
+
+def _num_of(text: str) -> float | None:
+    m = re.search(r"-?\d[\d  ]*(?:\.\d+)?", text)
+    if not m:
+        return None
+    try:
+        return float(re.sub(r"[  ]", "", m.group(0)))
+    except ValueError:
+        return None
+
+
+def _fmt_open(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(value)
+    if isinstance(value, float):
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def _pick_choice(value: Any, choices: list[str]) -> str | None:
+    """The letter of the option matching the computed value (nearest, for numbers)."""
+    text = _fmt_open(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else None
+    for i, c in enumerate(choices):
+        if text is not None and c.strip() == text:
+            return "ABCD"[i]
+    if text is not None:
+        for i, c in enumerate(choices):
+            if text == REFUSAL and REFUSAL in c.lower():
+                return "ABCD"[i]
+        return None
+    nums = [(_num_of(c), i) for i, c in enumerate(choices)]
+    nums = [(abs(v - float(value)), i) for v, i in nums if v is not None]
+    if not nums:
+        return None
+    return "ABCD"[min(nums)[1]]
+
+
+def answer_qa(v: PromptView, toolkit: Toolkit) -> str:
+    if v.scene is None or not v.question:
+        return _refuse(v)
+    try:
+        scene = Scene.from_geojson(v.scene)
+        value = solve_question(scene, v.question, toolkit)
+    except PROMPT_ERRORS:
+        return _refuse(v)
+    if v.answer_category == "choice" and v.choices:
+        letter = _pick_choice(value, v.choices)
+        return f"Answer: {letter}" if letter else _refuse(v)
+    return f"Answer: {_fmt_open(value)}"
+
+
+def _refuse(v: PromptView) -> str:
+    if v.answer_category == "choice":
+        for i, c in enumerate(v.choices):
+            if REFUSAL in c.lower():
+                return f"Answer: {'ABCD'[i]}"
+    return f"Answer: {REFUSAL}"

@@ -1,0 +1,101 @@
+"""The health of one run, shared by all its samples: why it must stop (credentials refused,
+unknown model, a dead backend), a circuit breaker and a retry budget for the whole run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from scoring.runner.config import ModelSpec, public_url
+
+# Failures that say the backend is down (not slow): they feed the circuit breaker.
+DOWN_KINDS = ("server_error", "reset", "truncated", "empty_body", "connect")
+BREAKER_SAMPLES = 8  # distinct samples failing in a row, with no success, open the breaker
+_MODEL_WORDS = re.compile(
+    r"model.{0,80}(not found|not exist|does not exist|invalid|unknown|no such|not available|"
+    r"not supported|unsupported)|(invalid|unknown|no such).{0,20}model",
+    re.IGNORECASE | re.DOTALL,
+)
+
+_PARAM_WORDS = re.compile(
+    r"\b(temperature|max_tokens|seed|top_p)\b.{0,120}(unsupported|not support|invalid|not allowed)"
+    r"|(?:unsupported|invalid|unrecognized|unknown)\s+(?:parameter|value|argument)\W{0,4}(?:\w+\W+){0,3}?"
+    r"\W?(temperature|max_tokens|seed|top_p)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+@dataclass
+class RunStop:
+    """Why a run stops before its end: the server's words and what to do about it."""
+
+    kind: str  # auth | model | not_found | invalid_request | endpoint_down
+    message: str
+    advice: str
+
+
+def fatal_for_run(status: int | None, message: str, spec: ModelSpec) -> RunStop | None:
+    """A response that every other sample of the run would get too, or None."""
+    key = f"the key in ${spec.api_key_env}" if spec.api_key_env else "an API key (api_key_env)"
+    if status in (401, 403):
+        return RunStop("auth", message, f"the endpoint refused the credentials: check {key}")
+    if status in (400, 404) and _MODEL_WORDS.search(message):
+        return RunStop(
+            "model",
+            message,
+            f"check the model name {spec.model!r} (the endpoint's GET /v1/models lists what it serves)",
+        )
+    param = _PARAM_WORDS.search(message) if status == 400 else None
+    if param:
+        name = (param.group(1) or param.group(3)).lower()
+        if name == "max_tokens":
+            return RunStop(
+                "parameter",
+                message,
+                "the model wants max_completion_tokens: set max_completion_tokens = N in the model's "
+                "config (or --max-completion-tokens N) instead of max_tokens",
+            )
+        return RunStop(
+            "parameter",
+            message,
+            f'the model rejects a generation parameter: leave it out (omit = ["{name}"] in the '
+            f"model's config, or --omit {name}) or change its value",
+        )
+    if status == 404:
+        return RunStop("not_found", message, f"check base_url (requests go to {public_url(spec.url)})")
+    return None
+
+
+class RunHealth:
+    """State shared by every sample of one run: the stop reason once the run must end, a circuit
+    breaker over down-backend failures and a retry budget for the whole run (a per-sample bound
+    alone lets a run of N samples send N x max_retries extra requests to a struggling server)."""
+
+    def __init__(self, samples: int = 1, max_retries: int = 5):
+        self.stop: RunStop | None = None
+        self.retry_budget = max_retries * max(4, -(-samples // 4))
+        self.retries_used = 0
+        self.successes = 0
+        self._down_samples: set[str] = set()
+
+    def success(self) -> None:
+        self.successes += 1
+        self._down_samples.clear()
+
+    def down(self, sample: str, message: str) -> None:
+        """A down-backend failure for ``sample``; opens the breaker when BREAKER_SAMPLES samples
+        in a row failed so and nothing has succeeded since."""
+        self._down_samples.add(sample)
+        if len(self._down_samples) >= BREAKER_SAMPLES and self.stop is None:
+            self.stop = RunStop(
+                "endpoint_down",
+                f"{len(self._down_samples)} samples in a row failed, last: {message}",
+                "the endpoint (or the model server behind a proxy) is not answering; "
+                "fix it, then re-run the same command to resume",
+            )
+
+    def take_retry(self) -> bool:
+        if self.retries_used >= self.retry_budget:
+            return False
+        self.retries_used += 1
+        return True

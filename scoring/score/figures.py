@@ -1,0 +1,109 @@
+"""The report's figures as embedded PNG data URIs, drawn with matplotlib's Agg renderer without
+pyplot (no global backend state: safe inside QGIS)."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from scoring.vocab import MODALITIES
+
+MODALITY_COLOURS = {"geojson": "#1f77b4", "image": "#d62728", "together": "#2ca02c"}
+
+
+def figure_uri(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def fig_qa_accuracy(records: list[dict]) -> str | None:
+    """Figure 2: QA accuracy (mean of open and MCQ) per model x input type, with intervals;
+    an input type a model did not run is marked "not run" on the axis, never drawn as 0."""
+    models = list(dict.fromkeys(r["model"] for r in records))
+    if not models or all(r["rate"] is None for r in records):
+        return None
+    fig = Figure(figsize=(max(5.0, 1.6 * len(models) + 2), 3.4))
+    ax = fig.subplots()
+    width = 0.8 / len(MODALITIES)
+    for k, modality in enumerate(MODALITIES):
+        for i, model in enumerate(models):
+            r = next((r for r in records if r["model"] == model and r["modality"] == modality), None)
+            x = i + (k - (len(MODALITIES) - 1) / 2) * width
+            if r is None or r["rate"] is None:
+                ax.text(x, 0.02, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="0.45")
+                continue
+            err = [[r["rate"] - (r["ci_low"] or r["rate"])], [(r["ci_high"] or r["rate"]) - r["rate"]]]
+            ax.bar(x, r["rate"], width=width, yerr=err, capsize=2, color=MODALITY_COLOURS[modality])
+    ax.set_xticks(range(len(models)), models, fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("QA accuracy (mean of open, MCQ)")
+    ax.legend(
+        [Line2D([], [], marker="s", ls="", color=MODALITY_COLOURS[m]) for m in MODALITIES],
+        list(MODALITIES),
+        fontsize=7,
+        loc="upper right",
+    )
+    ax.set_title("Figure 2. QA accuracy by model and input type (95 % intervals)", fontsize=10)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def fig_heatmap(table4: dict) -> str | None:
+    """Error rate per relation x (input type, form), pooled over models (grey: no data)."""
+    rows, columns = table4["rows"], table4["columns"]
+    if not rows:
+        return None
+    data = np.full((len(rows), len(columns)), np.nan)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(r["cells"]):
+            if c["rate"] is not None:
+                data[i, j] = c["rate"]
+    if np.isnan(data).all():
+        return None
+    fig = Figure(figsize=(1.5 + 0.7 * len(columns), 0.26 * len(rows) + 1.6))
+    ax = fig.subplots()
+    # grey, not white, where a cell has no data: white would read as "no errors"
+    cmap = matplotlib.colormaps["Reds"].copy()
+    cmap.set_bad("#c8c8c8")
+    im = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    ax.set_yticks(range(len(rows)), [f"{r['relation']} {r['name']}"[:40] for r in rows], fontsize=7)
+    ax.set_xticks(range(len(columns)), [" · ".join(c) for c in columns], rotation=45, ha="right", fontsize=7)
+    fig.colorbar(im, ax=ax, label="error rate", shrink=0.6)
+    ax.set_title("Error rate per relation, pooled over models (grey: no data)", fontsize=10)
+    return figure_uri(fig)
+
+
+def fig_city_ranges(table2: dict) -> str | None:
+    """Each model x input type x task's accuracy per city on one line (the range in points)."""
+    cities, rows = table2["cities"], table2["rows"]
+    if len(cities) < 2 or not rows:
+        return None
+    fig = Figure(figsize=(7, 0.32 * len(rows) + 1.2))
+    ax = fig.subplots()
+    for i, row in enumerate(rows):
+        vals = [(ct, c["rate"]) for ct, c in zip(cities, row["cells"], strict=True) if c["rate"] is not None]
+        if not vals:
+            continue
+        ys = [v for _, v in vals]
+        ax.plot([min(ys), max(ys)], [i, i], color="0.6", lw=2)
+        for ct, v in vals:
+            ax.plot(v, i, "o", ms=5, color=f"C{cities.index(ct) % 10}")
+    labels = [f"{r['model']} · {r['modality']} · {r['task']}" for r in rows]
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.set_xlim(-0.02, 1.02)
+    ax.invert_yaxis()
+    ax.set_xlabel("accuracy")
+    ax.legend(
+        [Line2D([], [], marker="o", ls="", color=f"C{i % 10}") for i in range(len(cities))],
+        cities,
+        fontsize=7,
+        loc="lower right",
+    )
+    ax.set_title("Range of accuracy across cities", fontsize=10)
+    return figure_uri(fig)

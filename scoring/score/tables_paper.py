@@ -1,0 +1,274 @@
+"""The paper's tables in their shapes, from verdict rows: Table 1 (model x input type x task),
+Table 2 (per city, with Overall and range), Table 3 (error per family), Table 4 (error per
+relation) and the data of Figure 2 (QA accuracy averaged over open and MCQ). Every cell carries
+its n and 95 % interval, or says why it is empty ("not run": the model or nobody ran that input
+type and form; "no instances": it ran, but no sample falls in the cell). The HTML report and the
+CSV files are both drawn from these records."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from scoring.files import write_atomic
+from scoring.relations import CATALOGUE
+from scoring.score.stats import mean_of_rates_ci
+from scoring.score.tables import SUCCESS, cell_stats
+from scoring.vocab import FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
+
+NOT_RUN = "not run"
+NO_DATA = "no instances"
+TABLE1_COLUMNS = tuple((m, f) for m in MODALITIES for f in FORMS)
+# Tables 3 and 4: GeoJSON and image x open / MCQ / edit, pooled over models.
+ERROR_COLUMNS = tuple((m, f) for m in (Modality.GEOJSON, Modality.IMAGE) for f in FORMS)
+TASK_KINDS = ("qa", "edit")  # Table 2: QA (open and MCQ pooled) and editing (strict CSR)
+
+
+def _task_kind(row: dict) -> str:
+    return "edit" if row.get("form") == Form.EDIT else "qa"
+
+
+def _group(rows: Iterable[dict], *keys: str) -> dict[tuple, list[dict]]:
+    out: defaultdict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        out[tuple(r.get(k) or "" for k in keys)].append(r)
+    return out
+
+
+def _order(values: Iterable[str | None], order: Sequence[str] = ()) -> list[str]:
+    vals = {v for v in values if v}
+    return [v for v in order if v in vals] + sorted(vals - set(order))
+
+
+def rate_cell(rows: list[dict], *, error: bool = False, raster: bool = False) -> dict:
+    """A table cell from its samples: accuracy (or the raster-tolerant rate, or the error rate =
+    1 - accuracy) with its interval, n and the count behind the rate."""
+    s = cell_stats(rows)
+    if raster:
+        k, n, rate, lo, hi = (
+            s["raster_tolerant"],
+            s["n_raster"],
+            s["raster_tolerant_rate"],
+            s["raster_ci_low"],
+            s["raster_ci_high"],
+        )
+    else:
+        k, n, rate, lo, hi = s["correct"], s["n"], s["accuracy"], s["ci_low"], s["ci_high"]
+    if error and rate is not None:
+        k, rate = n - k, round(1 - rate, 6)
+        lo, hi = (None if hi is None else round(1 - hi, 6)), (None if lo is None else round(1 - lo, 6))
+    return {"rate": rate, "ci_low": lo, "ci_high": hi, "n": n, "k": k, "method": s["ci_method"], "note": None}
+
+
+def missing_cell(note: str) -> dict:
+    return {"rate": None, "ci_low": None, "ci_high": None, "n": 0, "k": 0, "method": "none", "note": note}
+
+
+def table1(rows: list[dict]) -> dict:
+    """One row per model; columns input type x {open, MCQ-4, edit}. The image-edit headline is the
+    raster-tolerant rate, with strict CSR beside it (`strict`). Rows by GeoJSON open QA, best first."""
+    groups = _group(rows, "model", "modality", "form")
+    out = []
+    for model in _order(r["model"] for r in rows):
+        cells = []
+        for modality, form in TABLE1_COLUMNS:
+            rs = groups.get((model, modality, form))
+            if not rs:
+                cells.append(missing_cell(NOT_RUN))
+            elif modality == Modality.IMAGE and form == Form.EDIT:
+                cells.append({**rate_cell(rs, raster=True), "strict": rate_cell(rs)})
+            else:
+                cells.append(rate_cell(rs))
+        out.append({"model": model, "cells": cells})
+    lead = TABLE1_COLUMNS.index((Modality.GEOJSON, Form.OPEN))
+
+    def by_geojson_open(row: dict) -> tuple:
+        rate = row["cells"][lead]["rate"]
+        return (rate is None, -(rate or 0.0), row["model"])
+
+    out.sort(key=by_geojson_open)
+    return {"columns": TABLE1_COLUMNS, "rows": out}
+
+
+def table2(rows: list[dict]) -> dict:
+    """Accuracy per city with an Overall column and the range (max - min, points over the cities
+    with data) per model x input type x task (QA: open and MCQ pooled; edit: strict CSR)."""
+    cities = _order(r.get("city") for r in rows)
+    by_city = _group(rows, "model", "modality", "city")
+    out = []
+    for model in _order(r["model"] for r in rows):
+        for modality in _order((r["modality"] for r in rows if r["model"] == model), MODALITIES):
+            for kind in TASK_KINDS:
+                mine = [
+                    r
+                    for r in rows
+                    if r["model"] == model and r["modality"] == modality and _task_kind(r) == kind
+                ]
+                if not mine:
+                    continue
+                cells = []
+                for city in cities:
+                    rs = [r for r in by_city.get((model, modality, city), []) if _task_kind(r) == kind]
+                    cells.append(rate_cell(rs) if rs else missing_cell(NOT_RUN))
+                rates = [c["rate"] for c in cells if c["rate"] is not None]
+                out.append(
+                    {
+                        "model": model,
+                        "modality": modality,
+                        "task": kind,
+                        "cells": cells,
+                        "overall": rate_cell(mine),
+                        "range_points": round(100 * (max(rates) - min(rates)), 1) if len(rates) > 1 else None,
+                    }
+                )
+    return {"cities": cities, "rows": out}
+
+
+def error_table(rows: list[dict], level: str, values: Sequence[str], *, per_model: bool = False) -> dict:
+    """Error rate (1 - accuracy) per `level` value (family or relation) x ERROR_COLUMNS, pooled over
+    models (intervals clustered by scene), or one block per model with `per_model`."""
+    models = _order(r["model"] for r in rows) if per_model else [""]
+    out = []
+    for model in models:
+        mine = [r for r in rows if r["model"] == model] if per_model else rows
+        ran = {(r["modality"], r["form"]) for r in mine}
+        groups = _group(mine, level, "modality", "form")
+        for value in values:
+            cells = []
+            for modality, form in ERROR_COLUMNS:
+                rs = groups.get((value, modality, form))
+                if rs:
+                    cells.append(rate_cell(rs, error=True))
+                else:
+                    cells.append(missing_cell(NO_DATA if (modality, form) in ran else NOT_RUN))
+            out.append({"model": model, level: value, "cells": cells})
+    return {"columns": ERROR_COLUMNS, "level": level, "rows": out}
+
+
+def table3(rows: list[dict], *, per_model: bool = False) -> dict:
+    return error_table(rows, "family", _order((r.get("family") for r in rows), FAMILIES), per_model=per_model)
+
+
+def table4(rows: list[dict]) -> dict:
+    relations = sorted(set(CATALOGUE) | {r["relation"] for r in rows if r.get("relation")})
+    t = error_table(rows, "relation", relations)
+    for r in t["rows"]:
+        rec = CATALOGUE.get(r["relation"])
+        r["name"], r["family"] = (rec.name, str(rec.family)) if rec else ("", "")
+    return t
+
+
+def figure2(rows: list[dict]) -> list[dict]:
+    """QA accuracy averaged over open and MCQ (unweighted) per model x input type, with a 95 %
+    interval resampling scenes; `forms` names the forms that ran (one only: not an average)."""
+    out = []
+    for model in _order(r["model"] for r in rows):
+        for modality in MODALITIES:
+            groups: dict[str, Sequence[tuple[str, int]]] = {
+                str(form): [
+                    (str(r.get("scene") or r["id"]), int(r["verdict"] in SUCCESS))
+                    for r in rows
+                    if r["model"] == model and r["modality"] == modality and r["form"] == form
+                ]
+                for form in (QAForm.OPEN, QAForm.MCQ)
+            }
+            forms = [f for f, v in groups.items() if v]
+            mean, lo, hi = mean_of_rates_ci(groups)
+            out.append(
+                {
+                    "model": model,
+                    "modality": str(modality),
+                    "rate": None if mean is None else round(mean, 6),
+                    "ci_low": None if lo is None else round(lo, 6),
+                    "ci_high": None if hi is None else round(hi, 6),
+                    "n_open": len(groups["open"]),
+                    "n_mcq": len(groups["mcq"]),
+                    "forms": "+".join(forms),
+                    "note": None if forms else NOT_RUN,
+                }
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------- CSV
+
+CELL_FIELDS = ("rate", "ci_low", "ci_high", "n", "k", "note")
+
+
+def _cell_fields(cell: dict, prefix: str = "") -> dict:
+    return {prefix + k: cell.get(k) for k in CELL_FIELDS}
+
+
+def table_records(name: str, table: dict | list) -> list[dict]:
+    """The flat CSV records of one of the tables above (one line per cell)."""
+    recs: list[dict] = []
+    if name == "table1":
+        assert isinstance(table, dict)
+        for row in table["rows"]:
+            for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
+                raster = "strict" in c
+                rec = {
+                    "model": row["model"],
+                    "modality": modality,
+                    "form": form,
+                    "measure": "raster_tolerant_rate"
+                    if raster
+                    else ("csr" if form == Form.EDIT else "accuracy"),
+                    **_cell_fields(c),
+                }
+                rec.update(_cell_fields(c.get("strict") or missing_cell(""), "strict_csr_"))
+                recs.append(rec)
+    elif name == "table2":
+        assert isinstance(table, dict)
+        for row in table["rows"]:
+            key = {k: row[k] for k in ("model", "modality", "task")}
+            for city, c in zip(table["cities"], row["cells"], strict=True):
+                recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
+            recs.append(
+                {
+                    **key,
+                    "city": "Overall",
+                    **_cell_fields(row["overall"]),
+                    "range_points": row["range_points"],
+                }
+            )
+    elif name in ("table3", "table3_by_model", "table4"):
+        assert isinstance(table, dict)
+        level = table["level"]
+        for row in table["rows"]:
+            for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
+                rec = {"model": row["model"] or "all (pooled)", level: row[level]}
+                if level == "relation":
+                    rec.update(name=row["name"], family=row["family"])
+                recs.append(
+                    {**rec, "modality": modality, "form": form, "measure": "error_rate", **_cell_fields(c)}
+                )
+    else:
+        assert isinstance(table, list)
+        recs = list(table)
+    return recs
+
+
+def csv_text(records: list[dict]) -> str:
+    fields: list[str] = []
+    for r in records:
+        fields.extend(k for k in r if k not in fields)
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=fields or ["empty"], extrasaction="ignore")
+    w.writeheader()
+    for r in records:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+    return buf.getvalue()
+
+
+def write_tables_csv(tables: dict[str, dict | list], out_dir: Path) -> list[Path]:
+    """`<name>.csv` in out_dir for each table (atomic writes); returns the paths."""
+    paths = []
+    for name, table in tables.items():
+        p = out_dir / f"{name}.csv"
+        write_atomic(p, csv_text(table_records(name, table)))
+        paths.append(p)
+    return paths

@@ -1,0 +1,60 @@
+"""Ctrl-C stops `spatialgap evaluate` cleanly, and the next run resumes without re-sending a
+finished request (the external model's server counts what it receives)."""
+
+import collections
+import json
+import signal
+import subprocess
+import time
+
+from fakeserver import FaultServer
+
+from scoring.rundir import read_records
+from tests.conftest import REPO
+from tests.evaluate.sweep_helpers import evaluate_cmd, models_toml, run_evaluate
+
+ARGS = ["--agents", "none", "--modalities", "geojson", "--tasks", "qa", "--qa", "1", "--edit", "0"]
+
+
+def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
+    server = FaultServer(latency=0.25).start()
+    try:
+        config = models_toml(
+            tmp_path / "models.toml",
+            {"slow": {"kind": "openai", "base_url": server.url("ok"), "model": "slow", "concurrency": 2}},
+        )
+        out = tmp_path / "out"
+        args = [*ARGS, "--config", str(config)]
+        journal = out / "runs" / "slow" / "geojson-qa" / "predictions.jsonl"
+        proc = subprocess.Popen(
+            evaluate_cmd(out, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO)
+        )
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            if journal.exists() and len(read_records(journal)[0]) >= 4:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the sweep ended before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err[-2000:]
+        assert err.strip().splitlines()[-1] == (
+            "spatialgap evaluate: interrupted; every finished request is journaled: "
+            "re-run the same command to resume"
+        )
+        assert "Traceback" not in err
+        manifest = json.loads((journal.parent / "manifest.json").read_text())
+        assert manifest["status"] == "interrupted"
+        done = {r["key"] for r in read_records(journal)[0] if r["status"] == "ok"}
+        samples = 2 * len((out / "bench" / "qa.jsonl").read_text().splitlines())
+        assert 4 <= len(done) < samples
+
+        sent_before = server.requests
+        again = run_evaluate(out, *args)
+        assert again.returncode == 0, again.stderr[-2000:]
+        # exactly the samples not journaled were sent again; nothing finished went twice
+        assert server.requests - sent_before == samples - len(done)
+        keys = collections.Counter(r["key"] for r in read_records(journal)[0] if r["status"] == "ok")
+        assert len(keys) == samples and set(keys.values()) == {1}
+    finally:
+        server.stop()

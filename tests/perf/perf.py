@@ -1,0 +1,144 @@
+"""`make bench`: speed and memory figures of each pipeline stage, as ratios where possible.
+
+Runs outside pytest on purpose: timings belong in a performance script, not in unit tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / ".venv" / "bin"
+
+
+def perf_build(tmp: Path) -> dict:
+    """`spatialgap build` on the embedded Helsinki extract (25 QA + 25 edit per relation),
+    on all cores and on one, with the peak resident memory of the largest process."""
+    out = {}
+    for jobs in (os.cpu_count() or 1, 1):
+        target = tmp / f"helsinki-j{jobs}"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        # --no-render: these are the builder's figures; maps are measured by perf_render
+        subprocess.run(
+            [
+                str(BIN / "spatialgap"),
+                "build",
+                "--out",
+                str(target),
+                "--jobs",
+                str(jobs),
+                "--no-progress",
+                "--no-render",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        wall = time.perf_counter() - t0
+        peak_kb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        m = json.loads((target / "manifest.json").read_text())
+        slow = sorted(m["build_report"], key=lambda r: -r["seconds"])[:4]
+        out[f"jobs={jobs}"] = {
+            "wall_s": round(wall, 2),
+            "peak_rss_mb": round(peak_kb / 1024, 1),
+            "instances": m["counts"]["qa"] + m["counts"]["edit"],
+            "extract_s": m["timing"]["extract_s"],
+            "build_s": m["timing"]["build_s"],
+            "slowest_shards": [f"{r['relation']}/{r['task']} {r['seconds']}s" for r in slow],
+        }
+    j = [k for k in out if k != "jobs=1"][0]
+    out["parallel_speedup"] = round(out["jobs=1"]["wall_s"] / out[j]["wall_s"], 2)
+    out["target"] = "under 30 s for 700 + 700 instances"
+    return out, tmp / f"helsinki-j{os.cpu_count() or 1}"
+
+
+def perf_render(bench: Path) -> dict:
+    """Maps/s over the whole Helsinki benchmark just built (all cores), and in the same run the
+    time ratio against QGIS's QgsMapRendererParallelJob on the same scenes."""
+    r = subprocess.run(
+        [
+            str(BIN / "python"),
+            str(REPO / "tests" / "perf" / "render_perf.py"),
+            "--bench",
+            str(bench),
+            "--rounds",
+            "1",
+            "--jobs",
+            str(os.cpu_count() or 1),
+            "--qgis-samples",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen")),
+    )
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:]}
+    return json.loads(r.stdout)
+
+
+def perf_runner() -> dict:
+    script = REPO / "tests" / "perf" / "runner_perf.py"
+    r = subprocess.run([str(BIN / "python"), str(script)], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:]}
+    try:
+        return json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return {"output": r.stdout.strip().splitlines()}
+
+
+def perf_evaluate(tmp: Path) -> dict:
+    """The main job (`make run`: build, render, every reference agent over every task and modality
+    it reads through real loopback HTTP, score, report), then scoring speed over its runs."""
+    work = tmp / "evaluate"
+    t0 = time.perf_counter()
+    r = subprocess.run(
+        [str(BIN / "spatialgap"), "evaluate", "--out", str(work), "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        return {"error": r.stderr.strip().splitlines()[-1:]}
+    rec = json.loads((work / "evaluate.json").read_text())
+    out = {"wall_s": round(wall, 1), "seconds": rec["seconds"]}
+    runs = [a for rd in rec["runs"] for a in ("--run", rd)]
+    s = subprocess.run(
+        [
+            str(BIN / "python"),
+            str(REPO / "tests" / "perf" / "score_perf.py"),
+            "--bench",
+            rec["bench"],
+            *runs,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    out["scoring"] = (
+        json.loads(s.stdout) if s.returncode == 0 else {"error": s.stderr.strip().splitlines()[-1:]}
+    )
+    return out
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="spatialgap-bench-") as d:
+        build, bench = perf_build(Path(d))
+        print(json.dumps({"build": build}, indent=1), flush=True)
+        print(json.dumps({"runner": perf_runner()}, indent=1), flush=True)
+        if "--no-render" not in sys.argv:
+            print(json.dumps({"render": perf_render(bench)}, indent=1), flush=True)
+            print(json.dumps({"evaluate": perf_evaluate(Path(d))}, indent=1), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
