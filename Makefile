@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test lint run bench reference clean-venv help zip i18n screenshot
+.PHONY: setup test lint litellm run bench reference clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -45,7 +45,7 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 
-test: setup lint
+test: setup lint litellm
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
@@ -69,13 +69,17 @@ zip: i18n
 	$(PY) tools/make_zip.py --out dist/spatialgap.zip
 
 # Real QGIS (the Debian `qgis` app) under Xvfb, the plugin installed from the zip into a throw-away
-# profile, a benchmark opened, an edit instance sent to the `tools` agent and its constraints drawn.
+# profile, a benchmark opened, an edit instance sent to the `tools` agent and its constraints drawn,
+# then the same instance sent to an endpoint refusing the key (screenshot-failing.png).
 screenshot: zip
 	@dpkg-query -W -f='$${Status}' $(SCREENSHOT_PKGS) 2>/dev/null | grep -q "install ok installed" || { \
 	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
 	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
+	# A stock profile (QGIS's Python as shipped): the Install dependencies dialog pip-installs into the
+	# profile (network needed), QGIS restarts, a run completes, then a run against a refusing endpoint.
+	$(PY) tools/screenshot.py --stock --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/stock/screenshot.png
 
 # ---- code hygiene -------------------------------------------------------------------------
 # `make test` runs this first, so CI enforces it; .pre-commit-config.yaml runs the same on commit.
@@ -83,3 +87,12 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# A real LiteLLM proxy for tests/runner/test_litellm_proxy.py, in a venv of its own: installed into
+# the project's venv it would upgrade jinja2, jsonschema, certifi and packaging.
+LITELLM_STAMP := $(VENV)/litellm/.setup-done
+litellm: $(LITELLM_STAMP)
+$(LITELLM_STAMP): requirements-litellm.txt | setup
+	@[ -x $(VENV)/litellm/bin/python ] || $(SYS_PY) -m venv $(VENV)/litellm
+	$(VENV)/litellm/bin/python -m pip install -q --disable-pip-version-check -r requirements-litellm.txt
+	@touch $@

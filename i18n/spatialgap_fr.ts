@@ -1,6 +1,6 @@
 <?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
-<TS version="2.1" language="fr_FR">
+<TS version="2.1" language="fr">
   <context>
     <name>SpatialGap</name>
     <message>
@@ -16,10 +16,6 @@
       <translation>Ouvrir…</translation>
     </message>
     <message>
-      <source>id or text contains…</source>
-      <translation>l'identifiant ou le texte contient…</translation>
-    </message>
-    <message>
       <source>No benchmark open</source>
       <translation>Aucun benchmark ouvert</translation>
     </message>
@@ -32,32 +28,144 @@
       <translation>Modèle</translation>
     </message>
     <message>
-      <source>Endpoint</source>
-      <translation>Point d'accès</translation>
+      <source>Human baseline</source>
+      <translation>Référence humaine</translation>
+    </message>
+    <message>
+      <source>Open a benchmark directory</source>
+      <translation>Ouvrir un dossier de benchmark</translation>
+    </message>
+    <message>
+      <source>Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit.</source>
+      <translation>Déplacez, tournez ou mettez à l'échelle l'entité avec les outils d'édition de QGIS, puis cliquez sur Soumettre la modification.</translation>
+    </message>
+    <message>
+      <source>Configure a model endpoint first (Endpoints…)</source>
+      <translation>Configurez d'abord un point d'accès de modèle (Points d'accès…)</translation>
+    </message>
+    <message>
+      <source>unknown error</source>
+      <translation>erreur inconnue</translation>
+    </message>
+    <message>
+      <source>human edit</source>
+      <translation>modification humaine</translation>
+    </message>
+    <message>
+      <source>{n} of {total} instances</source>
+      <translation>{n} instances sur {total}</translation>
+    </message>
+    <message>
+      <source>initial scene</source>
+      <translation>scène initiale</translation>
+    </message>
+    <message>
+      <source>model</source>
+      <translation>modèle</translation>
+    </message>
+    <message>
+      <source>Scoring failed: {error}</source>
+      <translation>Échec de l'évaluation : {error}</translation>
+    </message>
+    <message>
+      <source>Score runs</source>
+      <translation>Évaluer des exécutions</translation>
+    </message>
+    <message>
+      <source>Runs to score together:</source>
+      <translation>Exécutions à évaluer ensemble :</translation>
+    </message>
+    <message>
+      <source>Folder for the benchmark map</source>
+      <translation>Dossier pour la carte du benchmark</translation>
+    </message>
+    <message>
+      <source>Save the canvas (1536 × 1536 PNG)</source>
+      <translation>Enregistrer le canevas (PNG 1536 × 1536)</translation>
+    </message>
+    <message>
+      <source>Export benchmark map…</source>
+      <translation>Exporter la carte du benchmark…</translation>
+    </message>
+    <message>
+      <source>Export canvas…</source>
+      <translation>Exporter le canevas…</translation>
+    </message>
+    <message>
+      <source>Score runs…</source>
+      <translation>Évaluer des exécutions…</translation>
+    </message>
+    <message>
+      <source>cannot write {path}</source>
+      <translation>impossible d'écrire {path}</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: scoring {n} run(s)</source>
+      <translation>Spatial Gap : évaluation de {n} exécution(s)</translation>
+    </message>
+    <message>
+      <source>No runs yet under {path}</source>
+      <translation>Aucune exécution pour l'instant dans {path}</translation>
+    </message>
+    <message>
+      <source>Map written to {path}</source>
+      <translation>Carte écrite dans {path}</translation>
+    </message>
+    <message>
+      <source>Canvas written to {path}</source>
+      <translation>Canevas écrit dans {path}</translation>
+    </message>
+    <message>
+      <source>all</source>
+      <translation>tous</translation>
+    </message>
+    <message>
+      <source>id or text contains…</source>
+      <translation>l'identifiant ou le texte contient…</translation>
+    </message>
+    <message>
+      <source>Task</source>
+      <translation>Tâche</translation>
+    </message>
+    <message>
+      <source>Family</source>
+      <translation>Famille</translation>
+    </message>
+    <message>
+      <source>Relation</source>
+      <translation>Relation</translation>
+    </message>
+    <message>
+      <source>City</source>
+      <translation>Ville</translation>
     </message>
     <message>
       <source>Modality</source>
       <translation>Modalité</translation>
     </message>
     <message>
-      <source>QA form</source>
-      <translation>Forme des questions</translation>
+      <source>Last verdict</source>
+      <translation>Dernier verdict</translation>
     </message>
     <message>
-      <source>Send instance</source>
-      <translation>Envoyer l'instance</translation>
+      <source>Search</source>
+      <translation>Recherche</translation>
     </message>
     <message>
-      <source>Send filtered set</source>
-      <translation>Envoyer la sélection filtrée</translation>
+      <source>not run</source>
+      <translation>non exécutée</translation>
     </message>
     <message>
-      <source>Endpoints…</source>
-      <translation>Points d'accès…</translation>
+      <source>answerable in {m}</source>
+      <translation>répondable en {m}</translation>
     </message>
     <message>
-      <source>Human baseline</source>
-      <translation>Référence humaine</translation>
+      <source>unanswerable in {m}</source>
+      <translation>sans réponse possible en {m}</translation>
+    </message>
+    <message>
+      <source>give the analyst's name first</source>
+      <translation>indiquez d'abord le nom de l'analyste</translation>
     </message>
     <message>
       <source>analyst name (the run's name)</source>
@@ -88,204 +196,88 @@
       <translation>Soumettre la modification</translation>
     </message>
     <message>
-      <source>Export benchmark map…</source>
-      <translation>Exporter la carte du benchmark…</translation>
-    </message>
-    <message>
-      <source>Export canvas…</source>
-      <translation>Exporter le canevas…</translation>
-    </message>
-    <message>
-      <source>Score runs…</source>
-      <translation>Évaluer des exécutions…</translation>
-    </message>
-    <message>
-      <source>Open a benchmark directory</source>
-      <translation>Ouvrir un dossier de benchmark</translation>
-    </message>
-    <message>
-      <source>all</source>
-      <translation>tous</translation>
-    </message>
-    <message>
-      <source>not run</source>
-      <translation>non exécutée</translation>
-    </message>
-    <message>
-      <source>scene</source>
-      <translation>scène</translation>
-    </message>
-    <message>
-      <source>human edit</source>
-      <translation>modification humaine</translation>
-    </message>
-    <message>
-      <source>Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit.</source>
-      <translation>Déplacez, tournez ou mettez à l'échelle l'entité avec les outils d'édition de QGIS, puis cliquez sur Soumettre la modification.</translation>
-    </message>
-    <message>
-      <source>Folder for the benchmark map</source>
-      <translation>Dossier pour la carte du benchmark</translation>
-    </message>
-    <message>
-      <source>Save the canvas (1536 × 1536 PNG)</source>
-      <translation>Enregistrer le canevas (PNG 1536 × 1536)</translation>
-    </message>
-    <message>
-      <source>Score runs</source>
-      <translation>Évaluer des exécutions</translation>
-    </message>
-    <message>
-      <source>Task</source>
-      <translation>Tâche</translation>
-    </message>
-    <message>
-      <source>Family</source>
-      <translation>Famille</translation>
-    </message>
-    <message>
-      <source>Relation</source>
-      <translation>Relation</translation>
-    </message>
-    <message>
-      <source>City</source>
-      <translation>Ville</translation>
-    </message>
-    <message>
-      <source>Last verdict</source>
-      <translation>Dernier verdict</translation>
-    </message>
-    <message>
-      <source>Search</source>
-      <translation>Recherche</translation>
-    </message>
-    <message>
-      <source>Configure a model endpoint first (Endpoints…)</source>
-      <translation>Configurez d'abord un point d'accès de modèle (Points d'accès…)</translation>
-    </message>
-    <message>
-      <source>Run cancelled; finished samples are kept and a new run resumes them.</source>
-      <translation>Exécution annulée ; les échantillons terminés sont conservés et une nouvelle exécution reprend à partir d'eux.</translation>
-    </message>
-    <message>
-      <source>Runs to score together:</source>
-      <translation>Exécutions à évaluer ensemble :</translation>
-    </message>
-    <message>
-      <source>{path} is not a benchmark directory (no manifest.json)</source>
-      <translation>{path} n'est pas un dossier de benchmark (pas de manifest.json)</translation>
-    </message>
-    <message>
-      <source>{path}: no instances (qa.jsonl / edit.jsonl)</source>
-      <translation>{path} : aucune instance (qa.jsonl / edit.jsonl)</translation>
-    </message>
-    <message>
-      <source>{n} of {total} instances</source>
-      <translation>{n} instances sur {total}</translation>
-    </message>
-    <message>
-      <source>initial scene</source>
-      <translation>scène initiale</translation>
-    </message>
-    <message>
-      <source>Spatial Gap: {id}</source>
-      <translation>Spatial Gap : {id}</translation>
-    </message>
-    <message>
-      <source>answer</source>
-      <translation>réponse</translation>
-    </message>
-    <message>
-      <source>Sent {n} instance(s) to {model}</source>
-      <translation>{n} instance(s) envoyée(s) à {model}</translation>
+      <source>the edit layer holds no feature</source>
+      <translation>la couche d'édition ne contient aucune entité</translation>
     </message>
     <message>
       <source>edit {id} here</source>
       <translation>modifier {id} ici</translation>
     </message>
     <message>
-      <source>Spatial Gap: scoring {n} run(s)</source>
-      <translation>Spatial Gap : évaluation de {n} exécution(s)</translation>
+      <source>Spatial Gap: install dependencies</source>
+      <translation>Spatial Gap : installer les dépendances</translation>
     </message>
     <message>
-      <source>{path}: manifest.json is not valid JSON</source>
-      <translation>{path} : manifest.json n'est pas un JSON valide</translation>
+      <source>Install</source>
+      <translation>Installer</translation>
     </message>
     <message>
-      <source>answerable in {m}</source>
-      <translation>répondable en {m}</translation>
+      <source>Installing…</source>
+      <translation>Installation…</translation>
     </message>
     <message>
-      <source>unanswerable in {m}</source>
-      <translation>sans réponse possible en {m}</translation>
+      <source>Installed. Restart QGIS to load Spatial Gap.</source>
+      <translation>Installé. Redémarrez QGIS pour charger Spatial Gap.</translation>
     </message>
     <message>
-      <source>constraints: {title}</source>
-      <translation>contraintes : {title}</translation>
+      <source>Spatial Gap needs these Python packages, which QGIS's Python lacks or has too old. They can be installed for this plugin only, into:</source>
+      <translation>Spatial Gap a besoin de ces paquets Python, absents ou trop anciens dans le Python de QGIS. Ils peuvent être installés pour cette extension seulement, dans :</translation>
     </message>
     <message>
-      <source>measured</source>
-      <translation>mesuré</translation>
+      <source>Package</source>
+      <translation>Paquet</translation>
     </message>
     <message>
-      <source>model</source>
-      <translation>modèle</translation>
+      <source>Needed</source>
+      <translation>Requis</translation>
     </message>
     <message>
-      <source>{model}: {ok} of {n} correct</source>
-      <translation>{model} : {ok} correct(s) sur {n}</translation>
+      <source>Installed</source>
+      <translation>Installé</translation>
     </message>
     <message>
-      <source>cannot write {path}</source>
-      <translation>impossible d'écrire {path}</translation>
+      <source>missing</source>
+      <translation>absent</translation>
     </message>
     <message>
-      <source>No runs yet under {path}</source>
-      <translation>Aucune exécution pour l'instant dans {path}</translation>
+      <source>QGIS's Python interpreter was not found; install by hand:</source>
+      <translation>L'interpréteur Python de QGIS est introuvable ; installez à la main :</translation>
+    </message>
+    <message>
+      <source>Or by hand, outside QGIS:</source>
+      <translation>Ou à la main, hors de QGIS :</translation>
+    </message>
+    <message>
+      <source>Not installed here (take them from your distribution or the QGIS installer): {names}</source>
+      <translation>Non installés ici (prenez-les de votre distribution ou de l'installateur de QGIS) : {names}</translation>
+    </message>
+    <message>
+      <source>pip failed (exit code {code}); its output is above.</source>
+      <translation>pip a échoué (code de sortie {code}) ; sa sortie est ci-dessus.</translation>
     </message>
     <message>
       <source>choice</source>
       <translation>choix</translation>
     </message>
     <message>
-      <source>edited {id}: {title}</source>
-      <translation>{id} modifiée : {title}</translation>
-    </message>
-    <message>
-      <source>Run failed: {error}</source>
-      <translation>Échec de l'exécution : {error}</translation>
-    </message>
-    <message>
-      <source>Map written to {path}</source>
-      <translation>Carte écrite dans {path}</translation>
-    </message>
-    <message>
-      <source>Canvas written to {path}</source>
-      <translation>Canevas écrit dans {path}</translation>
-    </message>
-    <message>
-      <source>Scoring failed: {error}</source>
-      <translation>Échec de l'évaluation : {error}</translation>
-    </message>
-    <message>
-      <source>invalid JSON</source>
-      <translation>JSON invalide</translation>
-    </message>
-    <message>
       <source>Reference answer:</source>
       <translation>Réponse de référence :</translation>
     </message>
     <message>
-      <source>unknown error</source>
-      <translation>erreur inconnue</translation>
+      <source>answer</source>
+      <translation>réponse</translation>
     </message>
     <message>
-      <source>Not answerable in: {m}</source>
-      <translation>Sans réponse possible en : {m}</translation>
+      <source>measured</source>
+      <translation>mesuré</translation>
     </message>
     <message>
       <source>Reference edit:</source>
       <translation>Modification de référence :</translation>
+    </message>
+    <message>
+      <source>Not answerable in: {m}</source>
+      <translation>Sans réponse possible en : {m}</translation>
     </message>
     <message>
       <source>points</source>
@@ -302,6 +294,10 @@
     <message>
       <source>OSM context</source>
       <translation>contexte OSM</translation>
+    </message>
+    <message>
+      <source>scene</source>
+      <translation>scène</translation>
     </message>
     <message>
       <source>original {id} (ghost)</source>
@@ -356,16 +352,72 @@
       <translation>&amp;Spatial Gap</translation>
     </message>
     <message>
-      <source>Spatial Gap: missing dependencies</source>
-      <translation>Spatial Gap : dépendances manquantes</translation>
+      <source>Install dependencies…</source>
+      <translation>Installer les dépendances…</translation>
     </message>
     <message>
       <source>Install them, then restart QGIS:</source>
       <translation>Installez-les, puis redémarrez QGIS :</translation>
     </message>
     <message>
+      <source>needs Python packages that QGIS's Python lacks: {names}.</source>
+      <translation>a besoin de paquets Python absents du Python de QGIS : {names}.</translation>
+    </message>
+    <message>
       <source>Spatial Gap needs Python packages that QGIS's Python lacks: {names}.</source>
       <translation>Spatial Gap a besoin de paquets Python absents du Python de QGIS : {names}.</translation>
+    </message>
+    <message>
+      <source>Endpoint</source>
+      <translation>Point d'accès</translation>
+    </message>
+    <message>
+      <source>QA form</source>
+      <translation>Forme des questions</translation>
+    </message>
+    <message>
+      <source>Send instance</source>
+      <translation>Envoyer l'instance</translation>
+    </message>
+    <message>
+      <source>Send filtered set</source>
+      <translation>Envoyer la sélection filtrée</translation>
+    </message>
+    <message>
+      <source>Endpoints…</source>
+      <translation>Points d'accès…</translation>
+    </message>
+    <message>
+      <source>Cancel run</source>
+      <translation>Annuler l'exécution</translation>
+    </message>
+    <message>
+      <source>{model}: run cancelled ({score}); finished samples are kept and a new run resumes them.</source>
+      <translation>{model} : exécution annulée ({score}) ; les échantillons terminés sont conservés et une nouvelle exécution les reprend.</translation>
+    </message>
+    <message>
+      <source>{ok} of {n} correct</source>
+      <translation>{ok} sur {n} corrects</translation>
+    </message>
+    <message>
+      <source>request failed</source>
+      <translation>requête échouée</translation>
+    </message>
+    <message>
+      <source>Details</source>
+      <translation>Détails</translation>
+    </message>
+    <message>
+      <source>{model}: run failed: {error}</source>
+      <translation>{model} : échec de l'exécution : {error}</translation>
+    </message>
+    <message>
+      <source>{model}: {score}; {k} request(s) failed: {first}</source>
+      <translation>{model} : {score} ; {k} requête(s) échouée(s) : {first}</translation>
+    </message>
+    <message>
+      <source>{model}: no answer was recorded</source>
+      <translation>{model} : aucune réponse enregistrée</translation>
     </message>
     <message>
       <source>Build benchmark from OSM file</source>
@@ -492,12 +544,24 @@
       <translation>Construction dans {path}</translation>
     </message>
     <message>
+      <source>the edited layer must hold one feature, or one whose id is {id}</source>
+      <translation>la couche modifiée doit contenir une seule entité, ou une entité d'identifiant {id}</translation>
+    </message>
+    <message>
       <source>{id}: no such edit instance in {path}</source>
       <translation>{id} : aucune instance de modification de ce nom dans {path}</translation>
     </message>
     <message>
-      <source>the edited layer must hold one feature, or one whose id is {id}</source>
-      <translation>la couche modifiée doit contenir une seule entité, ou une entité d'identifiant {id}</translation>
+      <source>constraints: {title}</source>
+      <translation>contraintes : {title}</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: {id}</source>
+      <translation>Spatial Gap : {id}</translation>
+    </message>
+    <message>
+      <source>edited {id}: {title}</source>
+      <translation>{id} modifiée : {title}</translation>
     </message>
     <message>
       <source>Spatial Gap model endpoints</source>
@@ -572,20 +636,8 @@
       <translation>Impossible de joindre {url} : {error}</translation>
     </message>
     <message>
-      <source>give the analyst's name first</source>
-      <translation>indiquez d'abord le nom de l'analyste</translation>
-    </message>
-    <message>
       <source>Spatial Gap: {model} on {n} instance(s)</source>
       <translation>Spatial Gap : {model} sur {n} instance(s)</translation>
-    </message>
-    <message>
-      <source>{run} holds answers for another benchmark</source>
-      <translation>{run} contient des réponses pour un autre benchmark</translation>
-    </message>
-    <message>
-      <source>the edit layer holds no feature</source>
-      <translation>la couche d'édition ne contient aucune entité</translation>
     </message>
   </context>
 </TS>

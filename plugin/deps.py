@@ -6,17 +6,16 @@ import importlib.util
 import platform
 from importlib.metadata import version
 
-# (import name, pip requirement, Debian package)
+# (import name, pip requirement, Debian package). Not httpx or tqdm: inside QGIS the runner goes
+# through QGIS's network stack and reports progress through QgsTask.
 REQUIRED = (
     ("shapely", "shapely>=2.0", "python3-shapely"),
     ("pyproj", "pyproj", "python3-pyproj"),
     ("numpy", "numpy", "python3-numpy"),
     ("jinja2", "jinja2", "python3-jinja2"),
-    ("httpx", "httpx", "python3-httpx"),
     ("matplotlib", "matplotlib", "python3-matplotlib"),
     ("scipy", "scipy", "python3-scipy"),
     ("PIL", "pillow", "python3-pil"),
-    ("tqdm", "tqdm", "python3-tqdm"),
 )
 
 
@@ -37,19 +36,26 @@ def missing_dependencies() -> list[tuple[str, str, str]]:
 
 
 def install_hint(missing: list[tuple[str, str, str]]) -> str:
-    """Commands that install what is missing, for this platform."""
+    """Commands that install what is missing by hand, for this platform (the Install
+    dependencies dialog does it for the pip-installable ones)."""
     # A pip wheel of pyproj bundles its own PROJ; two PROJ builds in the QGIS process abort it,
     # so pyproj must come from the same distribution as QGIS.
-    pip_reqs = " ".join(f'"{p}"' if ">" in p else p for m, p, _ in missing if m != "pyproj")
+    pip_reqs = " ".join(f'"{p}"' if ">" in p else p for m, p, _ in missing if m not in ("pyproj", "numpy"))
     proj_note = (
-        ("\npyproj: install your distribution's package (the pip wheel's own PROJ clashes " "with QGIS's)")
+        "\npyproj: install your distribution's package (the pip wheel's own PROJ clashes with QGIS's)"
         if any(m == "pyproj" for m, _, _ in missing)
         else ""
     )
     if platform.system() == "Linux":
         debs = " ".join(d for _, _, d in missing)
-        pip_line = f"\nor: python3 -m pip install --user {pip_reqs}" if pip_reqs else ""
-        return f"sudo apt install {debs}{pip_line}{proj_note}"
+        old = (
+            "\n(Debian 12 / Ubuntu 22.04 ship shapely 1.8, too old: "
+            "Spatial Gap ▸ Install dependencies… installs 2.x)"
+            if any(m == "shapely" for m, _, _ in missing)
+            else ""
+        )
+        return f"sudo apt install {debs}{old}{proj_note}"
     if platform.system() == "Windows":
         return f"In the OSGeo4W Shell: python -m pip install {pip_reqs}{proj_note}"
-    return f"python3 -m pip install --user {pip_reqs}{proj_note}"
+    # macOS: the QGIS.app bundle's own Python.
+    return f"/Applications/QGIS.app/Contents/MacOS/bin/python3 -m pip install --user {pip_reqs}{proj_note}"

@@ -36,13 +36,14 @@ from scoring.score import score_edit, score_qa
 from scoring.vocab import Task
 
 from .auth import read_key
-from .compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
+from .compat import MSG_CRITICAL, MSG_INFO, MSG_WARNING
 from .exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from .filters import FilterPanel
 from .human_baseline import HumanBaselinePanel, HumanEdit, human_run_name, record_human_answer
 from .i18n import tr
-from .instance_text import SUCCESS_VERDICTS, constraints_html, instance_html, verdict_html
+from .instance_text import constraints_html, instance_html, verdict_html
 from .model_panel import ModelPanel
+from .outcome import Outcome, push_outcome, run_outcome
 from .scene_view import SceneView
 from .settings_dialog import EndpointsDialog
 from .tasks import LOG_TAG, RunTask, start_runs
@@ -63,6 +64,8 @@ class SpatialGapDock(QDockWidget):
         self.results: dict[str, dict] = {}  # instance id -> last verdict dict
         self.human_edit: HumanEdit | None = None
         self.tasks: list[QgsTask] = []
+        self.run_tasks: list[RunTask] = []  # the model runs under way (Send is disabled meanwhile)
+        self.last_outcome: Outcome | None = None
         self.scene = SceneView(iface)
         self.maps: BenchmarkMaps | None = None
         self._build_ui()
@@ -113,6 +116,8 @@ class SpatialGapDock(QDockWidget):
         self.model_panel.send_btn.clicked.connect(lambda: self.send(current_only=True))
         self.model_panel.send_all_btn.clicked.connect(lambda: self.send(current_only=False))
         self.model_panel.settings_btn.clicked.connect(self._open_settings)
+        self.model_panel.cancel_btn.clicked.connect(self.cancel_runs)
+        self.model_panel.endpoint_combo.currentTextChanged.connect(self._endpoint_changed)
         self.human_panel = HumanBaselinePanel()
         self.human_panel.submit_answer_btn.clicked.connect(self.submit_human_answer)
         self.human_panel.start_edit_btn.clicked.connect(self.start_human_edit)
@@ -129,8 +134,9 @@ class SpatialGapDock(QDockWidget):
 
     def _update_buttons(self) -> None:
         task = self.current.get("task") if self.current is not None else None
-        self.model_panel.send_btn.setEnabled(task is not None)
-        self.model_panel.send_all_btn.setEnabled(bool(self.instances))
+        idle = not self.run_tasks
+        self.model_panel.send_btn.setEnabled(task is not None and idle)
+        self.model_panel.send_all_btn.setEnabled(bool(self.instances) and idle)
         self.human_panel.submit_answer_btn.setEnabled(task == Task.QA)
         self.human_panel.start_edit_btn.setEnabled(task == Task.EDIT)
         self.human_panel.submit_edit_btn.setEnabled(self.human_edit is not None)
@@ -187,7 +193,10 @@ class SpatialGapDock(QDockWidget):
         for inst in shown:
             label = inst["id"]
             if inst["id"] in self.verdicts:
-                label += f"  [{self.verdicts[inst['id']]}]"
+                run = self.results.get(inst["id"], {}).get("_run", "")
+                label += (
+                    f"  [{self.verdicts[inst['id']]} · {run}]" if run else f"  [{self.verdicts[inst['id']]}]"
+                )
             item = QListWidgetItem(label)
             item.setData(ID_ROLE, inst["id"])
             self.list.addItem(item)
@@ -259,7 +268,7 @@ class SpatialGapDock(QDockWidget):
             self.message(tr("Configure a model endpoint first (Endpoints…)"), MSG_WARNING)
             return []
         chosen = ([self.current] if self.current else []) if current_only else self.filtered()
-        if not chosen:
+        if not chosen or self.run_tasks:
             return []
         try:
             spec = endpoint.spec()
@@ -273,38 +282,68 @@ class SpatialGapDock(QDockWidget):
         )
         for task in tasks:
             self.tasks.append(task)
+            self.run_tasks.append(task)
+            task.progressChanged.connect(self._show_progress)
             QgsApplication.taskManager().addTask(task)
-        self.message(tr("Sent {n} instance(s) to {model}").format(n=len(chosen), model=spec.name))
+        self.model_panel.set_running(True)
+        self._update_buttons()
         return tasks
 
+    def _show_progress(self, _value=None) -> None:
+        running = [t for t in self.run_tasks if t in self.tasks]
+        if running:
+            self.model_panel.set_running(True, sum(t.progress() for t in running) / len(running))
+
+    def cancel_runs(self) -> None:
+        for task in list(self.run_tasks):
+            task.cancel()
+        self.model_panel.cancel_btn.setEnabled(False)
+
     def _run_done(self, task: RunTask, ok: bool) -> None:
-        if task in self.tasks:
-            self.tasks.remove(task)
-        if task.cancelled_by_user:
-            self.message(
-                tr("Run cancelled; finished samples are kept and a new run resumes them."), MSG_WARNING
-            )
-        elif not ok:
-            error = task.error or tr("unknown error")
-            self.message(tr("Run failed: {error}").format(error=error), MSG_CRITICAL, 0)
-        self.score_task_results(task)
+        for tasks in (self.tasks, self.run_tasks):
+            if task in tasks:
+                tasks.remove(task)
+        if not self.run_tasks:
+            self.model_panel.set_running(False)
+        scored = self.score_task_results(task)
+        error = None if ok or task.cancelled_by_user else task.error or tr("unknown error")
+        outcome = run_outcome(
+            task.spec.name, task.cancelled_by_user, error, scored, task.failures(), task.stop_message
+        )
+        self.last_outcome = outcome
+        self.report(outcome)
+        self._update_buttons()
+
+    def report(self, outcome: Outcome) -> None:
+        """One message bar item per outcome (errors stay until closed), and the log."""
+        bar = self.iface.messageBar() if self.iface is not None else None
+        if bar is not None:
+            push_outcome(bar, tr("Spatial Gap"), outcome, 0 if outcome.level == MSG_CRITICAL else 10)
+        details = f"\n{outcome.details}" if outcome.details else ""
+        QgsMessageLog.logMessage(outcome.text + details, LOG_TAG, outcome.level)
+
+    def _endpoint_changed(self, name: str) -> None:
+        """Verdicts of another endpoint are not this one's: they leave the list and the panel."""
+        stale = [i for i, v in self.results.items() if v.get("_endpoint", name) != name]
+        for instance_id in stale:
+            self.results.pop(instance_id, None)
+            self.verdicts.pop(instance_id, None)
+        if stale:
+            if self.current is not None and self.current["id"] in stale:
+                self.select_instance(self.current["id"])
+            self.apply_filter()
 
     def score_task_results(self, task: RunTask) -> dict[str, dict]:
         if self.bench is None:
             return {}
         scored = task.verdicts(self.bench)
         for instance_id, verdict in scored.items():
+            verdict["_endpoint"] = task.spec.name
             self.results[instance_id] = verdict
             self.verdicts[instance_id] = verdict.get("verdict", "")
         if self.current is not None and self.current["id"] in scored:
             self.show_verdict(self.current, scored[self.current["id"]], title=task.spec.name)
         self.apply_filter()
-        if scored:
-            n_ok = sum(1 for v in scored.values() if v.get("verdict") in SUCCESS_VERDICTS)
-            self.message(
-                tr("{model}: {ok} of {n} correct").format(model=task.spec.name, ok=n_ok, n=len(scored)),
-                MSG_SUCCESS,
-            )
         return scored
 
     # ------------------------------------------------------------------ human baseline

@@ -3,11 +3,12 @@ how to install it, without importing anything that would fail."""
 
 from __future__ import annotations
 
-from qgis.PyQt.QtWidgets import QAction, QMessageBox
+from qgis.PyQt.QtWidgets import QAction, QPushButton
 
 from .compat import MSG_WARNING
 from .deps import install_hint
 from .i18n import install_translator, tr
+from .installer import InstallDialog
 
 
 class MissingDependenciesPlugin:
@@ -16,6 +17,7 @@ class MissingDependenciesPlugin:
         self.missing = missing
         self.action = None
         self.translator = install_translator()
+        self.dialog: InstallDialog | None = None
 
     def message(self) -> str:
         names = ", ".join(pip for _, pip, _ in self.missing)
@@ -28,15 +30,24 @@ class MissingDependenciesPlugin:
         )
 
     def initGui(self):  # noqa: N802 - QGIS API
-        self.action = QAction(tr("Spatial Gap: missing dependencies"), self.iface.mainWindow())
+        self.action = QAction(tr("Install dependencies…"), self.iface.mainWindow())
         self.action.triggered.connect(self.show)
         self.iface.addPluginToMenu(tr("&Spatial Gap"), self.action)
         bar = self.iface.messageBar()
         if bar is not None:
-            bar.pushMessage(tr("Spatial Gap"), self.message().replace("\n", " "), MSG_WARNING, 0)
+            names = ", ".join(pip for _, pip, _ in self.missing)
+            item = bar.createMessage(
+                tr("Spatial Gap"),
+                tr("needs Python packages that QGIS's Python lacks: {names}.").format(names=names),
+            )
+            button = QPushButton(tr("Install dependencies…"))
+            button.clicked.connect(self.show)
+            item.layout().addWidget(button)
+            bar.pushWidget(item, MSG_WARNING, 0)
 
     def show(self):
-        QMessageBox.warning(self.iface.mainWindow(), tr("Spatial Gap"), self.message())
+        self.dialog = InstallDialog(self.missing, self.iface.mainWindow())
+        self.dialog.exec()
 
     def unload(self):
         if self.action is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qgis.PyQt.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QPushButton, QWidget
+from qgis.PyQt.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QWidget
 
 from scoring.vocab import MODALITIES, QA_FORMS
 
@@ -32,6 +32,21 @@ class ModelPanel(QWidget):
         for button in (self.send_btn, self.send_all_btn, self.settings_btn):
             buttons.addWidget(button)
         form.addRow(buttons)
+        # The dock's own view of its runs (QGIS's task bar is easy to miss).
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.cancel_btn = QPushButton(tr("Cancel run"))
+        run_row = QHBoxLayout()
+        run_row.addWidget(self.progress, 1)
+        run_row.addWidget(self.cancel_btn)
+        form.addRow(run_row)
+        self.set_running(False)
+
+    def set_running(self, running: bool, percent: float = 0.0) -> None:
+        self.progress.setVisible(running)
+        self.cancel_btn.setVisible(running)
+        self.cancel_btn.setEnabled(running)
+        self.progress.setValue(int(percent))
 
     def reload_endpoints(self) -> None:
         """The endpoints saved in the QGIS settings; the chosen one stays chosen if it still exists."""

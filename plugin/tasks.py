@@ -5,6 +5,8 @@ aborts QGIS); finished() runs on the main thread and is the only place results r
 
 from __future__ import annotations
 
+import asyncio
+import time
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,10 +25,11 @@ from .compat import MSG_WARNING
 from .i18n import tr
 from .transport import QgisTransport, RunCancelledError
 
-if TYPE_CHECKING:  # the runner itself is imported inside RunTask.run(), in the worker
+if TYPE_CHECKING:  # the runner itself is imported when a run starts, in the worker
     from scoring.runner.run import RunSummary
 
 LOG_TAG = "Spatial Gap"
+CANCEL_POLL_S = 0.05  # how soon a cancelled run stops, whatever it is doing
 
 
 class RunTask(QgsTask):
@@ -54,8 +57,11 @@ class RunTask(QgsTask):
         self.on_done = on_done
         self.summary: RunSummary | None = None
         self.error: str | None = None
+        self.stop_message: str | None = None  # the server's words when the endpoint refused the run
         self.cancelled_by_user = False
+        self.ended_at: float | None = None  # time.monotonic() when run() returned
         self.transport = QgisTransport(self.isCanceled)
+        self.observer = _TaskObserver(self, max(1, len(self.ids) * len(self.forms)))
         self._redactor = Redactor([key])
 
     def cancel(self):
@@ -63,15 +69,44 @@ class RunTask(QgsTask):
         super().cancel()
 
     def run(self) -> bool:
+        try:
+            return self._run()
+        finally:
+            self.ended_at = time.monotonic()
+
+    def _run(self) -> bool:
         # Everything, the import included, inside the try: an exception escaping run() aborts QGIS.
         try:
-            from scoring.runner.run import run_benchmark
+            self.summary = asyncio.run(self._run_cancellable())
+            self.setProgress(100)
+            return True
+        except (RunCancelledError, asyncio.CancelledError):
+            self.cancelled_by_user = True
+        except BaseExceptionGroup as eg:  # several workers stopped at once
+            if all(isinstance(e, (RunCancelledError, asyncio.CancelledError)) for e in eg.exceptions):
+                self.cancelled_by_user = True
+            else:
+                self.error = self._redactor.text("; ".join(str(e) for e in eg.exceptions)[:500])
+        except SpatialGapError as exc:
+            self.error = self._redactor.text(str(exc))
+            stop = getattr(exc, "stop", None)  # RunStoppedError: the endpoint refused the whole run
+            if stop is not None:
+                self.stop_message = self._redactor.text(stop.message)
+        except Exception as exc:  # noqa: BLE001 - must not escape run()
+            self.error = self._redactor.text(f"{type(exc).__name__}: {exc}")
+            QgsMessageLog.logMessage(self._redactor.text(traceback.format_exc()), LOG_TAG, MSG_WARNING)
+        if self.isCanceled():
+            self.cancelled_by_user, self.error = True, None
+        return False
 
-            total = max(1, len(self.ids) * len(self.forms))
-            transport = ThreadedTransport(
-                _Progressing(self.transport, self, total), max_workers=max(1, self.spec.concurrency)
-            )
-            self.summary = run_benchmark(
+    async def _run_cancellable(self) -> RunSummary:
+        """The run, cancelled within CANCEL_POLL_S of the task's cancel whatever it is doing
+        (a request in flight is aborted by the transport; a back-off sleep by this watcher)."""
+        from scoring.runner.run import run_benchmark_async  # the runner loads only when a run starts
+
+        transport = ThreadedTransport(self.transport, max_workers=max(1, self.spec.concurrency))
+        job = asyncio.ensure_future(
+            run_benchmark_async(
                 self.bench_dir,
                 self.spec,
                 self.modality,
@@ -80,24 +115,17 @@ class RunTask(QgsTask):
                 self.out_dir,
                 transport=transport,
                 key_provider=StaticKeyProvider(self._key),
-                progress=False,
+                progress=lambda _total: self.observer,
                 ids=self.ids,
             )
-            self.setProgress(100)
-            return True
-        except RunCancelledError:
-            self.cancelled_by_user = True
-        except BaseExceptionGroup as eg:  # several workers stopped at once
-            if all(isinstance(e, RunCancelledError) for e in eg.exceptions):
-                self.cancelled_by_user = True
-            else:
-                self.error = self._redactor.text("; ".join(str(e) for e in eg.exceptions)[:500])
-        except SpatialGapError as exc:
-            self.error = self._redactor.text(str(exc))
-        except Exception as exc:  # noqa: BLE001 - must not escape run()
-            self.error = self._redactor.text(f"{type(exc).__name__}: {exc}")
-            QgsMessageLog.logMessage(self._redactor.text(traceback.format_exc()), LOG_TAG, MSG_WARNING)
-        return False
+        )
+        while not job.done():
+            if self.isCanceled():
+                self.transport.cancel_all()
+                job.cancel()
+                break
+            await asyncio.wait({job}, timeout=CANCEL_POLL_S)
+        return await job
 
     def finished(self, result: bool) -> None:
         if self.on_done is not None:
@@ -110,9 +138,24 @@ class RunTask(QgsTask):
         path = self.out_dir / PREDICTIONS
         return final_predictions(path) if path.is_file() else {}
 
+    def failures(self) -> list[str]:
+        """One line per failed sample of this task: the instance and the server's own words."""
+        lines = []
+        for record in self.finals().values():
+            if record.get("status") == "ok" or record.get("instance_id") not in self.ids:
+                continue
+            error = record.get("error") or {}
+            status = f"HTTP {error['status']} " if error.get("status") else ""
+            lines.append(
+                f"{record.get('instance_id')}: {status}{error.get('kind', 'error')}: "
+                f"{error.get('message', '')}".rstrip(": ")
+            )
+        return lines
+
     def verdicts(self, bench: Benchmark) -> dict[str, dict]:
         """Instance id -> verdict dict of the instances this task sent, scored like `spatialgap
-        score` does; a scorer failure becomes an "error" verdict (never an exception in the GUI)."""
+        score` does; a scorer failure becomes an "error" verdict (never an exception in the GUI).
+        A failed request's verdict carries the server's message, not only its kind."""
         out = {}
         for record in self.finals().values():
             inst = bench.get(record.get("instance_id", ""))
@@ -123,6 +166,9 @@ class RunTask(QgsTask):
             except Exception as exc:  # noqa: BLE001 - a scorer bug must not kill the GUI
                 QgsMessageLog.logMessage(traceback.format_exc(), LOG_TAG, MSG_WARNING)
                 verdict = {"verdict": Verdict.ERROR, "reason": f"scoring failed: {exc}"}
+            error = record.get("error") if record.get("status") != "ok" else None
+            if isinstance(error, dict) and error.get("message"):
+                verdict["reason"] = f"{verdict.get('reason', '')}: {error['message']}"[:500]
             verdict["_run"] = self.spec.name
             out[inst["id"]] = verdict
         return out
@@ -152,14 +198,25 @@ def start_runs(
     return tasks
 
 
-class _Progressing:
-    """Counts finished requests for the task's progress bar."""
+class _TaskObserver:
+    """The runner's per-sample observer: drives the task's progress (shown by QGIS and the dock)."""
 
-    def __init__(self, inner: QgisTransport, task: QgsTask, total: int):
-        self.inner, self.task, self.total = inner, task, total
+    def __init__(self, task: QgsTask, total: int):
+        self.task, self.total = task, total
+        self.done = self.failed = self.retrying = 0
 
-    def post_json(self, *args, **kwargs):
-        try:
-            return self.inner.post_json(*args, **kwargs)
-        finally:
-            self.task.setProgress(min(99.0, 100.0 * self.inner.completed / self.total))
+    def finish(self, ok: bool) -> None:
+        if ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        self.task.setProgress(min(99.0, 100.0 * (self.done + self.failed) / self.total))
+
+    def retry_started(self) -> None:
+        self.retrying += 1
+
+    def retry_ended(self) -> None:
+        self.retrying -= 1
+
+    def close(self) -> None:
+        pass

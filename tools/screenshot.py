@@ -93,6 +93,113 @@ def step():
         Path(CFG["out"] + ".verdict.json").write_text(json.dumps(
             state["dock"].results[state["dock"].current["id"]], default=str, indent=1))
         state["server"].shutdown()
+        # The same instance sent to an endpoint that refuses the key: the outcome must say so.
+        refusing = start_refusing_server()
+        state["refusing"] = refusing
+        from spatialgap.endpoints import Endpoint, save_endpoints
+        url = "http://127.0.0.1:%d/v1" % refusing.server_address[1]
+        save_endpoints([Endpoint(name="refusing", base_url=url, model="m", timeout_s=30)])
+        state["dock"].reload_endpoints()
+        state["task"] = state["dock"].send(current_only=True)[0]
+        state["step"] = "wait-failing"
+    elif state["step"] == "wait-failing":
+        if state["task"] in state["dock"].tasks:
+            return
+        state["step"] = "shot-failing"
+        state["t_render"] = time.monotonic()
+    elif state["step"] == "shot-failing":
+        if time.monotonic() - state["t_render"] < 1.5:
+            return
+        iface.mainWindow().grab().save(CFG["out"].replace(".png", "-failing.png"), "PNG")
+        outcome = state["dock"].last_outcome
+        Path(CFG["out"] + ".failing.json").write_text(json.dumps(
+            {{"level": int(outcome.level), "text": outcome.text, "details": outcome.details}}, indent=1))
+        state["refusing"].shutdown()
+        QgsApplication.exit(0)
+
+
+def start_refusing_server():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            message = "Incorrect API key provided: sk-te****. You can find your API key in your account."
+            body = json.dumps({{"error": {{"message": message}}}}).encode()
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+timer = QTimer()
+timer.timeout.connect(tick)
+timer.start(250)
+"""
+
+
+STOCK = r"""
+import json, time, traceback
+from pathlib import Path
+from qgis.core import QgsApplication
+from qgis.PyQt.QtCore import QTimer
+from qgis.utils import iface, plugins
+
+CFG = json.loads({cfg!r})
+state = {{"t0": time.monotonic(), "step": "wait-plugin"}}
+
+
+def fail(msg):
+    Path(CFG["out"] + ".error").write_text(msg)
+    QgsApplication.exit(3)
+
+
+def tick():
+    try:
+        step()
+    except Exception:
+        fail(traceback.format_exc())
+
+
+def step():
+    if time.monotonic() - state["t0"] > CFG["timeout"]:
+        fail("timed out in step " + state["step"] + ": " + (state["dialog"].output.toPlainText()[-2000:]
+                                                             if "dialog" in state else ""))
+        return
+    if state["step"] == "wait-plugin":
+        if "spatialgap" not in plugins:
+            return
+        stand_in = plugins["spatialgap"]
+        if type(stand_in).__name__ != "MissingDependenciesPlugin":
+            fail("the full plugin loaded on a stock profile: nothing to install")
+            return
+        from spatialgap.installer import InstallDialog
+        state["dialog"] = InstallDialog(stand_in.missing, iface.mainWindow())
+        state["dialog"].show()
+        state["step"], state["t"] = "shot-dialog", time.monotonic()
+    elif state["step"] == "shot-dialog":
+        if time.monotonic() - state["t"] < 2:
+            return
+        iface.mainWindow().grab().save(CFG["out"].replace(".png", "-stock.png"), "PNG")
+        state["dialog"].grab().save(CFG["out"].replace(".png", "-deps-dialog.png"), "PNG")
+        state["dialog"].install()
+        state["step"] = "wait-install"
+    elif state["step"] == "wait-install":
+        if state["dialog"].succeeded is None:
+            return
+        state["dialog"].grab().save(CFG["out"].replace(".png", "-deps-installed.png"), "PNG")
+        if not state["dialog"].succeeded:
+            fail("pip failed:\n" + state["dialog"].output.toPlainText()[-3000:])
+            return
         QgsApplication.exit(0)
 
 
@@ -153,6 +260,11 @@ def main(argv=None) -> int:
     ap.add_argument("--locale", default="en")
     ap.add_argument("--agent", default="tools", help="reference agent to run (tools, centroid, chance)")
     ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument(
+        "--stock",
+        action="store_true",
+        help="no lent packages: install them with the plugin's own dialog first",
+    )
     args = ap.parse_args(argv)
     if shutil.which("qgis") is None:
         raise SystemExit("the QGIS application is not installed (apt install qgis)")
@@ -177,7 +289,6 @@ def main(argv=None) -> int:
             "[core]\nshowNewsFeed=false\n",
             encoding="utf-8",
         )
-        script = Path(tmp) / "startup.py"
         cfg = {
             "agent": args.agent,
             "bench": str(bench),
@@ -185,44 +296,59 @@ def main(argv=None) -> int:
             "out": str(out),
             "timeout": args.timeout,
         }
-        script.write_text(STARTUP.format(cfg=json.dumps(cfg)), encoding="utf-8")
         env = dict(os.environ)
-        lend = lend_missing_packages(Path(tmp) / "lent")
-        env["PYTHONPATH"] = os.pathsep.join([str(lend), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env.pop("QT_QPA_PLATFORM", None)
-        fb = os.environ.get("SPATIALGAP_XVFB_FBDIR")  # debugging: Xvfb writes its screen there
-        cmd = [
-            "xvfb-run",
-            "-a",
-            "-s",
-            "-screen 0 1680x1050x24" + (f" -fbdir {fb}" if fb else ""),
-            "qgis",
-            "--profiles-path",
-            tmp,
-            "--nologo",
-            "--noversioncheck",
-            "--nocustomization",
-            "--code",
-            str(script),
-        ]
-        log = Path(tmp) / "qgis.log"
-        with open(log, "w") as fh:
-            # Own session: on a timeout the whole group (xvfb-run, Xvfb, qgis) is ended together.
-            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-            try:
-                proc.wait(timeout=args.timeout + 60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(10)
-                print("QGIS did not finish in time; its output:\n" + log.read_text()[-3000:], file=sys.stderr)
+        if args.stock:
+            # A stock profile: QGIS's Python as the distribution ships it; the plugin's own
+            # Install dependencies dialog installs what is missing, then QGIS starts again.
+            env.pop("PYTHONPATH", None)
+            if not _launch(Path(tmp), STOCK.format(cfg=json.dumps(cfg)), env, args.timeout, out):
                 return 1
-        err = Path(str(out) + ".error")
-        if err.is_file() or not out.is_file():
-            print(err.read_text() if err.is_file() else log.read_text()[-3000:], file=sys.stderr)
+        else:
+            lend = lend_missing_packages(Path(tmp) / "lent")
+            env["PYTHONPATH"] = os.pathsep.join([str(lend), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        if not _launch(Path(tmp), STARTUP.format(cfg=json.dumps(cfg)), env, args.timeout, out):
             return 1
     Path(str(out) + ".started").unlink(missing_ok=True)
     print(f"{out} (instance {instance})")
     return 0
+
+
+def _launch(tmp: Path, startup: str, env: dict, timeout: float, out: Path) -> bool:
+    """One QGIS session under Xvfb running `startup`; False (with QGIS's output) on failure."""
+    script = tmp / "startup.py"
+    script.write_text(startup, encoding="utf-8")
+    fb = os.environ.get("SPATIALGAP_XVFB_FBDIR")  # debugging: Xvfb writes its screen there
+    cmd = [
+        "xvfb-run",
+        "-a",
+        "-s",
+        "-screen 0 1680x1050x24" + (f" -fbdir {fb}" if fb else ""),
+        "qgis",
+        "--profiles-path",
+        str(tmp),
+        "--nologo",
+        "--noversioncheck",
+        "--nocustomization",
+        "--code",
+        str(script),
+    ]
+    log = tmp / "qgis.log"
+    err = Path(str(out) + ".error")
+    with open(log, "w") as fh:
+        # Own session: on a timeout the whole group (xvfb-run, Xvfb, qgis) is ended together.
+        proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout + 60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
+            print("QGIS did not finish in time; its output:\n" + log.read_text()[-3000:], file=sys.stderr)
+            return False
+    if err.is_file() or proc.returncode != 0:
+        print(err.read_text() if err.is_file() else log.read_text()[-3000:], file=sys.stderr)
+        return False
+    return True
 
 
 if __name__ == "__main__":

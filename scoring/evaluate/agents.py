@@ -39,6 +39,10 @@ class AgentProcess:
 # A served agent is part of the run's identity (its base URL is in every request key), so each
 # agent gets a stable loopback port: re-running the main job then resumes from the journals.
 AGENT_PORTS = {"tools": 18770, "centroid": 18771, "chance": 18772}
+# Reply-computing processes per agent when not given: a few milliseconds per reply do not repay
+# pickling each prompt (a megabyte with a map) to a worker; `tools` searches edits, so it gets
+# every core.
+AGENT_WORKERS = {"centroid": 1, "chance": 1}
 
 
 def start_agent(name: str, workers: int | None = None, timeout_s: float = 60.0) -> AgentProcess:
@@ -91,11 +95,14 @@ def _start_agent_on(name: str, port: int, workers: int | None, timeout_s: float)
 
 def start_agents(names: list[str], workers: int | None) -> dict[str, AgentProcess]:
     """Start every agent at once (each import takes a second or two) and return them serving;
-    if one fails to start, the others are stopped."""
+    if one fails to start, the others are stopped. ``workers``: processes per agent (default:
+    AGENT_WORKERS, else every core)."""
     if not names:
         return {}
     with ThreadPoolExecutor(len(names)) as pool:
-        futures = {n: pool.submit(start_agent, n, workers) for n in names}
+        futures = {
+            n: pool.submit(start_agent, n, workers or AGENT_WORKERS.get(n) or os.cpu_count()) for n in names
+        }
     started = {n: f.result() for n, f in futures.items() if f.exception() is None}
     failed = [f.exception() for f in futures.values() if f.exception() is not None]
     if failed:

@@ -14,11 +14,14 @@ from pathlib import Path
 from scoring import __version__
 from scoring.benchmark import Benchmark, load_manifest
 from scoring.build import build_benchmark
-from scoring.errors import OutputError, SpatialGapError
+from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.evaluate.plan import City
 from scoring.extract import default_osm_path
 from scoring.files import read_json, sha256_file
 from scoring.render import RENDERER_VERSION
+
+MAP_POLL_S = 0.25
+RENDER_STOP_S = 30.0  # for an interrupted render to shut its worker pool down
 
 
 def say(msg: str) -> None:
@@ -137,12 +140,11 @@ class MapRenderer:
                 if ids:
                     await self._render(bench, ids)
                 self.done[bench].set_result(None)
-        except BaseException as exc:
+        except BaseException:
+            # Waiting map runs are cancelled; the render's own error reaches the sweep through
+            # this task.
             for fut in self.done.values():
-                if not fut.done():
-                    fut.set_exception(
-                        exc if isinstance(exc, Exception) else SpatialGapError("render stopped")
-                    )
+                fut.cancel()
             raise
         finally:
             self.seconds = time.perf_counter() - t0
@@ -151,6 +153,21 @@ class MapRenderer:
         fut = self.done.get(bench)
         if fut is not None:
             await asyncio.shield(fut)
+
+    async def map_png(self, bench: Path, iid: str) -> bytes:
+        """The map of ``iid`` once it is drawn (the renderer writes each PNG last and atomically,
+        so an existing PNG is complete), so map runs follow the render instead of waiting for
+        its end."""
+        path = bench / "maps" / f"{iid}.png"
+        while not path.is_file():
+            fut = self.done.get(bench)
+            if fut is None or fut.done():
+                await self.ready(bench)  # raises if the render failed
+                if not path.is_file():
+                    raise InputError(f"{path}: map missing after rendering")
+                break
+            await asyncio.sleep(MAP_POLL_S)
+        return path.read_bytes()
 
     async def _render(self, bench: Path, ids: list[str]) -> None:
         cmd = [sys.executable, "-m", "scoring", "render", "--bench", str(bench), "--jobs", str(self.jobs)]
@@ -162,16 +179,23 @@ class MapRenderer:
         self._proc = await asyncio.create_subprocess_exec(
             *cmd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
         )
+        proc = self._proc
         try:
-            _, err = await self._proc.communicate()
+            _, err = await proc.communicate()
         finally:
-            self.stop()
-        if self._proc.returncode != 0:
+            if proc.returncode is None:  # interrupted: stop the render and reap it in this loop
+                self.stop()
+                try:
+                    await asyncio.wait_for(proc.wait(), RENDER_STOP_S)
+                except (TimeoutError, asyncio.CancelledError):
+                    proc.kill()
+            self._proc = None
+        if proc.returncode != 0:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             raise SpatialGapError(f"rendering the maps of {bench} failed: {tail[0]}")
 
     def stop(self) -> None:
         """Interrupt a render in progress (SIGINT: its worker pool is shut down too)."""
-        proc = self._proc
+        proc, self._proc = self._proc, None  # signalled once: a second SIGINT would cut its clean-up
         if proc is not None and proc.returncode is None:
             proc.send_signal(signal.SIGINT)

@@ -160,7 +160,7 @@ def summary_screen(plan: SweepPlan, rec: dict) -> str:
     lines.append(
         f"{len(rec['runs'])} runs over {len(plan.cities)} cit{'y' if len(plan.cities) == 1 else 'ies'} "
         f"in {secs['total']:.0f} s (prepare {secs['prepare']:.0f} s, maps {secs['render']:.0f} s in "
-        f"parallel, runs {secs['runs']:.0f} s, scoring {secs['score']:.0f} s)"
+        f"parallel, runs {secs['runs']:.0f} s, scoring {secs['score']:.0f} s, report {secs['report']:.0f} s)"
     )
     for name, why in rec["stopped"].items():
         lines.append(f"STOPPED {name}: {why}")

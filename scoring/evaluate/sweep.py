@@ -3,13 +3,15 @@ event loop, then scored per city and reported once.
 
 Each participant's runs go one after the other (its `concurrency` is the load it was configured
 to take), participants run side by side, map-free runs first: they start as soon as the
-benchmarks exist while a child process draws the maps, and a map run waits for its city's maps.
+benchmarks exist while a child process draws the maps, and a map run follows the render, each
+sample waiting for its own map.
 Every stage is the public function a user would call on its own (build_benchmark, `spatialgap
 render`, run_benchmark, score_runs, write_report), so a cluster can run them over shards."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
 from scoring.files import write_json_atomic
 from scoring.runner.config import ModelSpec
+from scoring.runner.http_transport import HttpxTransport
 from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark_async
 from scoring.score.report import write_report
 from scoring.score.results import score_runs
@@ -98,21 +101,34 @@ async def _participant(
     renderer: MapRenderer,
     stopped: dict[str, str],
 ) -> None:
-    for r in runs:
-        if p.name in stopped:
-            display.ended(r.line, "skipped", f"{p.name} stopped")
-            continue
-        if r.needs_maps:
-            await renderer.ready(r.city.bench)
-        try:
-            r.summary = await run_benchmark_async(
-                r.city.bench, spec, r.modality, r.task, None, r.run_dir, progress=r.start, limit=plan.limit
-            )
-        except RunStoppedError as exc:
-            stopped[p.name] = str(exc)
-            display.ended(r.line, "stopped", str(exc))
-            continue
-        display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
+    # One connection pool for all of the participant's runs (a pool per run costs its set-up
+    # and its TLS context every time).
+    transport = HttpxTransport(max_connections=spec.concurrency)
+    try:
+        for r in runs:
+            if p.name in stopped:
+                display.ended(r.line, "skipped", f"{p.name} stopped")
+                continue
+            try:
+                r.summary = await run_benchmark_async(
+                    r.city.bench,
+                    spec,
+                    r.modality,
+                    r.task,
+                    None,
+                    r.run_dir,
+                    transport,
+                    progress=r.start,
+                    limit=plan.limit,
+                    map_png=functools.partial(renderer.map_png, r.city.bench) if r.needs_maps else None,
+                )
+            except RunStoppedError as exc:
+                stopped[p.name] = str(exc)
+                display.ended(r.line, "stopped", str(exc))
+                continue
+            display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
+    finally:
+        await transport.aclose()
 
 
 async def _run_all(
@@ -180,11 +196,27 @@ def evaluate(plan: SweepPlan) -> dict:
     t_score = time.perf_counter() - t1
     if not results:
         raise SpatialGapError("no run finished, nothing to score: " + "; ".join(stopped.values()))
+    t2 = time.perf_counter()
     report = write_report(results, plan.report)
-    return _record(plan, runs, stopped, results, report, t0, t_prepare, renderer.seconds, t_runs, t_score)
+    seconds = {
+        "prepare": t_prepare,  # selfcheck and builds
+        "render": renderer.seconds,  # in the background, during the runs
+        "runs": t_runs,
+        "score": t_score,
+        "report": time.perf_counter() - t2,
+        "total": time.perf_counter() - t0,
+    }
+    return _record(plan, runs, stopped, results, report, seconds)
 
 
-def _record(plan, runs, stopped, results, report, t0, t_prepare, t_render, t_runs, t_score) -> dict:
+def _record(
+    plan: SweepPlan,
+    runs: list[PlannedRun],
+    stopped: dict[str, str],
+    results: list[Path],
+    report: Path,
+    seconds: dict[str, float],
+) -> dict:
     record = {
         "cities": [{"name": c.name, "bench": str(c.bench), "osm": c.osm} for c in plan.cities],
         "participants": [
@@ -213,13 +245,7 @@ def _record(plan, runs, stopped, results, report, t0, t_prepare, t_render, t_run
         "stopped": stopped,
         "results": [str(r) for r in results],
         "report": str(report),
-        "seconds": {
-            "prepare": round(t_prepare, 2),
-            "render": round(t_render, 2),
-            "runs": round(t_runs, 2),
-            "score": round(t_score, 2),
-            "total": round(time.perf_counter() - t0, 2),
-        },
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
         "failed_samples": {
             r.line.label: r.summary.failed for r in runs if r.summary is not None and r.summary.failed
         },

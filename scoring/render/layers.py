@@ -81,34 +81,20 @@ def draw_context(
                     ),
                     autolim=False,
                 )
-    # land use / areas
-    polys = [gi for gi, _ in by_pool["area"] if gi.geom_type in ("Polygon", "MultiPolygon")]
-    paths = poly_paths(polys)
-    if paths:
-        ax.add_collection(
-            PathCollection(
-                paths,
-                facecolors=st["area"]["face"],
-                edgecolors=st["area"]["edge"],
-                linewidths=lw(st["area"]["width"]),
-                zorder=zbase,
-            ),
-            autolim=False,
-        )
-    # buildings (and polygon POIs drawn as buildings would be confusing: POIs become dots)
-    polys = [gi for gi, _ in by_pool["building"] if gi.geom_type in ("Polygon", "MultiPolygon")]
-    paths = poly_paths(polys)
-    if paths:
-        ax.add_collection(
-            PathCollection(
-                paths,
-                facecolors=st["building"]["face"],
-                edgecolors=st["building"]["edge"],
-                linewidths=lw(st["building"]["width"]),
-                zorder=zbase + 0.1,
-            ),
-            autolim=False,
-        )
+    # land use / areas, then buildings (polygon POIs are drawn as dots, not as buildings)
+    for pool, z in (("area", zbase), ("building", zbase + 0.1)):
+        paths = poly_paths([gi for gi, _ in by_pool[pool] if gi.geom_type in ("Polygon", "MultiPolygon")])
+        if paths:
+            ax.add_collection(
+                PathCollection(
+                    paths,
+                    facecolors=st[pool]["face"],
+                    edgecolors=st[pool]["edge"],
+                    linewidths=lw(st[pool]["width"]),
+                    zorder=z,
+                ),
+                autolim=False,
+            )
     # roads: casings of every class first, then fills, so junctions merge
     classes = st["road_classes"]
     path_cls = set(st["path"]["highways"])

@@ -386,7 +386,7 @@ class ChatClient:
         health: RunHealth | None = None,
     ):
         self.spec = spec
-        self.health = health or RunHealth(max_retries=spec.max_retries)
+        self.health = health or RunHealth(max_retries=spec.max_retries, concurrency=spec.concurrency)
         self.transport = as_async(transport)
         self._owns_transport = transport is None
         self.key_provider = key_provider
@@ -485,6 +485,7 @@ class ChatClient:
                 stop = RunStop(kind, message, "check the configuration (API key, headers)")
             elif kind == "client_error":
                 stop = fatal_for_run(out.status, message, self.spec)
+                health.refused(sample, message)
             if stop is not None and health.stop is None:
                 health.stop = stop
             if kind in DOWN_KINDS and not (kind == "connect" and max_connect_retries is not None):

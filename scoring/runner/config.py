@@ -345,20 +345,21 @@ def secret_forms(secret: str) -> set[str]:
     """Every way ``secret`` may appear in a message: raw, stripped, escaped as in JSON or a
     Python repr (``\\r``), percent-encoded, and the part of any base64 (Basic auth) that it alone
     determines, at each of the three alignments."""
-    forms = {secret, secret.strip()}
-    forms.add(json.dumps(secret)[1:-1])
-    forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
-    forms.add(repr(secret)[1:-1])
-    forms.add(repr(secret.encode("utf-8", "backslashreplace"))[2:-1])
-    forms.add(quote(secret, safe=""))
-    forms.add(quote_plus(secret, safe=""))
-    raw = secret.encode("utf-8", "backslashreplace")
-    for shift in range(3):
-        enc = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-        # Only characters whose 6 bits all come from the secret (none from what surrounds it).
-        start, end = -(-4 * shift // 3), 4 * (shift + len(raw)) // 3
-        if end - start >= 8:
-            forms.add(enc[start:end])
+    forms: set[str] = set()
+    for s in {secret, secret.strip()}:
+        forms |= {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1], repr(s)[1:-1]}
+        forms |= {
+            repr(s.encode("utf-8", "backslashreplace"))[2:-1],
+            quote(s, safe=""),
+            quote_plus(s, safe=""),
+        }
+        raw = s.encode("utf-8", "backslashreplace")
+        for shift in range(3):
+            enc = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+            # Only characters whose 6 bits all come from the secret (none from what surrounds it).
+            start, end = -(-4 * shift // 3), 4 * (shift + len(raw)) // 3
+            if end - start >= 8:
+                forms.add(enc[start:end])
     return {f for f in forms if len(f) >= 4}
 
 

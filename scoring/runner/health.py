@@ -10,7 +10,7 @@ from scoring.runner.config import ModelSpec, public_url
 
 # Failures that say the backend is down (not slow): they feed the circuit breaker.
 DOWN_KINDS = ("server_error", "reset", "truncated", "empty_body", "connect")
-BREAKER_SAMPLES = 8  # distinct samples failing in a row, with no success, open the breaker
+BREAKER_SAMPLES = 8  # at most this many distinct samples failing in a row open the breaker
 _MODEL_WORDS = re.compile(
     r"model.{0,80}(not found|not exist|does not exist|invalid|unknown|no such|not available|"
     r"not supported|unsupported)|(invalid|unknown|no such).{0,20}model",
@@ -71,27 +71,54 @@ class RunHealth:
     breaker over down-backend failures and a retry budget for the whole run (a per-sample bound
     alone lets a run of N samples send N x max_retries extra requests to a struggling server)."""
 
-    def __init__(self, samples: int = 1, max_retries: int = 5):
+    def __init__(self, samples: int = 1, max_retries: int = 5, concurrency: int = BREAKER_SAMPLES):
         self.stop: RunStop | None = None
         self.retry_budget = max_retries * max(4, -(-samples // 4))
         self.retries_used = 0
         self.successes = 0
+        # The breaker needs a full wave of distinct samples failing (at most BREAKER_SAMPLES),
+        # each about twice, so one bad sample or one transient blip never opens it.
+        self._need = max(2, min(BREAKER_SAMPLES, concurrency))
         self._down_samples: set[str] = set()
+        self._down_attempts = 0
+        self._refusals: dict[str, set[str]] = {}
 
     def success(self) -> None:
         self.successes += 1
         self._down_samples.clear()
+        self._down_attempts = 0
 
     def down(self, sample: str, message: str) -> None:
-        """A down-backend failure for ``sample``; opens the breaker when BREAKER_SAMPLES samples
-        in a row failed so and nothing has succeeded since."""
+        """A down-backend failure for ``sample``; opens the breaker when a wave of samples in a
+        row failed so and nothing has succeeded since."""
         self._down_samples.add(sample)
-        if len(self._down_samples) >= BREAKER_SAMPLES and self.stop is None:
+        self._down_attempts += 1
+        if (
+            self.stop is None
+            and len(self._down_samples) >= self._need
+            and self._down_attempts >= 2 * self._need
+        ):
             self.stop = RunStop(
                 "endpoint_down",
                 f"{len(self._down_samples)} samples in a row failed, last: {message}",
                 "the endpoint (or the model server behind a proxy) is not answering; "
                 "fix it, then re-run the same command to resume",
+            )
+
+    def refused(self, sample: str, message: str) -> None:
+        """A 4xx for ``sample``; the same refusal for a wave of distinct samples before anything
+        succeeded is the endpoint refusing the configuration, not one request (e.g. a proxy
+        without its key database, a text-only model sent images)."""
+        if self.successes or self.stop is not None:
+            return
+        samples = self._refusals.setdefault(message, set())
+        samples.add(sample)
+        if len(samples) >= self._need:
+            self.stop = RunStop(
+                "refused",
+                f"{len(samples)} different samples got the same answer: {message}",
+                "the endpoint refuses the configuration, not one request: check the key, the "
+                "model name, the parameters sent (omit = [...]) and the modalities the model reads",
             )
 
     def take_retry(self) -> bool:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
-from tqdm import tqdm
-
 
 class RunObserver(Protocol):
     """Follows one run's samples (the progress bar of `spatialgap run`, or a sweep's display)."""
@@ -25,6 +23,9 @@ class SampleBar:
         self.done = self.failed = self.retrying = 0
         self._bar = None
         if enabled:
+            # tqdm only for the command line: inside QGIS a QgsTask reports progress instead
+            from tqdm import tqdm
+
             self._bar = tqdm(total=total, unit="sample", dynamic_ncols=True, file=sys.stderr)
             self._refresh()
 

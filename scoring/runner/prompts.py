@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +199,13 @@ def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
     return "".join(tmpl.blocks[block](tmpl.new_context(ctx))).strip()
 
 
+@lru_cache(maxsize=32)  # ~25 MB (PNGs and URLs); a run sends a map's forms and retry close together
+def map_data_url(image_png: bytes) -> str:
+    """The PNG as a data URL, encoded once per map however often it is sent. Keyed by the bytes
+    themselves (hashed once per bytes object), so a re-rendered map is never served stale."""
+    return png_data_url(image_png)
+
+
 def build_messages(
     instance: dict, modality: str, form: str | None, image_png: bytes | None, prompts_dir: Path = PROMPTS_DIR
 ) -> list[dict]:
@@ -217,7 +224,7 @@ def build_messages(
     if needs_image and image_png is not None:
         content: Any = [
             {"type": "text", "text": user},
-            {"type": "image_url", "image_url": {"url": png_data_url(image_png)}},
+            {"type": "image_url", "image_url": {"url": map_data_url(image_png)}},
         ]
     else:
         content = user

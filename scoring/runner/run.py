@@ -13,7 +13,7 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -238,11 +238,14 @@ async def run_benchmark_async(
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
     edit_check: Callable[[str | None, dict, str], str | None] | None = None,
+    map_png: Callable[[str], Awaitable[bytes]] | None = None,
 ) -> RunSummary:
     """Send every (instance, form) sample of ``task`` in ``modality`` to the model of ``spec``
     and journal the replies in ``out_dir``. ``progress``: a tqdm bar (True), nothing (False), or
-    a factory ``total -> RunObserver``. Raises RunStoppedError when the endpoint refuses the run
-    as a whole (the journal and manifest are kept: a re-run resumes)."""
+    a factory ``total -> RunObserver``. ``map_png``: awaits an instance's map (a sweep whose maps
+    are still being drawn); default: every map is read from the benchmark first. Raises
+    RunStoppedError when the endpoint refuses the run as a whole (the journal and manifest are
+    kept: a re-run resumes)."""
     out_dir = Path(out_dir)
     check_edit = edit_check or edit_needs_retry
     if modality not in MODALITIES:
@@ -259,13 +262,13 @@ async def run_benchmark_async(
         bad = [i["id"] for i in instances if len(i.get("choices") or []) != 4]
         if bad:
             raise InputError(f"{bench.path}: {len(bad)} QA instance(s) without 4 choices, first: {bad[0]}")
-    images = _read_maps(bench, instances, modality)
+    images = _read_maps(bench, instances, modality) if map_png is None else {}
 
     # -- secrets
     key_provider = key_provider if key_provider is not None else EnvKeyProvider()
     redactor = Redactor()
     samples = [(inst, form) for inst in instances for form in forms]
-    health = RunHealth(len(samples), spec.max_retries)
+    health = RunHealth(len(samples), spec.max_retries, spec.concurrency)
     client = ChatClient(
         spec, transport, key_provider, AdaptiveLimiter(spec.concurrency), redactor, health=health
     )
@@ -434,6 +437,8 @@ async def run_benchmark_async(
         retry_state = {"retrying": False}
         try:
             img = images.get(inst["id"])
+            if map_png is not None and Modality(modality).has_image:
+                img = await map_png(inst["id"])
             img_sha = sha256_hex(img) if img else None
             inst_sha = instance_hash(inst)
             msgs = prompts.build_messages(inst, modality, form, img)

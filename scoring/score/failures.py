@@ -23,13 +23,13 @@ CAUSES = (
     "scoring_error",
 )
 CAUSE_LABELS = {
-    "satisfied": "all constraints hold (CSR)",
+    "satisfied": "CSR met",
     "constraint_violated": "constraint violated",
     "screened_geometry": "screened geometry",
-    "no_change": "no change (or no operations)",
+    "no_change": "no change / no ops",
     "invalid_operations": "invalid operations",
     "refused": "refused",
-    "unfounded_edit": "edited an unanswerable instance",
+    "unfounded_edit": "edited unanswerable",
     "unparsed": "unparsed",
     "request_error": "request error",
     "scoring_error": "scoring error",
@@ -115,5 +115,13 @@ def constraint_misses(rows: Iterable[dict]) -> list[dict]:
                 "ci_high": None if hi is None else round(hi, 6),
             }
         )
-    out.sort(key=lambda c: (c["model"], _order(c["modality"], MODALITIES), -c["miss_rate"], c["constraint"]))
+    out.sort(
+        key=lambda c: (
+            c["model"],
+            _order(c["modality"], MODALITIES),
+            -c["miss_rate"],
+            -c["missed"],
+            c["constraint"],
+        )
+    )
     return out

@@ -47,7 +47,8 @@ def fig_qa_accuracy(records: list[dict]) -> str | None:
         [Line2D([], [], marker="s", ls="", color=MODALITY_COLOURS[m]) for m in MODALITIES],
         list(MODALITIES),
         fontsize=7,
-        loc="upper right",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),  # outside the axes: never over a bar
     )
     ax.set_title("Figure 2. QA accuracy by model and input type (95 % intervals)", fontsize=10)
     fig.tight_layout()
@@ -103,7 +104,8 @@ def fig_city_ranges(table2: dict) -> str | None:
         [Line2D([], [], marker="o", ls="", color=f"C{i % 10}") for i in range(len(cities))],
         cities,
         fontsize=7,
-        loc="lower right",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),  # outside the axes: never over a point
     )
     ax.set_title("Range of accuracy across cities", fontsize=10)
     return figure_uri(fig)

@@ -23,13 +23,13 @@ from typing import Any
 import numpy
 import pyproj
 import shapely
-from tqdm import tqdm
 
 import scoring
 from scoring.benchmark import Benchmark
 from scoring.errors import InputError, OutputError
 from scoring.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
 from scoring.rundir import load_run, sample_id
+from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
@@ -203,9 +203,10 @@ def score_runs(
     progress: bool = False,
     only_recorded: bool = False,
     selfcheck: bool = True,
+    mcnemar_rule: str = "exact",
 ) -> dict:
     """Score every run against the benchmark, write RESULTS (verdicts.jsonl, summary.json/.csv)
-    and return the summary."""
+    and return the summary. `mcnemar_rule`: "exact" or "frieda" for the paired tests."""
     if not run_dirs:
         raise InputError("no run directory given")
     bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
@@ -219,9 +220,17 @@ def score_runs(
 
     total = sum(_n_samples(bench, m) for _, m, _ in loaded)
     rows: list[dict] = []
-    with tqdm(total=total, unit="sample", desc="score", disable=not progress) as bar:
+    bar = None
+    if progress:  # tqdm only for the command line; the plugin scores without a bar
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="sample", desc="score")
+    try:
         for rd, manifest, finals in loaded:
             rows.extend(score_run_rows(bench, rd, manifest, finals, only_recorded, bar))
+    finally:
+        if bar is not None:
+            bar.close()
 
     cells = summary_cells(rows)
     summary = {
@@ -252,7 +261,9 @@ def score_runs(
         # samples whose scoring raised: each is an "error" verdict naming the exception
         "internal_errors": sum(1 for r in rows if str(r.get("reason") or "").startswith(INTERNAL_ERROR)),
         "cells": cells,
-        "mcnemar": mcnemar_pairs(rows),
+        "mcnemar": mcnemar_pairs(rows, mcnemar_rule),
+        # each model's input types against each other on the same samples (Holm-adjusted)
+        "modality_gap": modality_gap_tests(rows, mcnemar_rule),
     }
     verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
     write_atomic(out / "verdicts.jsonl", verdicts)

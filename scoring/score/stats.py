@@ -97,11 +97,22 @@ def mcnemar(a: Iterable[bool], b: Iterable[bool], rule: str = "exact") -> dict:
     else:
         p = float(binomtest(only_a, d, 0.5).pvalue)
     n = len(a)
+    lo = hi = None
+    if n:
+        # Agresti-Min interval of the paired difference, in points: Wald after adding 1/2 to each
+        # cell of the 2x2 table, so that 0 or all discordant pairs still give a width
+        ka, kb, m = only_a + 0.5, only_b + 0.5, n + 2
+        diff = (ka - kb) / m
+        se = math.sqrt(max(0.0, (ka + kb) - (ka - kb) ** 2 / m)) / m
+        z = 1.959963984540054
+        lo, hi = round(100 * max(-1.0, diff - z * se), 2), round(100 * min(1.0, diff + z * se), 2)
     return {
         "n": n,
         "only_first": only_a,
         "only_second": only_b,
         "diff_points": round(100 * (only_a - only_b) / n, 2) if n else None,
+        "diff_ci_low": lo,
+        "diff_ci_high": hi,
         "p_value": min(1.0, p),
         "test": method,
     }
@@ -142,6 +153,11 @@ def mean_of_rates_ci(
             k[gi, pos[scene]] += int(ok)
             n[gi, pos[scene]] += 1
     mean = float(np.mean(k.sum(axis=1) / n.sum(axis=1)))
+    if not k.any() or (k == n).all():
+        # all outcomes equal: every resample is the same point; Wilson over the scenes (each
+        # scene one trial) keeps an honest interval, as in proportion_ci
+        lo, hi = wilson(len(scenes) if k.any() else 0, len(scenes), confidence)
+        return mean, lo, hi
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(scenes), size=(reps, len(scenes)))
     means = np.empty(reps)

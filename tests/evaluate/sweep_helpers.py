@@ -17,7 +17,9 @@ def evaluate_cmd(out: Path, *args: str) -> list[str]:
     return [str(VENV_BIN / "spatialgap"), "evaluate", "--out", str(out), "--no-progress", *args]
 
 
-def run_evaluate(out: Path, *args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_evaluate(
+    out: Path, *args: str, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         evaluate_cmd(out, *args),
         capture_output=True,

@@ -8,7 +8,11 @@ import pytest
 from tests.conftest import shared_path
 from tests.evaluate.sweep_helpers import ServedAgent, models_toml, run_evaluate, verdict_rows
 
-CITIES = {"baltimore": "baltimore.osm.pbf", "london": "london_city.osm.pbf", "paris": "paris_marais_roads.osm.pbf"}
+CITIES = {
+    "baltimore": "baltimore.osm.pbf",
+    "london": "london_city.osm.pbf",
+    "paris": "paris_marais_roads.osm.pbf",
+}
 RELATIONS = ["M01", "D04", "T11"]
 
 

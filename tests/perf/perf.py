@@ -85,15 +85,20 @@ def perf_render(bench: Path) -> dict:
     return json.loads(r.stdout)
 
 
-def perf_runner() -> dict:
-    script = REPO / "tests" / "perf" / "runner_perf.py"
-    r = subprocess.run([str(BIN / "python"), str(script)], capture_output=True, text=True)
-    if r.returncode != 0:
-        return {"error": r.stderr.strip().splitlines()[-1:]}
+def perf_script(name: str, *args: str) -> dict:
+    """One perf script of this folder, which prints JSON (its last JSON document is taken)."""
+    r = subprocess.run(
+        [str(BIN / "python"), str(REPO / "tests" / "perf" / name), *args], capture_output=True, text=True
+    )
+    out = r.stdout.strip()
+    start = out.rfind("\n{") + 1 if not out.startswith("{") else 0
     try:
-        return json.loads(r.stdout)
+        figures = json.loads(out[start:])
     except json.JSONDecodeError:
-        return {"output": r.stdout.strip().splitlines()}
+        figures = {"output": out.splitlines()[-5:]}
+    if r.returncode != 0:
+        figures = {"failed": r.returncode, "stderr": r.stderr.strip().splitlines()[-3:], **figures}
+    return figures
 
 
 def perf_evaluate(tmp: Path) -> dict:
@@ -133,9 +138,17 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="spatialgap-bench-") as d:
         build, bench = perf_build(Path(d))
         print(json.dumps({"build": build}, indent=1), flush=True)
-        print(json.dumps({"runner": perf_runner()}, indent=1), flush=True)
+        print(json.dumps({"runner": perf_script("runner_perf.py")}, indent=1), flush=True)
+        # issue 11: >= 100,000 generated and mutated replies, 0 exceptions, none slower than 50 ms
+        fuzz = perf_script("fuzz_replies.py", "--bench", str(bench))
+        print(json.dumps({"reply_fuzz": fuzz}, indent=1), flush=True)
+        # issue 10: the combined sweep's overhead over the model time, 3 cities x 3 models
+        print(json.dumps({"sweep": perf_script("sweep_perf.py")}, indent=1), flush=True)
         if "--no-render" not in sys.argv:
             print(json.dumps({"render": perf_render(bench)}, indent=1), flush=True)
+            # issue 17: image vs GeoJSON request building on the same samples
+            requests = perf_script("request_perf.py", "--bench", str(bench))
+            print(json.dumps({"requests": requests}, indent=1), flush=True)
             print(json.dumps({"evaluate": perf_evaluate(Path(d))}, indent=1), flush=True)
     return 0
 

@@ -57,34 +57,71 @@ def auth_ready(qgis_app):
     return am
 
 
+TASK_DRAIN_S = 10.0  # a cancelled task that takes longer than this to end is a bug
+
+
+@pytest.fixture(autouse=True)
+def no_task_left_running(qgis_app):
+    """Every plugin test ends with no QGIS task running: a task left blocked would hang the whole
+    session at pytest-qgis's teardown (QThreadPool.waitForDone), so it fails this test instead."""
+    yield
+    from qgis.core import QgsApplication
+
+    manager = QgsApplication.taskManager()
+    if manager.countActiveTasks() == 0:
+        return
+    names = [task.description() for task in manager.activeTasks()]
+    manager.cancelAll()
+    try:
+        wait_for(lambda: manager.countActiveTasks() == 0, TASK_DRAIN_S)
+    except TimeoutError:
+        pytest.fail(f"tasks still running {TASK_DRAIN_S:g} s after cancel: {names}")
+
+
 @pytest.fixture
 def dock(qgis_iface, qgis_new_project):
+    from qgis.core import QgsApplication
+
     from plugin.dock import SpatialGapDock
 
     d = SpatialGapDock(qgis_iface)
     yield d
     d.cancel_tasks()
+    wait_for(lambda: QgsApplication.taskManager().countActiveTasks() == 0, TASK_DRAIN_S)
     d.deleteLater()
 
 
 def wait_for(predicate, timeout: float = 60.0) -> None:
     """Run the Qt event loop (task callbacks arrive through it) until predicate() holds; a
-    TimeoutError after `timeout` seconds fails the test."""
+    TimeoutError after `timeout` seconds fails the test. An exception in predicate() is raised
+    here (inside a Qt slot it would abort the process)."""
     from qgis.PyQt.QtCore import QEventLoop, QTimer
 
     if predicate():
         return
     loop = QEventLoop()
-    check = QTimer()
-    check.setInterval(10)
-    check.timeout.connect(lambda: loop.quit() if predicate() else None)
+    raised: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            if predicate():
+                loop.quit()
+        except Exception as exc:  # noqa: BLE001 - re-raised below, outside the slot
+            raised.append(exc)
+            loop.quit()
+
+    poll = QTimer()
+    poll.setInterval(10)
+    poll.timeout.connect(check)
     deadline = QTimer()
     deadline.setSingleShot(True)
     deadline.timeout.connect(loop.quit)
-    check.start()
+    poll.start()
     deadline.start(int(timeout * 1000))
     loop.exec()
-    check.stop()
+    poll.stop()
     deadline.stop()
+    if raised:
+        raise raised[0]
     if not predicate():
         raise TimeoutError(f"condition not reached within {timeout:g} s")

@@ -16,7 +16,14 @@ from scoring.rundir import read_records
 from scoring.runner.agents import start_server
 from scoring.runner.cli import spec_from_args
 from scoring.runner.client import build_request
-from scoring.runner.config import ConfigError, EnvKeyProvider, ModelSpec, Redactor, StaticKeyProvider, load_config
+from scoring.runner.config import (
+    ConfigError,
+    EnvKeyProvider,
+    ModelSpec,
+    Redactor,
+    StaticKeyProvider,
+    load_config,
+)
 from scoring.runner.health import RunHealth
 from scoring.runner.run import RunStoppedError, run_benchmark
 
@@ -25,8 +32,15 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 def run(bench, spec, out, key=FAKE_KEY, **kw):
     return run_benchmark(
-        bench, spec, "geojson", "qa", kw.pop("forms", None), out, key_provider=StaticKeyProvider(key),
-        progress=False, **kw,
+        bench,
+        spec,
+        "geojson",
+        "qa",
+        kw.pop("forms", None),
+        out,
+        key_provider=StaticKeyProvider(key),
+        progress=False,
+        **kw,
     )
 
 
@@ -50,7 +64,16 @@ def test_a_key_that_cannot_travel_is_refused_naming_the_variable_only(value, why
 
 def test_run_with_a_crlf_key_is_a_one_line_error_and_writes_nothing(tmp_path):
     bench = make_bench(tmp_path / "bench")
-    cmd = [sys.executable, "-m", "scoring", "run", "--bench", str(bench), "--endpoint", "http://127.0.0.1:9/v1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "scoring",
+        "run",
+        "--bench",
+        str(bench),
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+    ]
     cmd += ["--model", "m", "--api-key-env", "SG_KEY", "--modality", "geojson", "--task", "qa"]
     p = subprocess.run(
         [*cmd, "--out", str(tmp_path / "run")],
@@ -130,10 +153,24 @@ def test_parameters_can_be_left_out_from_toml_and_command_line(tmp_path):
     )
     spec = load_config(p)["o3"]
     _, _, body = build_request(spec, [{"role": "user", "content": "hi"}], None)
-    assert body == {"model": "o3", "messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 4096}
+    assert body == {
+        "model": "o3",
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_completion_tokens": 4096,
+    }
     args = Namespace(
-        config=None, endpoint="http://h/v1", model="gpt-5", kind="openai", api_key_env=None, concurrency=None,
-        timeout=None, temperature=None, max_tokens=None, max_completion_tokens=2048, seed=None, omit="temperature",
+        config=None,
+        endpoint="http://h/v1",
+        model="gpt-5",
+        kind="openai",
+        api_key_env=None,
+        concurrency=None,
+        timeout=None,
+        temperature=None,
+        max_tokens=None,
+        max_completion_tokens=2048,
+        seed=None,
+        omit="temperature",
     )
     _, _, body = build_request(spec_from_args(args), [], None)
     assert "temperature" not in body and "max_tokens" not in body
@@ -151,3 +188,12 @@ def test_default_request_keys_are_unchanged():
 def test_endpoint_ending_in_chat_completions_gets_a_hint():
     with pytest.raises(ConfigError, match=r"without /chat/completions .*e.g. http://h:8000/v1"):
         ModelSpec.from_endpoint("http://h:8000/v1/chat/completions", "m")
+
+
+def test_the_same_refusal_for_every_sample_stops_the_run(server, tmp_path):
+    """A text-only model sent maps answers each request with the same 400: that is the
+    configuration, not one sample, so the run stops after one wave."""
+    bench = make_bench(tmp_path / "bench", n_qa=30)
+    with pytest.raises(RunStoppedError, match=r"same answer: HTTP 400: model does not support images -- "):
+        run(bench, fast_spec(server.url("400"), concurrency=4), tmp_path / "run")
+    assert server.requests <= 8

@@ -118,15 +118,15 @@ def test_every_edit_failure_has_its_cause(edits):
     inst = next(
         i
         for i in edits.values()
-        if i.get("answerable", {}).get("geojson", True) is not False and "scale" in i["allowed_operations"]
+        if i.get("answerable", {}).get("geojson", True) is not False
+        and "set_attribute" not in i["allowed_operations"]
     )
     ref = json.dumps(inst["reference_edit"])
     replies = {
         "satisfied": ref,
         "no_change": json.dumps({"operations": [{"op": "translate", "dx": 0, "dy": 0}]}),
-        "invalid_operations": json.dumps(
-            {"operations": [{"op": "scale", "factor": -2, "origin": "centroid"}]}
-        ),
+        # well-formed, but an operation the instance does not allow
+        "invalid_operations": json.dumps({"operations": [{"op": "set_attribute", "name": "x", "value": 1}]}),
         "screened_geometry": json.dumps({"operations": [{"op": "translate", "dx": 5e6, "dy": 0}]}),
         "constraint_violated": json.dumps({"operations": [{"op": "translate", "dx": 400, "dy": -400}]}),
         "unparsed": "I would move it a little to the north.",

@@ -126,10 +126,16 @@ def test_gap_test_finds_a_worse_image_modality_and_not_identical_answers():
     assert (overall["first"], overall["second"], overall["n"]) == ("geojson", "image", 60)
     assert (overall["only_first"], overall["only_second"]) == (30, 0)
     assert overall["diff_points"] == 50.0 and overall["significant"]
+    # Agresti-Min: 1/2 added to each cell of the paired 2x2 table
+    b, c, m = 30.5, 0.5, 62
+    se = ((b + c) - (b - c) ** 2 / m) ** 0.5 / m
+    assert overall["diff_ci_low"] == pytest.approx(100 * ((b - c) / m - 1.959964 * se), abs=0.01)
+    assert overall["diff_ci_low"] < 50 < overall["diff_ci_high"]
     assert overall["p_value"] == pytest.approx(binomtest(30, 30).pvalue, rel=1e-3)
     same = modality_gap_tests(_gap_rows(lambda i: i < 50))
     overall = next(t for t in same if t["level"] == "overall")
     assert overall["only_first"] == overall["only_second"] == 0 and overall["p_value"] == 1.0
+    assert overall["diff_ci_low"] < 0 < overall["diff_ci_high"]  # no difference, still a width
     assert not any(t["significant"] for t in same)
     assert {t["level"] for t in same} == {"overall", "family", "relation"}
 

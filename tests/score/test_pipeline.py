@@ -54,14 +54,17 @@ def runs(small_bench, tmp_path_factory):
             )
             out[(modality, task)] = d
         d = root / "chance-geojson-qa-limited"
+        # another model name for the same served agent (the server checks the model it is asked for)
+        config = root / "models.toml"
+        config.write_text(f'[models.chance-limited]\nkind = "openai"\nbase_url = "{url}"\nmodel = "chance"\n')
         assert (
             main(
                 [
                     "run",
                     "--bench",
                     str(small_bench),
-                    "--endpoint",
-                    url,
+                    "--config",
+                    str(config),
                     "--model",
                     "chance-limited",
                     "--modality",
@@ -164,10 +167,12 @@ def test_bad_inputs_are_one_line_errors(small_bench, runs, tmp_path, capsys):
 
 def test_report_and_gate(small_bench, runs, tmp_path):
     res = tmp_path / "res"
-    score_runs(small_bench, [runs[("geojson", "qa")], runs[("image", "edit")]], res, selfcheck=False)
+    # scored with the selfcheck: the gate refuses results whose selfcheck did not pass
+    score_runs(small_bench, [runs[("geojson", "qa")], runs[("image", "edit")]], res)
     html = write_report([res], tmp_path / "r" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 2 and 'src="http' not in html
-    assert "Per relation" in html and "info-suff" in html and "raster-tol" in html
+    assert "Table 4." in html and "info-sufficient" in html and "raster-tol" in html
+    assert (tmp_path / "r" / "table1.csv").is_file()
     thresholds = tmp_path / "gate.toml"
     thresholds.write_text(
         '[[rule]]\nlevel = "overall"\nwhere = {model = "chance", form = "mcq"}\n'
