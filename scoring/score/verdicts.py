@@ -44,6 +44,8 @@ RASTER_TOLERANCE_PX = 4.0
 # the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
 FAR_MIN_M = 1000.0
 FAR_DIAGONALS = 5.0
+MIN_VERTEX_BUDGET = 500  # positions an edited F0 may have, at least ...
+VERTEX_BUDGET_FACTOR = 8  # ... or this many times the positions of the original F0
 NULL_ISLAND_M = 1000.0  # task-CRS distance from (0, 0) ...
 NULL_ISLAND_DEG = 0.01  # ... or lon/lat distance from (0°, 0°)
 NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
@@ -227,6 +229,13 @@ def _epsg(instance: dict) -> int | None:
         return None
 
 
+def _vertex_budget(edited: BaseGeometry, initial: BaseGeometry) -> str | None:
+    """ "too_many_vertices" when an edit returns far more positions than F0 has: no constraint
+    needs them, and measuring them would make one reply cost seconds (seen in fuzzing)."""
+    budget = max(MIN_VERTEX_BUDGET, VERTEX_BUDGET_FACTOR * shapely.get_num_coordinates(initial))
+    return "too_many_vertices" if shapely.get_num_coordinates(edited) > budget else None
+
+
 def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | None) -> str | None:
     """Name of the first screening failure of an edited geometry (task CRS), or None.
     empty -> outside_domain -> null_island -> far_outside_scene -> invalid."""
@@ -382,7 +391,9 @@ def score_edit(
         return result
     edited, changed, pixel_geom = result
 
-    screen = screen_geometry(edited.geom(target), instance, _envelope(initial))
+    screen = _vertex_budget(edited.geom(target), initial.geom(target)) or screen_geometry(
+        edited.geom(target), instance, _envelope(initial)
+    )
     if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
         screen = "invalid"
     if screen:

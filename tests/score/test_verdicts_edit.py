@@ -2,8 +2,10 @@
 rules or produce bad geometries; image-modality edits in pixels through real rendered sidecars."""
 
 import json
+import math
 
 import pytest
+from shapely.geometry import shape
 
 from scoring.georef import PixelTransform
 from scoring.score import score_edit, score_prediction
@@ -113,6 +115,19 @@ def test_geometry_screening(edits):
         assert (v.verdict, v.screen) == ("wrong", name), (name, v.reason)
     v = score_edit(inst, json.dumps({"operations": [{"op": "translate", "dx": 3e6, "dy": 0}]}))
     assert v.screen == "far_outside_scene"
+
+
+def test_vertex_budget(edits):
+    """An edit with far more positions than F0 is screened before any constraint is measured
+    (fuzzing found such replies costing 80 ms each); a redrawn F0 of modest size is measured."""
+    inst = by_ops(edits, "translate")
+    f0 = next(f for f in inst["scene"]["features"] if f["id"] == inst["target"])
+    x, y = shape(f0["geometry"]).centroid.coords[0]
+    circle = [[x + 5 * math.cos(k / 100), y + 5 * math.sin(k / 100)] for k in range(629)]
+    many = json.dumps({"geometry": {"type": "LineString", "coordinates": circle * 12}})
+    assert score_edit(inst, many).screen == "too_many_vertices"
+    few = json.dumps({"geometry": {"type": "LineString", "coordinates": circle[:50]}})
+    assert score_edit(inst, few).screen != "too_many_vertices"
 
 
 def _image_case(small_bench, edits, *ops):
