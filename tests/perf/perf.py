@@ -62,27 +62,10 @@ def perf_build(tmp: Path) -> dict:
 def perf_render(bench: Path) -> dict:
     """Maps/s over the whole Helsinki benchmark just built (all cores), and in the same run the
     time ratio against QGIS's QgsMapRendererParallelJob on the same scenes."""
-    r = subprocess.run(
-        [
-            str(BIN / "python"),
-            str(REPO / "tests" / "perf" / "render_perf.py"),
-            "--bench",
-            str(bench),
-            "--rounds",
-            "1",
-            "--jobs",
-            str(os.cpu_count() or 1),
-            "--qgis-samples",
-            "8",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=str(REPO),
-        env=dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen")),
+    jobs = str(os.cpu_count() or 1)
+    return perf_script(
+        "render_perf.py", "--bench", str(bench), "--rounds", "1", "--jobs", jobs, "--qgis-samples", "8"
     )
-    if r.returncode != 0:
-        return {"error": r.stderr.strip().splitlines()[-1:]}
-    return json.loads(r.stdout)
 
 
 def perf_script(name: str, *args: str) -> dict:
@@ -117,20 +100,7 @@ def perf_evaluate(tmp: Path) -> dict:
     rec = json.loads((work / "evaluate.json").read_text())
     out = {"wall_s": round(wall, 1), "target_wall_s": 90, "seconds": rec["seconds"]}
     runs = [a for run in rec["runs"] for a in ("--run", run["run_dir"])]
-    s = subprocess.run(
-        [
-            str(BIN / "python"),
-            str(REPO / "tests" / "perf" / "score_perf.py"),
-            "--bench",
-            str(work / "bench"),
-            *runs,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    out["scoring"] = (
-        json.loads(s.stdout) if s.returncode == 0 else {"error": s.stderr.strip().splitlines()[-1:]}
-    )
+    out["scoring"] = perf_script("score_perf.py", "--bench", str(work / "bench"), *runs)
     return out
 
 
