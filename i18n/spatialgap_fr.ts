@@ -73,7 +73,7 @@
     </message>
     <message>
       <source>Runs to score together:</source>
-      <translation>Exécutions à évaluer ensemble :</translation>
+      <translation type="obsolete">Exécutions à évaluer ensemble :</translation>
     </message>
     <message>
       <source>Folder for the benchmark map</source>
@@ -269,7 +269,7 @@
     </message>
     <message>
       <source>measured</source>
-      <translation>mesuré</translation>
+      <translation type="obsolete">mesuré</translation>
     </message>
     <message>
       <source>Reference edit:</source>
@@ -301,7 +301,7 @@
     </message>
     <message>
       <source>original {id} (ghost)</source>
-      <translation>{id} d'origine (fantôme)</translation>
+      <translation type="obsolete">{id} d'origine (fantôme)</translation>
     </message>
     <message>
       <source>before</source>
@@ -333,15 +333,15 @@
     </message>
     <message>
       <source>other</source>
-      <translation>autre</translation>
+      <translation type="obsolete">autre</translation>
     </message>
     <message>
       <source>pass</source>
-      <translation>respectée</translation>
+      <translation type="obsolete">respectée</translation>
     </message>
     <message>
       <source>fail</source>
-      <translation>non respectée</translation>
+      <translation type="obsolete">non respectée</translation>
     </message>
     <message>
       <source>Model endpoints…</source>
@@ -441,7 +441,7 @@
     </message>
     <message>
       <source>Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and writes verdicts, summary tables and an HTML report.</source>
-      <translation>Évalue un dossier d'exécution (predictions.jsonl + manifest.json) par rapport à son benchmark et écrit les verdicts, des tableaux de synthèse et un rapport HTML.</translation>
+      <translation type="obsolete">Évalue un dossier d'exécution (predictions.jsonl + manifest.json) par rapport à son benchmark et écrit les verdicts, des tableaux de synthèse et un rapport HTML.</translation>
     </message>
     <message>
       <source>Check an edited layer against an instance's constraints</source>
@@ -638,6 +638,178 @@
     <message>
       <source>Spatial Gap: {model} on {n} instance(s)</source>
       <translation>Spatial Gap : {model} sur {n} instance(s)</translation>
+    </message>
+    <message>
+      <source>Instance</source>
+      <translation>Instance</translation>
+    </message>
+    <message>
+      <source>other drawing</source>
+      <translation>autre tracé</translation>
+    </message>
+    <message>
+      <source>holds</source>
+      <translation>respectée</translation>
+    </message>
+    <message>
+      <source>broken</source>
+      <translation>non respectée</translation>
+    </message>
+    <message>
+      <source>measured point</source>
+      <translation>point mesuré</translation>
+    </message>
+    <message>
+      <source>measured distance or direction</source>
+      <translation>distance ou direction mesurée</translation>
+    </message>
+    <message>
+      <source>measured area</source>
+      <translation>surface mesurée</translation>
+    </message>
+    <message>
+      <source>zone where the constraint holds</source>
+      <translation>zone où la contrainte est respectée</translation>
+    </message>
+    <message>
+      <source>edge of that zone</source>
+      <translation>bord de cette zone</translation>
+    </message>
+    <message>
+      <source>feature it is measured against</source>
+      <translation>entité de référence de la mesure</translation>
+    </message>
+    <message>
+      <source>shared part</source>
+      <translation>partie commune</translation>
+    </message>
+    <message>
+      <source>part that breaks the constraint</source>
+      <translation>partie qui enfreint la contrainte</translation>
+    </message>
+    <message>
+      <source>point used in the measurement</source>
+      <translation>point utilisé pour la mesure</translation>
+    </message>
+    <message>
+      <source>Relation reference</source>
+      <translation>Référence de la relation</translation>
+    </message>
+    <message>
+      <source>Help</source>
+      <translation>Aide</translation>
+    </message>
+    <message>
+      <source>reference edit</source>
+      <translation>modification de référence</translation>
+    </message>
+    <message>
+      <source>Scoring: {runs}</source>
+      <translation>Évaluation : {runs}</translation>
+    </message>
+    <message>
+      <source>Open a benchmark first</source>
+      <translation>Ouvrez d'abord un benchmark</translation>
+    </message>
+    <message>
+      <source>Choose an instance first</source>
+      <translation>Choisissez d'abord une instance</translation>
+    </message>
+    <message>
+      <source>Opens the documentation in your web browser</source>
+      <translation>Ouvre la documentation dans votre navigateur</translation>
+    </message>
+    <message>
+      <source>Blind session</source>
+      <translation>Session à l'aveugle</translation>
+    </message>
+    <message>
+      <source>No verdict and no reference until you end the session; one answer per instance</source>
+      <translation>Ni verdict ni référence avant la fin de la session ; une réponse par instance</translation>
+    </message>
+    <message>
+      <source>live check</source>
+      <translation>vérification en direct</translation>
+    </message>
+    <message>
+      <source>End blind session</source>
+      <translation>Terminer la session à l'aveugle</translation>
+    </message>
+    <message>
+      <source>One answer per instance in a blind session</source>
+      <translation>Une seule réponse par instance dans une session à l'aveugle</translation>
+    </message>
+    <message>
+      <source>Blind session ended: {n} answer(s) scored</source>
+      <translation>Session à l'aveugle terminée : {n} réponse(s) évaluée(s)</translation>
+    </message>
+    <message>
+      <source>Answer recorded. Verdicts are shown when the blind session ends.</source>
+      <translation>Réponse enregistrée. Les verdicts s'affichent à la fin de la session à l'aveugle.</translation>
+    </message>
+    <message>
+      <source>Live check</source>
+      <translation>Vérification en direct</translation>
+    </message>
+    <message>
+      <source>An edit instance of the benchmark chosen above</source>
+      <translation>Une instance de modification du benchmark choisi ci-dessus</translation>
+    </message>
+    <message>
+      <source>found</source>
+      <translation>constaté</translation>
+    </message>
+    <message>
+      <source>{name}: travelled from ● (first vertex) to ■ (last vertex)</source>
+      <translation>{name} : parcouru de ● (premier sommet) à ■ (dernier sommet)</translation>
+    </message>
+    <message>
+      <source>Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and writes verdicts, summary tables and an HTML report. The run is scored on the samples it answered and its coverage (answered / total) is reported, unless unanswered samples are to count as errors.</source>
+      <translation>Évalue un dossier d'exécution (predictions.jsonl + manifest.json) par rapport à son benchmark et écrit les verdicts, les tableaux de synthèse et un rapport HTML. L'exécution est évaluée sur les échantillons auxquels elle a répondu et sa couverture (répondus / total) est indiquée, sauf si les échantillons sans réponse doivent compter comme des erreurs.</translation>
+    </message>
+    <message>
+      <source>Count samples the run never answered as errors</source>
+      <translation>Compter comme erreurs les échantillons restés sans réponse</translation>
+    </message>
+    <message>
+      <source>Samples answered</source>
+      <translation>Échantillons répondus</translation>
+    </message>
+    <message>
+      <source>Samples in the run's scope</source>
+      <translation>Échantillons couverts par l'exécution</translation>
+    </message>
+    <message>
+      <source>{name}: {coverage} answered</source>
+      <translation>{name} : {coverage} répondus</translation>
+    </message>
+    <message>
+      <source>Count samples a run never answered as errors</source>
+      <translation>Compter comme erreurs les échantillons restés sans réponse</translation>
+    </message>
+    <message>
+      <source>Off: each run is scored on what it answered, and its coverage is reported.</source>
+      <translation>Décoché : chaque exécution est évaluée sur ses réponses, et sa couverture est indiquée.</translation>
+    </message>
+    <message>
+      <source>failed</source>
+      <translation>échouée</translation>
+    </message>
+    <message>
+      <source>Runs to score together (failed runs are not ticked):</source>
+      <translation>Exécutions à évaluer ensemble (les exécutions échouées ne sont pas cochées) :</translation>
+    </message>
+    <message>
+      <source>{name} — {state}, {coverage} answered</source>
+      <translation>{name} — {state}, {coverage} répondus</translation>
+    </message>
+    <message>
+      <source>{version} (after a restart)</source>
+      <translation>{version} (après redémarrage)</translation>
+    </message>
+    <message>
+      <source>{id} before the edit</source>
+      <translation>{id} avant la modification</translation>
     </message>
   </context>
 </TS>

@@ -18,8 +18,6 @@ from qgis.PyQt.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -29,26 +27,28 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from scoring.benchmark import Benchmark
-from scoring.edits import EditError
 from scoring.errors import SpatialGapError
 from scoring.explain import explain_constraints
-from scoring.score import score_edit, score_qa
+from scoring.score import score_edit
 from scoring.vocab import Task
 
 from .auth import read_key
+from .browser import InstanceTable
 from .compat import MSG_CRITICAL, MSG_INFO, MSG_WARNING
 from .exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from .filters import FilterPanel
-from .human_baseline import HumanBaselinePanel, HumanEdit, human_run_name, record_human_answer
+from .help import help_button, readme_url, relation_url
+from .human_baseline import HumanBaselinePanel, HumanEdit
+from .human_session import HumanSession
 from .i18n import tr
 from .instance_text import constraints_html, instance_html, verdict_html
+from .memory import DockMemory
 from .model_panel import ModelPanel
 from .outcome import Outcome, push_outcome, run_outcome
+from .run_choice import coverage_text
 from .scene_view import SceneView
 from .settings_dialog import EndpointsDialog
 from .tasks import LOG_TAG, RunTask, start_runs
-
-ID_ROLE = Qt.ItemDataRole.UserRole  # the instance id on each list item
 
 
 class SpatialGapDock(QDockWidget):
@@ -62,7 +62,6 @@ class SpatialGapDock(QDockWidget):
         self.current: dict | None = None
         self.verdicts: dict[str, str] = {}  # instance id -> verdict of the last run
         self.results: dict[str, dict] = {}  # instance id -> last verdict dict
-        self.human_edit: HumanEdit | None = None
         self.tasks: list[QgsTask] = []
         self.run_tasks: list[RunTask] = []  # the model runs under way (Send is disabled meanwhile)
         self.last_outcome: Outcome | None = None
@@ -70,6 +69,8 @@ class SpatialGapDock(QDockWidget):
         self.maps: BenchmarkMaps | None = None
         self._build_ui()
         self.reload_endpoints()
+        # After the widgets are filled: filling them is not a choice to remember.
+        self.memory = DockMemory(self)
 
     # ------------------------------------------------------------------ UI
     def _build_ui(self) -> None:
@@ -89,13 +90,13 @@ class SpatialGapDock(QDockWidget):
         self.filters.changed.connect(self.apply_filter)
         column.addWidget(self.filters)
 
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = self.splitter = QSplitter(Qt.Orientation.Vertical)
         top = QWidget()
         top_column = QVBoxLayout(top)
         top_column.setContentsMargins(0, 0, 0, 0)
         self.count_label = QLabel(tr("No benchmark open"))
-        self.list = QListWidget()
-        self.list.currentItemChanged.connect(self._on_selected)
+        self.list = InstanceTable()
+        self.list.itemSelectionChanged.connect(self._on_selected)
         top_column.addWidget(self.count_label)
         top_column.addWidget(self.list)
         split.addWidget(top)
@@ -104,13 +105,22 @@ class SpatialGapDock(QDockWidget):
         split.addWidget(self.text)
         self.verdict_view = QTextBrowser()
         split.addWidget(self.verdict_view)
-        split.setSizes([110, 150, 190])  # the instruction and the verdict need the room
+        split.setSizes([200, 150, 170])  # a few table rows, the instruction and the verdict
         column.addWidget(split, 1)
 
         self.reveal_btn = QPushButton(tr("Reveal reference answer"))
         self.reveal_btn.setCheckable(True)
-        self.reveal_btn.toggled.connect(lambda _checked: self._show_text())
-        column.addWidget(self.reveal_btn)
+        self.reveal_btn.toggled.connect(self._reveal)
+        reveal_row = QHBoxLayout()
+        reveal_row.addWidget(self.reveal_btn, 1)
+        # Help: the shown instance's relation in the reference, and the plugin's guide.
+        self.relation_help_btn = help_button(
+            tr("Relation reference"),
+            lambda: relation_url(self.current.get("relation") if self.current else None),
+        )
+        reveal_row.addWidget(self.relation_help_btn)
+        reveal_row.addWidget(help_button(tr("Help"), readme_url))
+        column.addLayout(reveal_row)
 
         self.model_panel = ModelPanel()
         self.model_panel.send_btn.clicked.connect(lambda: self.send(current_only=True))
@@ -118,7 +128,9 @@ class SpatialGapDock(QDockWidget):
         self.model_panel.settings_btn.clicked.connect(self._open_settings)
         self.model_panel.cancel_btn.clicked.connect(self.cancel_runs)
         self.model_panel.endpoint_combo.currentTextChanged.connect(self._endpoint_changed)
+        self.model_panel.form_combo.currentIndexChanged.connect(lambda _i: self._show_text())
         self.human_panel = HumanBaselinePanel()
+        self.human = HumanSession(self)
         self.human_panel.submit_answer_btn.clicked.connect(self.submit_human_answer)
         self.human_panel.start_edit_btn.clicked.connect(self.start_human_edit)
         self.human_panel.submit_edit_btn.clicked.connect(self.submit_human_edit)
@@ -128,7 +140,8 @@ class SpatialGapDock(QDockWidget):
         self.tabs.addTab(self.human_panel, tr("Human baseline"))
         column.addWidget(self.tabs)
 
-        column.addWidget(ExportPanel(self))
+        self.export_panel = ExportPanel(self)
+        column.addWidget(self.export_panel)
         self.setWidget(body)
         self._update_buttons()
 
@@ -140,7 +153,14 @@ class SpatialGapDock(QDockWidget):
         self.human_panel.submit_answer_btn.setEnabled(task == Task.QA)
         self.human_panel.start_edit_btn.setEnabled(task == Task.EDIT)
         self.human_panel.submit_edit_btn.setEnabled(self.human_edit is not None)
-        self.reveal_btn.setEnabled(task is not None)
+        # A blind session shows no reference until it ends.
+        self.reveal_btn.setEnabled(task is not None and not self.human.blind)
+        # Nothing enabled that cannot work yet.
+        self.export_panel.update_buttons(self.current is not None, self.bench is not None)
+        has_endpoint = self.model_panel.endpoint() is not None
+        for button in (self.model_panel.send_btn, self.model_panel.send_all_btn):
+            button.setEnabled(button.isEnabled() and has_endpoint)
+            button.setToolTip("" if has_endpoint else tr("Configure a model endpoint first (Endpoints…)"))
 
     def message(self, text: str, level=MSG_INFO, duration: int = 6) -> None:
         bar = self.iface.messageBar() if self.iface is not None else None
@@ -150,6 +170,7 @@ class SpatialGapDock(QDockWidget):
 
     def reload_endpoints(self) -> None:
         self.model_panel.reload_endpoints()
+        self._update_buttons()
 
     def _open_settings(self) -> None:
         EndpointsDialog(self).exec()
@@ -169,6 +190,8 @@ class SpatialGapDock(QDockWidget):
             return False
         self.bench, self.instances = bench, bench.all_instances()
         self.path_edit.setText(str(path))
+        if hasattr(self, "memory"):
+            self.memory.benchmark_opened(path)
         self.scene.set_context(bench.context_path)
         self.maps = BenchmarkMaps(bench.context_path)
         self.verdicts.clear()
@@ -187,30 +210,19 @@ class SpatialGapDock(QDockWidget):
 
     def apply_filter(self) -> None:
         keep = self.current["id"] if self.current else None
-        self.list.blockSignals(True)
-        self.list.clear()
+        self.filters.cascade()
         shown = self.filtered()
-        for inst in shown:
-            label = inst["id"]
-            if inst["id"] in self.verdicts:
-                run = self.results.get(inst["id"], {}).get("_run", "")
-                label += (
-                    f"  [{self.verdicts[inst['id']]} · {run}]" if run else f"  [{self.verdicts[inst['id']]}]"
-                )
-            item = QListWidgetItem(label)
-            item.setData(ID_ROLE, inst["id"])
-            self.list.addItem(item)
-            if inst["id"] == keep:
-                self.list.setCurrentItem(item)
-        self.list.blockSignals(False)
+        runs = {i: v.get("_run", "") for i, v in self.results.items()}
+        self.list.fill(shown, self.verdicts, runs, keep)
         self.count_label.setText(
             tr("{n} of {total} instances").format(n=len(shown), total=len(self.instances))
         )
         self._update_buttons()
 
-    def _on_selected(self, item, _previous=None) -> None:
-        if item is not None:
-            self.select_instance(item.data(ID_ROLE))
+    def _on_selected(self) -> None:
+        instance_id = self.list.current_id()
+        if instance_id is not None and (self.current is None or self.current["id"] != instance_id):
+            self.select_instance(instance_id)
 
     # ------------------------------------------------------------------ one instance
     def select_instance(self, instance_id: str) -> None:
@@ -218,15 +230,18 @@ class SpatialGapDock(QDockWidget):
         if inst is None:
             return
         self.current = inst
-        self.human_edit = None
+        self.human.discard_edit()
+        self.reveal_btn.blockSignals(True)  # a new instance starts hidden, nothing to redraw
         self.reveal_btn.setChecked(False)
+        self.reveal_btn.blockSignals(False)
         self._show_text()
         self.scene.show(inst)
         verdict = self.results.get(instance_id)
         if verdict is not None:
             self.show_verdict(inst, verdict)
-        elif inst.get("task") == Task.EDIT:
-            # Before any run: the constraints as they stand on the initial scene.
+        elif inst.get("task") == Task.EDIT and not self.human.blind:
+            # Before any run: the constraints as they stand on the initial scene (not in a blind
+            # session: their ✔ / ✘ would give the answer away).
             self.show_constraints(inst, None, tr("initial scene"))
         else:
             self.verdict_view.clear()
@@ -236,7 +251,25 @@ class SpatialGapDock(QDockWidget):
         if self.current is None:
             self.text.clear()
         else:
-            self.text.setHtml(instance_html(self.current, self.reveal_btn.isChecked()))
+            html = instance_html(self.current, self.reveal_btn.isChecked(), self.model_panel.qa_form)
+            self.text.setHtml(html)
+
+    def _reveal(self, checked: bool) -> None:
+        """The reference answer in the text; for an edit, the reference edit drawn as well (and
+        the drawing put back as it was when hidden)."""
+        self._show_text()
+        inst = self.current
+        if inst is None or inst.get("task") != Task.EDIT:
+            return
+        if checked and inst.get("reference_edit") is not None:
+            reference = score_edit(inst, json.dumps(inst["reference_edit"])).as_dict()
+            self.show_constraints(inst, reference.get("edited_scene"), tr("reference edit"), reference)
+        elif not checked:
+            verdict = self.results.get(inst["id"])
+            if verdict is not None:
+                self.show_verdict(inst, verdict)
+            else:
+                self.show_constraints(inst, None, tr("initial scene"))
 
     def show_constraints(
         self, inst: dict, edited_scene: dict | None, title: str, verdict: dict | None = None
@@ -254,6 +287,8 @@ class SpatialGapDock(QDockWidget):
         self.verdicts[inst["id"]] = verdict.get("verdict", "")
         if inst.get("task") == Task.EDIT and draw:
             run = title or verdict.get("_run", tr("model"))
+            if verdict.get("edited_scene") is None:  # no edit (a failed request): say what is drawn
+                run = tr("initial scene")
             self.show_constraints(inst, verdict.get("edited_scene"), run, verdict)
         else:
             self.verdict_view.setHtml(verdict_html(verdict))
@@ -347,61 +382,18 @@ class SpatialGapDock(QDockWidget):
         return scored
 
     # ------------------------------------------------------------------ human baseline
-    def _record(self, inst: dict, text: str, form: str) -> bool:
-        assert self.bench is not None and self.runs_root is not None
-        try:
-            record_human_answer(self.bench, self.runs_root, self.human_panel.analyst, inst, text, form=form)
-        except (SpatialGapError, OSError) as exc:
-            self.message(str(exc), MSG_CRITICAL)
-            return False
-        return True
+    @property
+    def human_edit(self) -> HumanEdit | None:
+        return self.human.edit
 
     def submit_human_answer(self) -> dict | None:
-        inst = self.current
-        if inst is None or inst.get("task") != Task.QA:
-            return None
-        text = f"Answer: {self.human_panel.answer_edit.text().strip()}"
-        form = self.model_panel.qa_form
-        if not self._record(inst, text, form):
-            return None
-        verdict = score_qa(inst, text, form=form).as_dict()
-        verdict["_run"] = human_run_name(self.human_panel.analyst)
-        self.show_verdict(inst, verdict)
-        self.apply_filter()
-        return verdict
+        return self.human.submit_answer()
 
     def start_human_edit(self):
-        """An editable copy of the target for QGIS's own move / rotate / scale tools."""
-        inst = self.current
-        if inst is None or inst.get("task") != Task.EDIT or self.scene.group is None:
-            return None
-        self.human_edit = HumanEdit.start(inst, self.scene.sub_group(tr("human edit")))
-        if self.iface is not None:
-            self.iface.setActiveLayer(self.human_edit.layer)
-        self._update_buttons()
-        self.message(
-            tr("Move, rotate or scale the feature with QGIS's editing tools, then press Submit edit.")
-        )
-        return self.human_edit.layer
+        return self.human.start_edit()
 
     def submit_human_edit(self) -> dict | None:
-        inst, human_edit = self.current, self.human_edit
-        if inst is None or human_edit is None:
-            return None
-        try:
-            text = json.dumps(human_edit.to_edit())
-        except (EditError, IndexError, ValueError) as exc:
-            self.message(str(exc), MSG_CRITICAL)
-            return None
-        if not self._record(inst, text, "edit"):
-            return None
-        human_edit.layer.commitChanges()
-        verdict = score_edit(inst, text).as_dict()
-        verdict["_run"] = human_run_name(self.human_panel.analyst)
-        self.show_verdict(inst, verdict, title=verdict["_run"])
-        self.human_edit = None
-        self._update_buttons()
-        return verdict
+        return self.human.submit_edit()
 
     # ------------------------------------------------------------------ exports and scoring
     def export_benchmark_map(self, out_dir) -> Path | None:
@@ -411,13 +403,23 @@ class SpatialGapDock(QDockWidget):
         return self.maps.render(self.current, out_dir)
 
     def export_canvas(self, path, size: int = CANVAS_SIDE_PX) -> Path:
-        return export_canvas(self.iface.mapCanvas(), path, size)
+        """The canvas through a layout: the legend lists the shown instance's own layers."""
+        title = self.current["id"] if self.current else ""
+        shown = [node.layer() for node in self.scene.group.findLayers()] if self.scene.group else None
+        legend = [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0] if shown else None
+        return export_canvas(self.iface.mapCanvas(), path, size, title, legend)
 
-    def score_runs(self, runs, out_dir=None, open_report: bool = True) -> ScoreTask:
-        """Score the runs in a background task, then open the HTML report."""
+    def score_runs(
+        self, runs, out_dir=None, open_report: bool = True, count_unsent: bool = False, coverage=()
+    ) -> ScoreTask:
+        """Score the runs in a background task, then open the HTML report. Each run is scored on
+        the samples it answered (its coverage reported) unless `count_unsent`."""
         assert self.bench is not None
         out = Path(out_dir) if out_dir else self.bench.path / "results"
-        task = ScoreTask(self.bench.path, runs, out, self._score_done if open_report else None)
+        done = self._score_done if open_report else None
+        task = ScoreTask(self.bench.path, runs, out, done, only_recorded=not count_unsent)
+        if coverage:
+            self.message(tr("Scoring: {runs}").format(runs="; ".join(coverage_text(coverage).splitlines())))
         self.tasks.append(task)
         QgsApplication.taskManager().addTask(task)
         return task

@@ -7,33 +7,27 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qgis.core import QgsMapRendererSequentialJob, QgsMessageLog, QgsRectangle, QgsTask
-from qgis.PyQt.QtCore import QSize, Qt
+from qgis.core import QgsMessageLog, QgsTask
 from qgis.PyQt.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from scoring.errors import SpatialGapError
 from scoring.rundir import PREDICTIONS
 
+from .canvas_export import export_canvas_layout
 from .compat import MSG_CRITICAL, MSG_SUCCESS, MSG_WARNING
 from .i18n import tr
+from .run_choice import ChooseRunsDialog, run_info
 from .tasks import LOG_TAG
 
 if TYPE_CHECKING:  # matplotlib comes with scoring.render: imported when a map is exported
     from scoring.render import ContextIndex
 
 CANVAS_SIDE_PX = 1536  # the benchmark maps' size, so canvas and map exports compare
-PATH_ROLE = Qt.ItemDataRole.UserRole
 
 
 class BenchmarkMaps:
@@ -52,22 +46,10 @@ class BenchmarkMaps:
         return render_instance(inst, self._index, out_dir)["png"]
 
 
-def export_canvas(canvas, path, size: int = CANVAS_SIDE_PX) -> Path:
-    """The canvas's visible extent, squared around its centre, rendered at size x size."""
-    settings = canvas.mapSettings()
-    extent = QgsRectangle(settings.visibleExtent())
-    half = max(extent.width(), extent.height()) / 2
-    centre = extent.center()
-    settings.setExtent(
-        QgsRectangle(centre.x() - half, centre.y() - half, centre.x() + half, centre.y() + half)
-    )
-    settings.setOutputSize(QSize(size, size))
-    job = QgsMapRendererSequentialJob(settings)
-    job.start()
-    job.waitForFinished()
-    if not job.renderedImage().save(str(path), "PNG"):
-        raise SpatialGapError(tr("cannot write {path}").format(path=path))
-    return Path(path)
+def export_canvas(canvas, path, size: int = CANVAS_SIDE_PX, title: str = "", legend_layers=None) -> Path:
+    """The canvas's visible extent, squared around its centre, at size x size through a layout
+    with legend, scale bar and attribution; always a .png."""
+    return export_canvas_layout(canvas, path, size, title, legend_layers)
 
 
 def run_dirs(runs_root: Path) -> list[Path]:
@@ -77,40 +59,17 @@ def run_dirs(runs_root: Path) -> list[Path]:
     return sorted(p for p in runs_root.iterdir() if (p / PREDICTIONS).is_file())
 
 
-def choose_runs(parent, runs: list[Path]) -> list[Path]:
-    """Ask which runs to score together (all checked at first); [] when cancelled."""
-    dialog = QDialog(parent)
-    dialog.setWindowTitle(tr("Score runs"))
-    layout = QVBoxLayout(dialog)
-    run_list = QListWidget()
-    for run in runs:
-        item = QListWidgetItem(run.name)
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        item.setCheckState(Qt.CheckState.Checked)
-        item.setData(PATH_ROLE, str(run))
-        run_list.addItem(item)
-    layout.addWidget(QLabel(tr("Runs to score together:")))
-    layout.addWidget(run_list)
-    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-    buttons.accepted.connect(dialog.accept)
-    buttons.rejected.connect(dialog.reject)
-    layout.addWidget(buttons)
-    if not dialog.exec():
-        return []
-    items = (run_list.item(i) for i in range(run_list.count()))
-    return [Path(item.data(PATH_ROLE)) for item in items if item.checkState() == Qt.CheckState.Checked]
-
-
 class ScoreTask(QgsTask):
     """Score runs and write the HTML report in the background; on_done(task, ok) on the main
     thread."""
 
-    def __init__(self, bench_dir, runs, out_dir, on_done=None):
+    def __init__(self, bench_dir, runs, out_dir, on_done=None, only_recorded: bool = True):
         super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(runs)), QgsTask.CanCancel)
         self.bench_dir = Path(bench_dir)
         self.runs = [Path(run) for run in runs]
         self.out_dir = Path(out_dir)
         self.on_done = on_done
+        self.only_recorded = only_recorded  # unsent samples are not errors unless asked
         self.error: str | None = None
         self.report: Path | None = None
         self.summary = None
@@ -121,7 +80,9 @@ class ScoreTask(QgsTask):
             # The report writer loads matplotlib and scipy: imported in the worker, when needed.
             from scoring.score import score_runs, write_report
 
-            self.summary = score_runs(self.bench_dir, self.runs, self.out_dir)
+            self.summary = score_runs(
+                self.bench_dir, self.runs, self.out_dir, only_recorded=self.only_recorded
+            )
             self.report = write_report([self.out_dir], self.out_dir / "report.html")
             return True
         except SpatialGapError as exc:
@@ -148,14 +109,25 @@ class ExportPanel(QWidget):
         self.host = host
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
-        for label, slot in (
-            (tr("Export benchmark map…"), self.export_map),
-            (tr("Export canvas…"), self.export_canvas),
-            (tr("Score runs…"), self.score),
+        self.buttons = {}
+        for name, label, slot in (
+            ("map", tr("Export benchmark map…"), self.export_map),
+            ("canvas", tr("Export canvas…"), self.export_canvas),
+            ("score", tr("Score runs…"), self.score),
         ):
             button = QPushButton(label)
             button.clicked.connect(slot)
             row.addWidget(button)
+            self.buttons[name] = button
+        self.update_buttons(False, False)
+
+    def update_buttons(self, instance_shown: bool, bench_open: bool) -> None:
+        self.buttons["map"].setEnabled(instance_shown)
+        self.buttons["canvas"].setEnabled(instance_shown)
+        self.buttons["score"].setEnabled(bench_open)
+        hint = "" if bench_open else tr("Open a benchmark first")
+        for button in self.buttons.values():
+            button.setToolTip("" if button.isEnabled() else hint or tr("Choose an instance first"))
 
     def export_map(self) -> None:
         if self.host.current is None:
@@ -185,6 +157,12 @@ class ExportPanel(QWidget):
         if not runs:
             self.host.message(tr("No runs yet under {path}").format(path=root or "-"), MSG_WARNING)
             return
-        chosen = choose_runs(self, runs)
-        if chosen:
-            self.host.score_runs(chosen)
+        infos = [run_info(run, self.host.instances) for run in runs]
+        dialog = ChooseRunsDialog(self, infos)
+        if dialog.exec() and dialog.chosen():
+            chosen = set(dialog.chosen())
+            self.host.score_runs(
+                sorted(chosen),
+                count_unsent=dialog.count_unsent,
+                coverage=[i for i in infos if i.path in chosen],
+            )

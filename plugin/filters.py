@@ -49,6 +49,7 @@ class FilterPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.instances: list[dict] = []
         self.field_combos = {name: QComboBox() for name in FIELDS}
         self.answerability_combo = QComboBox()
         self.verdict_combo = QComboBox()
@@ -74,9 +75,10 @@ class FilterPanel(QWidget):
 
     def fill(self, instances: list[dict]) -> None:
         """Offer the values present in these instances; every filter back to "all"."""
+        self.instances = instances
         for name, combo in self.field_combos.items():
             values = sorted({str(inst[name]) for inst in instances if inst.get(name)})
-            _refill(combo, [(value, value) for value in values])
+            _refill(combo, [(_label(name, value), value) for value in values])
         _refill(
             self.answerability_combo,
             [
@@ -89,6 +91,27 @@ class FilterPanel(QWidget):
             ],
         )
         _refill(self.verdict_combo, [(tr("not run"), NOT_RUN)] + [(str(v), str(v)) for v in VERDICTS])
+
+    def cascade(self) -> None:
+        """Each field offers only the values left by the other field filters (a relation list
+        narrowed to the chosen family); a chosen value stays offered."""
+        chosen = {name: combo.currentData() for name, combo in self.field_combos.items()}
+        for name, combo in self.field_combos.items():
+            others = {k: v for k, v in chosen.items() if k != name and v is not None}
+            values = sorted(
+                {
+                    str(inst[name])
+                    for inst in self.instances
+                    if inst.get(name) and all(str(inst.get(k)) == v for k, v in others.items())
+                }
+                | ({chosen[name]} if chosen[name] is not None else set())
+            )
+            if [combo.itemData(k) for k in range(1, combo.count())] == values:
+                continue
+            _refill(combo, [(_label(name, value), value) for value in values])
+            combo.blockSignals(True)
+            combo.setCurrentIndex(max(combo.findData(chosen[name]), 0) if chosen[name] is not None else 0)
+            combo.blockSignals(False)
 
     def select(self, name: str, value: str) -> None:
         """Set one field filter (task, family, relation, city) to a value it offers."""
@@ -103,6 +126,15 @@ class FilterPanel(QWidget):
             verdict=self.verdict_combo.currentData(),
             text=self.text_edit.text().strip().lower(),
         )
+
+
+def _label(name: str, value: str) -> str:
+    """A relation by code and name; other values as they are."""
+    if name != "relation":
+        return value
+    from .browser import relation_info
+
+    return f"{value} · {relation_info(value)[0]}"
 
 
 def _refill(combo: QComboBox, items: Sequence[tuple[str, object]]) -> None:

@@ -57,6 +57,12 @@ class HumanBaselinePanel(QWidget):
         self.answer_edit.setPlaceholderText(tr("your answer, e.g. E, 12.5, yes, or a choice letter"))
         form.addRow(tr("Analyst"), self.analyst_edit)
         form.addRow(tr("Answer"), self.answer_edit)
+        self.blind_btn = QPushButton(tr("Blind session"))
+        self.blind_btn.setCheckable(True)
+        self.blind_btn.setToolTip(
+            tr("No verdict and no reference until you end the session; one answer per instance")
+        )
+        form.addRow(self.blind_btn)
         self.submit_answer_btn = QPushButton(tr("Submit answer"))
         self.start_edit_btn = QPushButton(tr("Edit F0 on the map"))
         self.submit_edit_btn = QPushButton(tr("Submit edit"))

@@ -29,6 +29,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from .deps import install_hint
+from .help import add_help
 from .i18n import tr
 
 NEVER_PIP = {"pyproj", "numpy"}  # from the distribution (or the QGIS installer) only
@@ -177,6 +178,7 @@ class InstallDialog(QDialog):
         self.buttons.addButton(self.install_btn, QDialogButtonBox.ButtonRole.ActionRole)
         self.install_btn.clicked.connect(self.install)
         self.buttons.rejected.connect(self.reject)
+        add_help(self.buttons)  # the README's plugin section covers the installation
         layout.addWidget(self.buttons)
         self.resize(620, 420)
 
@@ -209,4 +211,19 @@ class InstallDialog(QDialog):
             self.install_btn.setEnabled(True)
             return
         expose_private_dir()
+        self._show_installed()
         self.status.setText(tr("Installed. Restart QGIS to load Spatial Gap."))
+
+    def _show_installed(self) -> None:
+        """The Installed column after pip: each package's version in the private directory."""
+        from importlib.metadata import distributions
+
+        found = {
+            (d.metadata["Name"] or "").lower().replace("_", "-"): d.version
+            for d in distributions(path=[str(self.target)])
+        }
+        for row, (mod, _pip_req, _deb) in enumerate(self.missing):
+            version_here = found.get(mod.lower().replace("_", "-"))
+            if version_here:
+                text = tr("{version} (after a restart)").format(version=version_here)
+                self.table.setItem(row, 2, QTableWidgetItem(text))

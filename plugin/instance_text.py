@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import html
 import json
+import string
 
-from scoring.vocab import Task, Verdict
+from scoring.vocab import Form, Task, Verdict
 
 from .i18n import tr
-from .layers import FAIL_COLOR, PASS_COLOR
+from .styles import FAIL_COLOR, PASS_COLOR
 
-CHOICE_LETTERS = "ABCD"
+CHOICE_LETTERS = string.ascii_uppercase
 SUCCESS_VERDICTS = (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
 
 
-def instance_html(inst: dict, reveal: bool) -> str:
+def instance_html(inst: dict, reveal: bool, form: str = Form.MCQ) -> str:
+    """The instance as the chosen QA form asks it: its choices only in the MCQ form."""
     paragraphs = [
         f"<b>{html.escape(inst['id'])}</b> — {html.escape(inst.get('relation', ''))} "
         f"({html.escape(inst.get('family', ''))}, {html.escape(inst.get('task', ''))})"
@@ -23,20 +25,19 @@ def instance_html(inst: dict, reveal: bool) -> str:
     if inst.get("task") == Task.EDIT:
         paragraphs.append(html.escape(inst.get("instruction", "")).replace("\n", "<br>"))
     else:
-        paragraphs += _question_paragraphs(inst)
+        paragraphs += _question_paragraphs(inst, form)
     if reveal:
         paragraphs.append(_reference_html(inst))
     return "<p>" + "</p><p>".join(paragraphs) + "</p>"
 
 
-def _question_paragraphs(inst: dict) -> list[str]:
+def _question_paragraphs(inst: dict, form: str) -> list[str]:
     out = [html.escape(inst.get("question", ""))]
     choices = inst.get("choices") or []
-    if choices:
+    if choices and form == Form.MCQ:  # every choice, lettered as the model reads them
         out.append(
             "<br>".join(
-                f"{CHOICE_LETTERS[i]}. {html.escape(str(choice))}"
-                for i, choice in enumerate(choices[: len(CHOICE_LETTERS)])
+                f"<b>{CHOICE_LETTERS[i]}.</b> {html.escape(str(choice))}" for i, choice in enumerate(choices)
             )
         )
     answerable = inst.get("answerable") or {}
@@ -77,7 +78,8 @@ def verdict_html(verdict: dict) -> str:
 
 
 def constraints_html(views, verdict: dict | None) -> str:
-    """One line per constraint (✔/✘, its text, the measured value), under the verdict if any."""
+    """Per constraint: ✔ / ✘, what it requires and what was found (a sentence), under the verdict
+    if any."""
     rows = [verdict_html(verdict)] if verdict is not None else []
     for view in views:
         mark = "✔" if view.passed else "✘"
@@ -85,6 +87,7 @@ def constraints_html(views, verdict: dict | None) -> str:
         error = f" <i>({html.escape(view.error)})</i>" if view.error else ""
         rows.append(
             f"<span style='color:{color}'><b>{mark} #{view.index + 1}</b></span> "
-            f"{html.escape(view.text)} — {tr('measured')}: <b>{html.escape(view.measured_text)}</b>{error}"
+            f"{html.escape(view.text)}<br>&nbsp;&nbsp;&nbsp;→ {tr('found')}: "
+            f"<b>{html.escape(view.sentence)}</b>{error}"
         )
     return "<br>".join(rows)

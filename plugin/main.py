@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from qgis.core import QgsApplication
-from qgis.PyQt.QtCore import QCoreApplication, Qt
+from qgis.PyQt.QtCore import QCoreApplication
 from qgis.PyQt.QtWidgets import QAction
 
+from . import memory
 from .dock import SpatialGapDock
 from .i18n import install_translator, tr
 from .icons import icon
@@ -33,11 +34,18 @@ class SpatialGapPlugin:
             self.iface.addPluginToMenu(tr("&Spatial Gap"), action)
         self.iface.addToolBarIcon(dock_action)
         self.actions = [dock_action, settings_action]
+        if memory.dock_was_open():  # the dock reopens as QGIS closed with it
+            self.toggle_dock(True)
 
     def ensure_dock(self):
         if self.dock is None:
             self.dock = SpatialGapDock(self.iface, self, self.iface.mainWindow())
-            self.iface.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+            # Where it was last time, with the benchmark, filters and choices it had.
+            self.iface.addDockWidget(memory.dock_area(), self.dock)
+            memory.restore_floating(self.dock)
+            self.dock.memory.restore()
+            if self.actions:
+                self.dock.visibilityChanged.connect(self.actions[0].setChecked)
         return self.dock
 
     def toggle_dock(self, checked=True):
@@ -51,6 +59,7 @@ class SpatialGapPlugin:
 
     def unload(self):
         if self.dock is not None:
+            self.dock.memory.restoring = True  # unloading hides the dock: not the user's close
             self.dock.cancel_tasks()
             self.iface.removeDockWidget(self.dock)
             self.dock.deleteLater()

@@ -19,6 +19,7 @@ from qgis.core import (
     QgsProcessingOutputBoolean,
     QgsProcessingOutputFile,
     QgsProcessingOutputNumber,
+    QgsProcessingParameterBoolean,
     QgsProcessingParameterFeatureSink,
     QgsProcessingParameterFeatureSource,
     QgsProcessingParameterFile,
@@ -26,6 +27,7 @@ from qgis.core import (
     QgsProcessingParameterNumber,
     QgsProcessingParameterString,
     QgsProcessingProvider,
+    QgsProcessingUtils,
     QgsProject,
     QgsWkbTypes,
 )
@@ -36,9 +38,12 @@ from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
 from scoring.explain import explain_constraints
 
+from .constraint_layers import constraint_features, style_constraint_layer
+from .help import readme_url
 from .i18n import tr
 from .icons import icon
-from .layers import constraint_features, scene_feature, to_shapely
+from .layer_util import scene_feature, to_shapely
+from .run_choice import run_info
 
 try:
     _FOLDER = QgsProcessingParameterFile.Behavior.Folder
@@ -52,15 +57,23 @@ except AttributeError:
     _INT = QgsProcessingParameterNumber.Integer
 
 
+PROCESSING_SECTION = "the-qgis-plugin"
+
+
 class _SpatialGapAlgorithm(QgsProcessingAlgorithm):
     def createInstance(self):  # noqa: N802
         return type(self)()
 
+    # No group: the provider is already "Spatial Gap", a group of the same name would nest it
+    # twice in the toolbox.
     def group(self):
-        return tr("Spatial Gap")
+        return ""
 
     def groupId(self):  # noqa: N802
-        return "spatialgap"
+        return ""
+
+    def helpUrl(self):  # noqa: N802
+        return readme_url(PROCESSING_SECTION)
 
     def icon(self):
         return icon()
@@ -182,14 +195,23 @@ class ScoreRun(_SpatialGapAlgorithm):
     def shortHelpString(self):  # noqa: N802
         return tr(
             "Scores a run directory (predictions.jsonl + manifest.json) against its benchmark and "
-            "writes verdicts, summary tables and an HTML report."
+            "writes verdicts, summary tables and an HTML report. The run is scored on the samples "
+            "it answered and its coverage (answered / total) is reported, unless unanswered "
+            "samples are to count as errors."
         )
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), _FOLDER))
         self.addParameter(QgsProcessingParameterFile("RUN", tr("Run directory"), _FOLDER))
+        self.addParameter(
+            QgsProcessingParameterBoolean(
+                "COUNT_UNSENT", tr("Count samples the run never answered as errors"), defaultValue=False
+            )
+        )
         self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Results directory")))
         self.addOutput(QgsProcessingOutputFile("REPORT", tr("HTML report")))
+        self.addOutput(QgsProcessingOutputNumber("ANSWERED", tr("Samples answered")))
+        self.addOutput(QgsProcessingOutputNumber("TOTAL", tr("Samples in the run's scope")))
 
     def process(self, parameters, context, feedback):
         # The report writer loads matplotlib and scipy: only when a run is scored.
@@ -198,9 +220,14 @@ class ScoreRun(_SpatialGapAlgorithm):
         bench = self.parameterAsFile(parameters, "BENCH", context)
         run = self.parameterAsFile(parameters, "RUN", context)
         out = Path(self.parameterAsString(parameters, "OUTPUT", context))
-        score_runs(bench, [run], out)
+        info = run_info(Path(run), Benchmark.open(bench).all_instances())
+        feedback.pushInfo(
+            tr("{name}: {coverage} answered").format(name=Path(run).name, coverage=info.coverage)
+        )
+        count_unsent = self.parameterAsBoolean(parameters, "COUNT_UNSENT", context)
+        score_runs(bench, [run], out, only_recorded=not count_unsent)
         report = write_report([out], out / "report.html")
-        return {"OUTPUT": str(out), "REPORT": str(report)}
+        return {"OUTPUT": str(out), "REPORT": str(report), "ANSWERED": info.answered, "TOTAL": info.total}
 
 
 REPORT_FIELDS = (
@@ -245,7 +272,12 @@ class CheckEdit(_SpatialGapAlgorithm):
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), _FOLDER))
-        self.addParameter(QgsProcessingParameterString("INSTANCE", tr("Edit instance id")))
+        instance = QgsProcessingParameterString("INSTANCE", tr("Edit instance id"))
+        # A picker over the chosen benchmark's edit instances (imported here: Processing's GUI).
+        from .instance_picker import InstancePickerWrapper
+
+        instance.setMetadata({"widget_wrapper": {"class": InstancePickerWrapper}})
+        self.addParameter(instance)
         self.addParameter(
             QgsProcessingParameterFeatureSource(
                 "EDITED", tr("Edited layer"), [QgsProcessing.TypeVectorAnyGeometry]
@@ -319,12 +351,25 @@ class CheckEdit(_SpatialGapAlgorithm):
             "ALL_PASSED": all(view.passed for view in views),
             "PASSED": sum(1 for view in views if view.passed),
         }
-        results.update(self._write_parts(parameters, context, views, crs))
+        written = self._write_parts(parameters, context, views, crs)
+        results.update(written)
+        # Styled as the dock draws them, once the sinks are complete (postProcessAlgorithm).
+        self._to_style = {
+            sink_id: (kind, {(a[3], a[5]) for a, _ in constraint_features(views)[kind]})
+            for kind, sink_id in ((KIND_OF[key], sink_id) for key, sink_id in written.items())
+        }
         for view in views:
             feedback.pushInfo(
                 f"#{view.index + 1} {'pass' if view.passed else 'FAIL'} ({view.measured_text}): {view.text}"
             )
         return results
+
+    def postProcessAlgorithm(self, context, feedback):  # noqa: N802
+        for sink_id, (kind, present) in getattr(self, "_to_style", {}).items():
+            layer = QgsProcessingUtils.mapLayerFromString(sink_id, context)
+            if layer is not None:
+                style_constraint_layer(layer, kind, present)
+        return {}
 
     def _write_parts(self, parameters, context, views, crs) -> dict[str, str]:
         """The constraint drawings into the optional point / line / polygon sinks."""
@@ -349,6 +394,9 @@ class CheckEdit(_SpatialGapAlgorithm):
                 sink.addFeature(part, QgsFeatureSink.FastInsert)
             written[key] = sink_id
         return written
+
+
+KIND_OF = {"POINTS": "point", "LINES": "line", "POLYGONS": "polygon"}
 
 
 def _edited_feature(source, target: str) -> QgsFeature:

@@ -6,13 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
+from qgis.PyQt.QtCore import QTimer
 
 from . import layers
 from .i18n import tr
 
 # The constraint drawings may reach this multiple of the features' own frame, no further: a loose
 # displacement limit is a disc hundreds of metres wide.
-CONSTRAINT_FRAME_CAP = 3.0
+CONSTRAINT_FRAME_CAP = 1.6
+# Framing: a margin of this fraction of the frame's larger side on every side, at least
+# MIN_PAD_M, and never a frame smaller than MIN_SIDE_M (a lone point or a 2 m kiosk).
+MARGIN_FRACTION = 0.08
+MIN_PAD_M = 10.0
+MIN_SIDE_M = 60.0
 
 
 class SceneView:
@@ -57,7 +63,9 @@ class SceneView:
         assert self.group is not None
         return layers.replace_group(name, self.group)
 
-    def draw_constraints(self, inst: dict, views, edited_scene: dict | None, title: str) -> None:
+    def draw_constraints(
+        self, inst: dict, views, edited_scene: dict | None, title: str, zoom: bool = True
+    ) -> None:
         """The edited target (if any) beside the ghost of F0, and the constraint drawings."""
         if self.group is None:
             return
@@ -78,9 +86,10 @@ class SceneView:
             )
         drawn = layers.constraint_layers(inst, views, group)
         layers.collapse_legends(group)
-        self.zoom_to(self.scene_layers + edits + drawn, margin=1.1, cap_layers=self.scene_layers + edits)
+        if zoom:  # not while the analyst is moving F0
+            self.zoom_to(self.scene_layers + edits + drawn, cap_layers=self.scene_layers + edits)
 
-    def zoom_to(self, shown, margin: float = 1.25, cap_layers=None) -> None:
+    def zoom_to(self, shown, cap_layers=None) -> None:
         canvas = self.iface.mapCanvas() if self.iface is not None else None
         if canvas is None or not shown:
             return
@@ -89,12 +98,34 @@ class SceneView:
             cap = _extent(cap_layers)
             cap.scale(CONSTRAINT_FRAME_CAP)
             extent = extent.intersect(cap)
-        if extent.isEmpty() or extent.width() == 0:
-            extent.grow(50.0)
-        extent.scale(margin)
         canvas.setDestinationCrs(QgsProject.instance().crs())
-        canvas.setExtent(extent)
+        frame = framed(extent)
+        canvas.setExtent(frame)
         canvas.refresh()
+        # QGIS zooms to the full extent of the first layers added to an empty project (the OSM
+        # context, 150 m wider on every side) once control returns to the event loop: frame again.
+        QTimer.singleShot(0, lambda: _reframe(canvas, frame))
+
+
+def _reframe(canvas, frame: QgsRectangle) -> None:
+    try:
+        shown = canvas.extent()
+        tight = shown.width() <= frame.width() * 1.01 or shown.height() <= frame.height() * 1.01
+        if not (shown.contains(frame) and tight):
+            canvas.setExtent(frame)
+            canvas.refresh()
+    except RuntimeError:  # the canvas is gone (QGIS closing)
+        pass
+
+
+def framed(extent: QgsRectangle) -> QgsRectangle:
+    """The extent with a margin proportional to its size (whatever that size), at least MIN_SIDE_M
+    wide and high."""
+    pad = max(MARGIN_FRACTION * max(extent.width(), extent.height()), MIN_PAD_M)
+    cx, cy = extent.center().x(), extent.center().y()
+    half_w = max(extent.width() / 2 + pad, MIN_SIDE_M / 2)
+    half_h = max(extent.height() / 2 + pad, MIN_SIDE_M / 2)
+    return QgsRectangle(cx - half_w, cy - half_h, cx + half_w, cy + half_h)
 
 
 def _extent(shown) -> QgsRectangle:

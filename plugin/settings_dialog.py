@@ -27,6 +27,7 @@ from scoring.runner.transport import TransportError
 
 from .auth import read_key, remove_key, store_key
 from .endpoints import Endpoint, load_endpoints, save_endpoints
+from .help import add_help, readme_url
 from .i18n import tr
 from .transport import QgisTransport
 
@@ -121,6 +122,7 @@ class EndpointsDialog(QDialog):
         bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
         bb.accepted.connect(self.save)
         bb.rejected.connect(self.reject)
+        add_help(bb, lambda: readme_url("running-models"))
         right.addWidget(bb)
         lay.addLayout(right)
         self._row = -1

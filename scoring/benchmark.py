@@ -101,6 +101,11 @@ class Benchmark:
             raise InputError(f"{self.path / 'manifest.json'}: invalid manifest (needs crs.epsg)") from None
 
     @property
+    def protocol(self) -> str:
+        """The protocol the benchmark was built under (scoring.vocab.Protocol; older builds: ours)."""
+        return str(self.manifest.get("protocol") or "spatialgap")
+
+    @property
     def city(self) -> str:
         return str(self.manifest.get("city") or self.path.name)
 
@@ -132,3 +137,10 @@ class Benchmark:
     @property
     def maps_dir(self) -> Path:
         return self.path / "maps"
+
+
+def edit_reply_form(instance: dict | None, modality: str) -> str:
+    """The reply form an instance asks for in a modality: "operations" (our protocol) or
+    "pixel_geometry" (the paper protocol's map-image edits)."""
+    forms = (instance or {}).get("edit_reply") or {}
+    return str(forms.get(modality, "operations")) if isinstance(forms, dict) else "operations"

@@ -1,8 +1,8 @@
 """Stage 3 — feature pools -> scenes + oracle answers -> instances (`spatialgap build`).
 
 Work is split into shards, one per (relation, task); every instance slot is a pure function of
-(pools, seed, relation, task, slot index), so shards can run on any worker (here a process pool;
-later Dask) and the same input and seed give byte-identical files.
+(pools, seed, relation, task, slot index), so shards can run on any worker (scoring.execute: a
+process pool or a Dask cluster) and the same input and seed give byte-identical files.
 """
 
 from __future__ import annotations
@@ -11,12 +11,10 @@ import argparse
 import hashlib
 import json
 import logging
-import multiprocessing as mp
 import os
 import platform
 import random
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,18 +22,24 @@ from pathlib import Path
 
 from scoring import __version__
 from scoring.errors import InputError, OutputError
+from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
 from scoring.extract import load_pools
 from scoring.files import sha256_file, write_atomic, write_json_atomic
-from scoring.pools import FeaturePools, PoolFeature
+from scoring.framing import MAP_FRAME
+from scoring.mapsets import MAP_SETS
+from scoring.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
 from scoring.relations import CATALOGUE
 from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
-from scoring.vocab import MODALITIES
+from scoring.relations.paper import apply_protocol
+from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
+SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall
+CONSTRUCT_TRIES = 400  # anchors a slot's construction pass may look at
 
 
 def dumps(obj) -> str:
@@ -67,21 +71,46 @@ def build_slot(
     k: int,
     n_slots: int,
     anchors: list[PoolFeature] | None = None,
+    protocol: str = "spatialgap",
+    seen: set[str] | None = None,
 ) -> tuple[dict | None, int]:
-    """Instance number k of (relation, task): (instance or None, attempts)."""
+    """Instance number k of (relation, task): (instance or None, attempts). A candidate whose
+    key is in `seen` (an earlier slot's instance) is skipped like an invalid one."""
     rel = CATALOGUE[code]
     anchors = anchors if anchors is not None else anchor_order(pools, code, seed)
     if not anchors:
         return None, 0
     builder = rel.build_qa if task == "qa" else rel.build_edit
     tries = min(TRIES_PER_SLOT, max(len(anchors), 1))
-    for j in range(tries):
-        anchor = anchors[(k + j * n_slots) % len(anchors)]
-        rng = random.Random(_seed_for(seed, pools.city, code, task, k, j))
-        item = builder(BuildContext(pools, rng), anchor)
-        if item is not None:
-            return to_instance(pools, code, task, k, item), j + 1
-    return None, tries
+    # Natural cases first; where a slot finds none, controlled constructions derived from real
+    # features (recorded in provenance) for the relations that have them.
+    attempts = 0
+    for construct in (False, True) if rel.constructs else (False,):
+        # A construction pass looks further down the anchors: most refusals there are instant
+        # (a road too short), and the few usable anchors may be far apart in the order.
+        for j in range(min(CONSTRUCT_TRIES, len(anchors)) if construct else tries):
+            attempts += 1
+            # (the construction pass walks every anchor from k: a stride of n_slots would visit
+            # only the anchors congruent to k when n_slots divides their number)
+            anchor = anchors[((k + j) if construct else (k + j * n_slots)) % len(anchors)]
+            parts = (seed, pools.city, code, task, k, j) + (("construct",) if construct else ())
+            rng = random.Random(_seed_for(*parts))
+            item = builder(BuildContext(pools, rng, protocol, construct), anchor)
+            if item is not None:
+                inst = to_instance(pools, code, task, k, item)
+                prng = random.Random(_seed_for(seed, pools.city, code, task, k, "protocol"))
+                inst = apply_protocol(inst, protocol, prng, k)
+                if seen is not None and instance_key(inst) in seen:
+                    continue
+                return inst, attempts
+    return None, attempts
+
+
+def instance_key(inst: dict) -> str:
+    """Two instances with this key ask the same thing about the same scene."""
+    return hashlib.sha256(
+        dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()
+    ).hexdigest()
 
 
 def to_instance(pools: FeaturePools, code: str, task: str, k: int, item) -> dict:
@@ -141,28 +170,31 @@ class Shard:
     task: str
     n: int
     seed: int
+    protocol: str = "spatialgap"
 
 
 def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
     pools = pools or _POOLS
     if pools is None:
         raise RuntimeError("run_shard: no feature pools given or loaded in this worker")
+    pools = pools.for_task(shard.task)  # QA and editing draw from separate pools
     rel = CATALOGUE[shard.code]
     missing = [k for k in rel.needs if not pools.features.get(k)]
+    absent = None if missing or rel.requires is None else rel.requires(pools)
     t0 = time.perf_counter()
     instances, attempts, failed = [], 0, 0
-    if not missing:
+    if not missing and not absent:
         anchors = anchor_order(pools, shard.code, shard.seed)
-        seen = set()
+        seen: set[str] = set()
         for k in range(shard.n):
-            inst, tries = build_slot(pools, shard.code, shard.task, shard.seed, k, shard.n, anchors)
+            inst, tries = build_slot(
+                pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen
+            )
             attempts += tries
             if inst is None:
                 failed += 1
                 continue
-            key = hashlib.sha256(
-                dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()
-            ).hexdigest()
+            key = instance_key(inst)
             if key in seen:
                 failed += 1
                 continue
@@ -178,11 +210,20 @@ def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
     }
     if missing:
         report["shortfall"] = f"the extract has no usable {', '.join(missing)} features"
+    elif absent:
+        report["shortfall"] = f"the extract has no {absent}"
     elif len(instances) < shard.n:
-        report["shortfall"] = (
+        shortfall = (
             f"only {len(instances)} of {shard.n} candidates passed the margins "
             f"and checks ({failed} slots found no valid candidate)"
         )
+        # name the feature classes this task's pool has too few of (Paris: 3 buildings)
+        none = [k for k, v in pools.features.items() if not v]
+        few = [f"{len(v)} {k}" for k, v in pools.features.items() if 0 < len(v) < SCARCE_CLASS]
+        if none or few:
+            said = ([f"no {' or '.join(none)}"] if none else []) + ([f"only {', '.join(few)}"] if few else [])
+            shortfall += f"; the extract has {' and '.join(said)} features for this task"
+        report["shortfall"] = shortfall
     constructed = sum(
         1
         for i in instances
@@ -208,48 +249,55 @@ def build_benchmark(
     jobs: int | None = None,
     force: bool = False,
     progress: bool = True,
+    executor: Executor | None = None,  # where the shards run (default: `jobs` local processes)
+    pool_split: bool = True,
+    vector: str | None = None,  # a GeoJSON / GeoPackage / Shapefile instead of OSM data
+    mapping: str | None = None,  # its mapping to the pools (scoring.vector)
+    protocol: str = "spatialgap",
 ) -> dict:
     out = Path(out)
+    protocol = _check_protocol(protocol)
     _check_output(out, force)
     t0 = time.perf_counter()
-    pools = load_pools(osm, city)
+    if vector is not None or mapping is not None:
+        if vector is None or mapping is None or osm is not None:
+            raise InputError("--vector and --mapping go together, and without --osm")
+        from scoring.vector import load_vector_pools
+
+        pools = load_vector_pools(vector, mapping, city)
+    else:
+        pools = load_pools(osm, city)
+    split = split_pools(pools) if pool_split else unsplit_record(pools)
     t_extract = time.perf_counter() - t0
     codes = relations or sorted(CATALOGUE)
     unknown = [c for c in codes if c not in CATALOGUE]
     if unknown:
         raise InputError(f"unknown relation {unknown[0]} (known: {', '.join(sorted(CATALOGUE))})")
-    shards = [Shard(c, t, n, seed) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0]
-    jobs = jobs or os.cpu_count() or 1
-    results = _map_shards(pools, shards, jobs, progress)
+    shards = [
+        Shard(c, t, n, seed, protocol) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
+    ]
+    results = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
     t_build = time.perf_counter() - t0 - t_extract
 
     qa = [i for r in results if r["report"]["task"] == "qa" for i in r["instances"]]
     edit = [i for r in results if r["report"]["task"] == "edit" for i in r["instances"]]
     reports = [r["report"] for r in results]
     manifest = make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit)
+    manifest["pool_split"] = split
+    manifest["protocol"] = protocol
+    manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
+    manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
     manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
     _write_atomically(out, manifest, qa, edit, pools, force)
     return manifest
 
 
-def _map_shards(pools, shards, jobs, progress):
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(shards), desc="build", unit="shard", disable=not progress, file=sys.stderr)
-    results = []
-    # imap keeps the shards' order, so the files do not depend on which worker finished first.
-    if jobs > 1 and len(shards) > 1:
-        ctx = mp.get_context("fork")
-        with ctx.Pool(jobs, initializer=_init_worker, initargs=(pools,)) as pool:
-            for r in pool.imap(run_shard, shards, chunksize=1):
-                results.append(r)
-                bar.update(1)
-    else:
-        for s in shards:
-            results.append(run_shard(s, pools))
-            bar.update(1)
-    bar.close()
-    return results
+def _map_shards(pools, shards, executor: Executor, progress):
+    # Results come back in the shards' order, so the files do not depend on which worker
+    # finished first; fork hands a local pool the feature pools without pickling them.
+    return list(
+        executor.map(run_shard, shards, shared=pools, desc="build", progress=progress, start_method="fork")
+    )
 
 
 def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
@@ -282,7 +330,7 @@ def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
             "pools": pools.counts(),
             "thresholds": pools.thresholds.as_dict(),
             "stats": pools.stats,
-            "attribution": "Map data © OpenStreetMap contributors, ODbL 1.0",
+            "attribution": pools.stats.get("attribution", "Map data © OpenStreetMap contributors, ODbL 1.0"),
         },
         "versions": {
             "geos": shapely.geos_version_string,
@@ -294,6 +342,13 @@ def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
         },
         "build_report": reports,
     }
+
+
+def _check_protocol(protocol: str) -> str:
+    try:
+        return str(Protocol(protocol))
+    except ValueError:
+        raise InputError(f"unknown protocol {protocol!r} (expected {' or '.join(PROTOCOLS)})") from None
 
 
 def _check_output(out: Path, force: bool) -> None:
@@ -328,6 +383,7 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
         for name, text in files.items():
             write_atomic(tmp / name, text)
         manifest["files"] = {name: sha256_file(tmp / name) for name in sorted(files)}
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the partial directory only
         write_json_atomic(tmp / "manifest.json", manifest, indent=1)
         write_atomic(tmp / "build_report.md", build_report_markdown(manifest))
         if out.exists():
@@ -378,10 +434,12 @@ def build_report_markdown(m: dict) -> str:
         f"# Build report: {m['city']}",
         "",
         f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
-        f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}.",
+        f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}, "
+        f"protocol {m.get('protocol', 'spatialgap')}.",
         "",
         f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.",
         "",
+        *_pool_lines(m),
         f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
         f"design); editing instances: {m['counts']['edit']}.",
         "",
@@ -396,6 +454,24 @@ def build_report_markdown(m: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pool_lines(m: dict) -> list[str]:
+    """The QA / editing split, GDAL's warnings while reading, and absent feature classes."""
+    split = m.get("pool_split") or {}
+    lines = [
+        f"Pool split: {split.get('method', 'none')}; QA {split.get('pools', {}).get('qa')}, "
+        f"editing {split.get('pools', {}).get('edit')}.",
+        "",
+    ]
+    warnings = (m["source"].get("stats") or {}).get("gdal_warnings") or {}
+    if warnings:
+        lines += [
+            "GDAL warnings while reading (shown with -v): "
+            + "; ".join(f"{n} × {kind}" for kind, n in sorted(warnings.items())),
+            "",
+        ]
+    return lines
+
+
 # ---------------------------------------------------------------- CLI
 
 
@@ -406,6 +482,12 @@ def add_parser(sub) -> None:
         description="Build QA and editing instances from a real OSM extract.",
     )
     p.add_argument("--osm", help="an .osm.pbf or .osm file (default: the embedded Helsinki extract)")
+    p.add_argument(
+        "--vector",
+        help="a GeoJSON, GeoPackage or Shapefile instead of OSM data (needs --mapping; "
+        "see resources/mappings/)",
+    )
+    p.add_argument("--mapping", help="TOML file mapping the --vector file's layers and attributes to pools")
     p.add_argument("--out", required=True, help="output directory (created atomically)")
     p.add_argument("--city", help="city name (default: from the file name)")
     p.add_argument("--seed", type=int, default=0)
@@ -413,7 +495,20 @@ def add_parser(sub) -> None:
     p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
     p.add_argument("--relations", nargs="+", help="only these relation codes")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    add_executor_args(p)
     p.add_argument("--force", action="store_true", help="replace an existing output directory")
+    p.add_argument(
+        "--no-pool-split",
+        action="store_true",
+        help="let QA and editing draw from the same features (default: separate pools by spatial tiles)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=list(PROTOCOLS),
+        default=str(Protocol.SPATIALGAP),
+        help="spatialgap (default: our own choices) or paper (GeoSpatialBench's protocol: O06 "
+        "attributes on the map only, interval options, topology classes, pixel-geometry edits)",
+    )
     p.add_argument("--no-render", action="store_true", help="skip rendering the map images")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cli)
@@ -422,6 +517,11 @@ def add_parser(sub) -> None:
 def _cli(args: argparse.Namespace) -> int:
     if args.qa < 0 or args.edit < 0:
         raise InputError("--qa and --edit must be >= 0")
+    with executor_from_args(args, args.jobs) as executor:
+        return _build_then_render(args, executor)
+
+
+def _build_then_render(args: argparse.Namespace, executor: Executor) -> int:
     m = build_benchmark(
         args.osm,
         Path(args.out),
@@ -433,6 +533,11 @@ def _cli(args: argparse.Namespace) -> int:
         args.jobs,
         args.force,
         progress=not args.no_progress,
+        executor=executor,
+        pool_split=not args.no_pool_split,
+        vector=args.vector,
+        mapping=args.mapping,
+        protocol=args.protocol,
     )
     print(
         f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "
@@ -444,6 +549,6 @@ def _cli(args: argparse.Namespace) -> int:
         # The next stage, for the command only: the builder itself never needs matplotlib.
         from scoring.render import render_benchmark
 
-        render_benchmark(Path(args.out), jobs=args.jobs or os.cpu_count(), progress=not args.no_progress)
+        render_benchmark(Path(args.out), progress=not args.no_progress, executor=executor)
         print(f"rendered maps into {Path(args.out) / 'maps'}")
     return 0

@@ -22,6 +22,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.render.cli": ("render",),  # instances -> rendered maps
     "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
+    "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
     "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
 }

@@ -8,6 +8,9 @@ Edit JSON form (documented in the relation reference and the prompts):
         {"op": "scale", "factor": <positive>, "origin": [x, y] | "centroid"},
         {"op": "set_attribute", "name": <str>, "value": <scalar>}]}
 Operations apply in order; "centroid" is the target's centroid at the time of that operation.
+The edited geometry is then snapped to the 1 cm grid, like every scene geometry, before any
+fact is computed on it (`snap_edited`): the builder's reference edits, the scorer and the
+explanations all measure what a re-read GeoJSON of the edited scene would hold.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+import shapely
 from shapely import affinity
 from shapely.geometry.base import BaseGeometry
 
-from scoring.scene import Scene
+from scoring.scene import Scene, snap
 from scoring.vocab import EDIT_OPS, EditOp
 from scoring.wording import Wording, one_of
 
@@ -123,6 +128,21 @@ def apply_geometry_ops(geom: BaseGeometry, operations: list[dict]) -> BaseGeomet
     return geom
 
 
+def snap_edited(geom: BaseGeometry) -> BaseGeometry:
+    """An edited geometry on the scene's 1 cm grid (the one rule for facts after an edit): its
+    coordinates rounded to 2 decimals in place, exactly what its GeoJSON would carry, so vertex
+    order is kept and snapping twice changes nothing; GEOS's grid snapping only where plain
+    rounding would make the geometry invalid."""
+    # k / 100 with k the nearest integer: the same double as Python's round(x, 2), vectorised
+    rounded = shapely.set_coordinates(geom, np.rint(shapely.get_coordinates(geom) * 100.0) / 100.0)
+    if not rounded.is_empty and (rounded.geom_type == "Point" or rounded.is_valid):
+        return rounded
+    snapped = snap(geom)
+    if snapped.is_empty:
+        raise EditError("the edit collapses the geometry on the 1 cm grid")
+    return snapped
+
+
 def apply_edit(
     scene: Scene, target: str, edit: dict, allowed: tuple[str, ...] | tuple[EditOp, ...] = OPS
 ) -> EditResult:
@@ -153,5 +173,6 @@ def apply_edit(
     after = apply_geometry_ops(before, ops)
     if after.is_empty:
         raise EditError("the edit leaves an empty geometry")
+    after = snap_edited(after)
     changed_geom = not after.equals_exact(before, 1e-9)
     return EditResult(scene.replace(target, geom=after, props=props), changed_geom, changed_attr)

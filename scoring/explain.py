@@ -27,7 +27,13 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from scoring.edits import EditError, apply_geometry_ops
-from scoring.facts import FactError, check_constraint, constraint_scene, describe_constraint
+from scoring.facts import (
+    DIRECTION_WORDS,
+    FactError,
+    check_constraint,
+    constraint_scene,
+    describe_constraint,
+)
 from scoring.oracle import MEASURES, Drawing
 from scoring.oracle.drawing import draw_features
 from scoring.scene import Scene
@@ -46,11 +52,17 @@ class ConstraintView:
     unit: str | None = None
     error: str | None = None
     parts: list[tuple[str, BaseGeometry]] = field(default_factory=list)
+    constraint: dict = field(default_factory=dict)
 
     @property
     def measured_text(self) -> str:
         """The measured value as shown on a map label."""
         return format_value(self.measured, self.unit)
+
+    @property
+    def sentence(self) -> str:
+        """What was measured, said as a sentence ("F0 is not within 20 m of F2")."""
+        return measured_sentence(self.constraint, self.measured, self.unit)
 
     @property
     def label(self) -> str:
@@ -86,6 +98,37 @@ def format_value(v: Any, unit: str | None = None) -> str:
     return str(v)
 
 
+# Measures whose value depends on which way a line runs (first vertex to last): maps draw those
+# lines with their direction.
+DIRECTED_MEASURES = frozenset({"along_position", "along_order", "side_of_line"})
+
+
+def measured_sentence(c: dict, measured: Any, unit: str | None = None) -> str:
+    """The constraint's statement with the measured value in place of the required one:
+    "F0 is not within 20 m of F2", "the minimum distance between F0 and F1 is 12.34 m"."""
+    if measured is None or not c:
+        return f"{_describe(c) if c else 'constraint'}: not measured"
+    m = c.get("measure", "")
+    args = c.get("args") or []
+    if m in ("direction4", "direction8") and len(args) == 2:
+        # The short form: the sector bounds belong to the instruction, not to a map label.
+        return f"{args[1]} lies {DIRECTION_WORDS.get(str(measured), measured)} of {args[0]}"
+    kind = MEASURES[m].kind if m in MEASURES else ""
+    value = format_value(measured, unit) if kind in ("number", "angle") else measured
+    if m == "bearing" and len(args) == 2:
+        return f"the bearing from {args[0]} to {args[1]} is {value}"
+    try:
+        return describe_constraint({**c, "op": "is", "value": value})
+    except (KeyError, TypeError, ValueError, IndexError):
+        return f"{m.replace('_', ' ')}: {format_value(measured, unit)}"
+
+
+def directed_lines(instance: dict) -> set[str]:
+    """The features of an instance whose direction its question or constraints use."""
+    statements = [*(instance.get("facts") or []), *(instance.get("constraints") or [])]
+    return {s["args"][0] for s in statements if s.get("measure") in DIRECTED_MEASURES and s.get("args")}
+
+
 def explain_constraints(
     instance: dict, edited_scene: dict | Scene | None = None, *, results: list[dict] | None = None
 ) -> list[ConstraintView]:
@@ -105,7 +148,9 @@ def explain_constraints(
     views = []
     for i, c in enumerate(instance.get("constraints") or []):
         unit = c.get("unit") or (MEASURES[c["measure"]].unit if c.get("measure") in MEASURES else None)
-        view = ConstraintView(i, _describe(c), c.get("measure", "?"), c.get("op", "?"), False, None, unit)
+        view = ConstraintView(
+            i, _describe(c), c.get("measure", "?"), c.get("op", "?"), False, None, unit, constraint=c
+        )
         if i in by_index:
             view.passed, view.measured = bool(by_index[i].get("passed")), by_index[i].get("measured")
         else:

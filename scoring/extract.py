@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -122,7 +125,41 @@ def _open_osm(path: Path):
     return ds
 
 
-def _read_raw(path: Path) -> list[tuple[str, dict, bytes]]:
+@contextmanager
+def gdal_warnings(stats: dict) -> Iterator[list[str]]:
+    """GDAL's own warnings ("Non closed ring detected", ...) go to the log (shown with -v), not
+    raw to the terminal, and are counted per kind in `stats["gdal_warnings"]` for the build
+    report. Errors still raise where GDAL raises them (gdal.UseExceptions); the messages of
+    those it only reports (a driver failing while reading) are collected in the yielded list."""
+    from osgeo import gdal
+
+    counts: dict[str, int] = {}
+    stats["gdal_warnings"] = counts  # afresh: a retried read counts its own warnings only
+
+    failures: list[str] = []
+
+    def handler(err_class, _err_no, message):
+        if err_class in (gdal.CE_Failure, gdal.CE_Fatal):
+            failures.append(str(message).strip())
+        elif err_class == gdal.CE_Warning:
+            kind = _warning_kind(message)
+            counts[kind] = counts.get(kind, 0) + 1
+            log.info("GDAL warning: %s", message.strip())
+
+    gdal.PushErrorHandler(handler)
+    try:
+        yield failures
+    finally:
+        gdal.PopErrorHandler()
+
+
+def _warning_kind(message: str) -> str:
+    """A warning's kind: its first sentence, numbers replaced (one kind per message template)."""
+    first = message.strip().split(". ")[0].rstrip(".")
+    return re.sub(r"\d+", "N", first)[:120]
+
+
+def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, bytes]]:
     """All (layer, fields, WKB in WGS84) records, read with interleaved reading.
 
     Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it.
@@ -131,23 +168,9 @@ def _read_raw(path: Path) -> list[tuple[str, dict, bytes]]:
 
     for custom_indexing in ("YES", "NO"):
         gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
-        records: list[tuple[str, dict, bytes]] = []
         try:
-            ds = _open_osm(path)
-            while True:
-                feat, layer = ds.GetNextFeature(include_layer=True)
-                if feat is None:
-                    break
-                name = layer.GetName()
-                if name not in ("points", "lines", "multipolygons"):
-                    continue
-                g = feat.GetGeometryRef()
-                if g is None:
-                    continue
-                fields = {k: v for k, v in feat.items().items() if v not in (None, "")}
-                records.append((name, fields, bytes(g.ExportToWkb())))
-            ds = None
-            return records
+            with gdal_warnings(stats if stats is not None else {}):
+                return _read_records(path)
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
                 log.info("unsorted node ids in %s: retrying with OSM_USE_CUSTOM_INDEXING=NO", path)
@@ -158,6 +181,25 @@ def _read_raw(path: Path) -> list[tuple[str, dict, bytes]]:
     raise InputError(f"{path}: cannot read OSM data")
 
 
+def _read_records(path: Path) -> list[tuple[str, dict, bytes]]:
+    records: list[tuple[str, dict, bytes]] = []
+    ds = _open_osm(path)
+    while True:
+        feat, layer = ds.GetNextFeature(include_layer=True)
+        if feat is None:
+            break
+        name = layer.GetName()
+        if name not in ("points", "lines", "multipolygons"):
+            continue
+        g = feat.GetGeometryRef()
+        if g is None:
+            continue
+        fields = {k: v for k, v in feat.items().items() if v not in (None, "")}
+        records.append((name, fields, bytes(g.ExportToWkb())))
+    ds = None
+    return records
+
+
 def _quantile(values: list[float], q: float, default: float) -> float:
     if not values:
         return default
@@ -165,27 +207,40 @@ def _quantile(values: list[float], q: float, default: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def load_pools(path: Path | str | None = None, city: str | None = None) -> FeaturePools:
-    """Read an OSM extract into feature pools in the city's UTM CRS."""
-    path = Path(path) if path is not None else default_osm_path()
+def check_readable(path: Path) -> None:
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if not path.is_file() or not os.access(path, os.R_OK):
         raise InputError(f"{path}: not a readable file")
     if path.stat().st_size == 0:
         raise InputError(f"{path}: empty file")
+
+
+def load_pools(path: Path | str | None = None, city: str | None = None) -> FeaturePools:
+    """Read an OSM extract into feature pools in the city's UTM CRS."""
+    path = Path(path) if path is not None else default_osm_path()
+    check_readable(path)
     city = city or path.name.split(".")[0].lower()
-    raw = _read_raw(path)
+    stats: dict = {}
+    raw = _read_raw(path, stats)
     if not raw:
         raise InputError(f"{path}: the extract holds no OSM features")
+    return pools_from_records(raw, path, city, stats)
 
+
+def pools_from_records(
+    raw: list[tuple[str, dict, bytes]], path: Path, city: str, stats: dict
+) -> FeaturePools:
+    """Feature pools from (layer, OSM-style fields, WKB in WGS 84) records: the OSM reader's
+    records, or any vector file's through its mapping (scoring.vector). A record's `_uid`
+    field, when set, names the feature instead of its OSM type and id."""
     # Broken OSM rings (2-point rings from clipped relations) come back as None: dropped below.
     wgs84 = shapely.from_wkb([w for _, _, w in raw], on_invalid="ignore")
     minx, miny, maxx, maxy = shapely.total_bounds(wgs84)
     crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
     to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
 
-    stats: dict = {"read": len(raw)}
+    stats["read"] = len(raw)
     roads, buildings, areas, pois = [], [], [], []
     water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
     for (layer, fields, _), lonlat in zip(raw, wgs84, strict=False):
@@ -200,7 +255,8 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
         if layer == "points":
             if any(k in fields for k in POI_KEYS):
                 props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
-                pois.append(PoolFeature(f"node/{fields['osm_id']}", "poi", snap_to_grid(geom), props))
+                uid = fields.get("_uid") or f"node/{fields['osm_id']}"
+                pois.append(PoolFeature(uid, "poi", snap_to_grid(geom), props))
         elif layer == "lines":
             if fields.get("natural") == "coastline":
                 coast_lines.append(geom)
@@ -215,9 +271,10 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
                     lay = _int_or_none(fields.get("layer"))
                     if lay is not None:
                         props["layer"] = lay
-                    roads.append(PoolFeature(f"way/{fields['osm_id']}", "road", line, props))
+                    uid = fields.get("_uid") or f"way/{fields['osm_id']}"
+                    roads.append(PoolFeature(uid, "road", line, props))
         else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
-            uid = (
+            uid = fields.get("_uid") or (
                 f"way/{fields['osm_way_id']}"
                 if fields.get("osm_way_id")
                 else f"relation/{fields.get('osm_id')}"
@@ -268,7 +325,7 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
         "poi": pois,
     }
     for kind in POOL_KINDS:  # stable order, independent of GDAL's reading order
-        pools[kind].sort(key=lambda f: (int(f.uid.split("/")[1]), f.uid))
+        pools[kind].sort(key=_uid_order)
         pools[kind] = _dedupe(pools[kind])
     stats["filtered_out"] = {
         "road": len(roads) - len(pools["road"]),
@@ -280,7 +337,7 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
         raise InputError(
             f"{path}: extract too small: {total} usable features " f"(need at least {MIN_FEATURES})"
         )
-    water.sort(key=lambda f: (int(f.uid.split("/")[1]), f.uid))
+    water.sort(key=_uid_order)
     water = _dedupe(water)
     sea = sea_from_coastline(coast_lines, coast_rings, pools)
     return FeaturePools(
@@ -293,6 +350,12 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
         stats=stats,
         context={"water": sea + water},
     )
+
+
+def _uid_order(f: PoolFeature) -> tuple:
+    """OSM ids in numeric order; other ids (vector files) after them, as text."""
+    ident = f.uid.rsplit("/", 1)[-1]
+    return (0, int(ident), f.uid) if ident.isdigit() else (1, 0, f.uid)
 
 
 def _extent_area(features: list[PoolFeature]) -> float:

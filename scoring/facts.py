@@ -182,6 +182,7 @@ PREDICATE_PHRASES = {
     "touches": "{a} does {neg}touch {b}",
     "touches_eps": "{a} does {neg}touch {b} (boundaries within {eps:g} m, interiors disjoint)",
     "crosses": "{a} does {neg}cross {b}",
+    "crosses_eps": "{a} does {neg}cross {b} (crossings within {eps:g} m of an endpoint do not count)",
     "within": "{a} is {neg}within {b}",
     "overlaps": "{a} does {neg}overlap {b}",
     "covered_by": "{a} is {neg}covered by {b}",

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from scoring.oracle import EDIT_EPS, MEASURES
 from scoring.paths import RESOURCES_DIR
+from scoring.reference_semantics import semantics_section
 from scoring.relations import CATALOGUE, FAMILIES
 from scoring.relations.base import TOLERANCES
+from scoring.relations.paper import protocol_section
 
 HEADER = """# Spatial Gap relation reference
 
@@ -43,6 +45,8 @@ def render() -> str:
             out.append(f"- **Distractors (MCQ).** {r.distractor_rule}")
             out.append(f"- **Editing constraints.** {r.edit_constraints}")
             out.append(f"- **Anchored on.** {', '.join(r.anchor_kinds)}; needs {', '.join(r.needs)}.\n")
+    out.append(protocol_section())
+    out.append(semantics_section())
     out.append("\n## Fact and constraint vocabulary (oracle measures)\n")
     out.append(
         'A fact is `{"measure", "args" (feature ids), "params", "value", "unit"}`; a '

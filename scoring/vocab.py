@@ -6,7 +6,7 @@ JSON as ``"image"`` and it can key a dict read back from a file.
 >>> Modality("image") is Modality.IMAGE
 True
 >>> [str(m) for m in Modality]
-['geojson', 'image', 'together']
+['geojson', 'image', 'together', 'image-multi', 'image-context']
 >>> Verdict.UNPARSED.counts_as_correct
 False
 """
@@ -29,6 +29,9 @@ class Modality(StrEnum):
     GEOJSON = "geojson"  # the scene as GeoJSON in the task CRS; no image
     IMAGE = "image"  # the annotated 1536x1536 map; no coordinates in the text
     TOGETHER = "together"  # both
+    # Cross-map settings, drawn from the same instances and oracle facts (scoring/mapsets.py):
+    IMAGE_MULTI = "image-multi"  # the scene split over two maps at different scales
+    IMAGE_CONTEXT = "image-context"  # the instance's map among distractor maps of the same city
 
     @property
     def has_image(self) -> bool:
@@ -36,7 +39,17 @@ class Modality(StrEnum):
 
     @property
     def has_coordinates(self) -> bool:
-        return self is not Modality.IMAGE
+        return self in (Modality.GEOJSON, Modality.TOGETHER)
+
+    @property
+    def pixel_edits(self) -> bool:
+        """Edits are replied in the pixels of a map (no coordinates were given)."""
+        return not self.has_coordinates
+
+    @property
+    def map_set(self) -> bool:
+        """Several maps are sent, listed in a map-set file beside the maps."""
+        return self in (Modality.IMAGE_MULTI, Modality.IMAGE_CONTEXT)
 
 
 class QAForm(StrEnum):
@@ -52,6 +65,15 @@ class Form(StrEnum):
     OPEN = "open"
     MCQ = "mcq"
     EDIT = "edit"
+
+
+class Protocol(StrEnum):
+    """Which benchmark protocol a benchmark was built under: our own choices (the default) or the
+    GeoSpatialBench paper's (O06 attributes on the map only, numeric options as adjacent
+    intervals, topology also asked as a class, pixel-geometry edits on the map)."""
+
+    SPATIALGAP = "spatialgap"
+    PAPER = "paper"
 
 
 class Family(StrEnum):
@@ -108,6 +130,7 @@ class AnswerType(StrEnum):
     FEATURE_ID = "feature_id"
     ORDERING = "ordering"
     YES_NO = "yes_no"
+    TOPOLOGY_CLASS = "topology_class"  # a DE-9IM class name (the paper protocol's category form)
     EDIT = "edit"
 
     @property
@@ -128,7 +151,11 @@ _QUANTITIES = frozenset(
 )
 
 TASKS: tuple[Task, ...] = tuple(Task)
+PROTOCOLS: tuple[Protocol, ...] = tuple(Protocol)
 MODALITIES: tuple[Modality, ...] = tuple(Modality)
+# The paper's three modalities: what a sweep runs unless the cross-map ones are asked for.
+BASE_MODALITIES: tuple[Modality, ...] = (Modality.GEOJSON, Modality.IMAGE, Modality.TOGETHER)
+MAP_SET_MODALITIES: tuple[Modality, ...] = tuple(m for m in Modality if m.map_set)
 QA_FORMS: tuple[QAForm, ...] = tuple(QAForm)
 FORMS: tuple[Form, ...] = tuple(Form)
 FAMILIES: tuple[Family, ...] = tuple(Family)

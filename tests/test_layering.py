@@ -13,7 +13,7 @@ import pytest
 # In the order data flows; modules shared by every stage (errors, files, paths, vocab, benchmark)
 # belong to none.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("extract", ("scoring.georef", "scoring.pools", "scoring.water", "scoring.extract")),
+    ("extract", ("scoring.georef", "scoring.pools", "scoring.water", "scoring.extract", "scoring.vector")),
     (
         "build",
         (

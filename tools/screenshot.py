@@ -189,7 +189,8 @@ def step():
     elif state["step"] == "shot-dialog":
         if time.monotonic() - state["t"] < 2:
             return
-        iface.mainWindow().grab().save(CFG["out"].replace(".png", "-stock.png"), "PNG")
+        # The whole screen: the dialog over QGIS with the plugin's message bar.
+        QgsApplication.primaryScreen().grabWindow(0).save(CFG["out"].replace(".png", "-stock.png"), "PNG")
         state["dialog"].grab().save(CFG["out"].replace(".png", "-deps-dialog.png"), "PNG")
         state["dialog"].install()
         state["step"] = "wait-install"

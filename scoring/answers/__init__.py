@@ -40,6 +40,7 @@ from scoring.answers.text import (
     preprocess,
     strip_reasoning,
 )
+from scoring.answers.topology import parse_topology_class
 from scoring.vocab import ANSWER_TYPES, AnswerType
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "parse_number",
     "parse_ordering",
     "parse_relative_direction",
+    "parse_topology_class",
     "parse_yes_no",
     "prepare",
     "preprocess",
@@ -94,6 +96,7 @@ _SIMPLE: dict[AnswerType, Callable[[Any], Parsed]] = {
     AnswerType.RELATIVE_DIRECTION: parse_relative_direction,
     AnswerType.AXIS: parse_axis,
     AnswerType.YES_NO: parse_yes_no,
+    AnswerType.TOPOLOGY_CLASS: parse_topology_class,
     AnswerType.EDIT: parse_edit,
 }
 

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 RAW_CAP = 200_000  # characters of raw input looked at (the end of it)
-MAX_CHARS = 20_000  # characters considered after reasoning blocks are removed
+# Characters considered after reasoning blocks are removed (the end of them). The longest of
+# FRIEDA's 11,000 published replies is 5,173 characters once its reasoning is removed; a longer
+# window only makes a junk reply slower to read (the whole window is scanned by every reader).
+MAX_CHARS = 8_000
 EDIT_CAP = 400_000  # characters of raw input looked at by the edit reader
 MAX_JSON_DEPTH = 32
 

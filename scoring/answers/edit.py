@@ -22,12 +22,18 @@ from scoring.answers.base import (
     top_level_objects,
 )
 from scoring.answers.text import THINK_CLOSE, preprocess, refusal_in
+from scoring.benchmark import edit_reply_form
 from scoring.edits import OPS, EditError, apply_edit
 from scoring.scene import Scene
+from scoring.vocab import MODALITIES, Modality
 
 MAX_OPERATIONS = 20
 MAX_MAGNITUDE = 1e9
 MAX_POSITIONS = 10_000  # an edited building or road has hundreds at most
+# The keys an edit object is recognised by: operations, an edited geometry (metres or pixels, with
+# optional attributes beside it) or attributes alone.
+EDIT_FORMS = ("operations", "geometry", "pixel_geometry", "attributes")
+EDIT_KEYS = tuple(f'"{k}"' for k in EDIT_FORMS)
 
 
 class _BadEditError(ValueError):
@@ -184,17 +190,34 @@ def _validate_geometry(g: Any, what: str, depth: int = 0) -> dict:
     return {"type": gtype, "coordinates": g["coordinates"]}
 
 
+def _validate_attributes(attrs: Any) -> dict:
+    """The attributes beside an edited geometry (the paper's interface): name -> scalar."""
+    if not isinstance(attrs, dict):
+        raise _BadEditError("attributes is not an object")
+    if len(attrs) > MAX_OPERATIONS:
+        raise _BadEditError(f"more than {MAX_OPERATIONS} attributes")
+    ops = [{"op": "set_attribute", "name": k, "value": v} for k, v in attrs.items()]
+    return {o["name"]: o["value"] for o in _validate_operations(ops)}
+
+
 def _validate_edit(obj: dict) -> dict:
     keys = [k for k in ("operations", "geometry", "pixel_geometry") if k in obj]
     if len(keys) > 1:
         raise _BadEditError("several answer forms in one object: " + ", ".join(keys))
+    if not keys:  # attributes alone: an attribute edit that leaves the geometry as it is
+        return {"attributes": _validate_attributes(obj["attributes"])}
     key = keys[0]
     if key == "operations":
+        if "attributes" in obj:
+            raise _BadEditError("attributes beside operations: use set_attribute operations")
         return {"operations": _validate_operations(obj["operations"])}
     geometry = _validate_geometry(obj[key], key)
     if _positions(geometry) > MAX_POSITIONS:
         raise _BadEditError(f"{key}: more than {MAX_POSITIONS} positions")
-    return {key: geometry}
+    out: dict = {key: geometry}
+    if "attributes" in obj:
+        out["attributes"] = _validate_attributes(obj["attributes"])
+    return out
 
 
 def _positions(g: Any) -> int:
@@ -208,7 +231,8 @@ def _positions(g: Any) -> int:
 
 def parse_edit(text: Any) -> Parsed:
     """The edit JSON in ``text`` (code fences and prose around it allowed): the last top-level
-    JSON object with an ``operations``, ``geometry`` or ``pixel_geometry`` key. Operations are
+    JSON object with an ``operations``, ``geometry``, ``pixel_geometry`` or ``attributes`` key
+    (attributes: name -> scalar, beside a geometry or alone). Operations are
     validated (known ``op``, finite numbers with magnitude <= 1e9, ``factor`` > 0, origin
     ``[x, y]`` or ``"centroid"``, at most 20 operations, nesting depth <= 32); the value is the
     normalised object (numbers as floats, only known keys). Origins may be map units or pixels:
@@ -222,7 +246,7 @@ def parse_edit(text: Any) -> Parsed:
         if last is not None:
             raw = raw[last.end() :]
     # no key of an edit, no edit: skip scanning a reply of braces
-    has_key = any(k in raw for k in ('"operations"', '"geometry"', '"pixel_geometry"'))
+    has_key = any(k in raw for k in EDIT_KEYS)
     spans = top_level_objects(raw) if has_key else []
     if not spans:
         pre = preprocess(raw)
@@ -235,7 +259,7 @@ def parse_edit(text: Any) -> Parsed:
             first_error = first_error or "JSON nested too deeply"
             continue
         chunk = raw[start:end]
-        if not any(k in chunk for k in ('"operations"', '"geometry"', '"pixel_geometry"')):
+        if not any(k in chunk for k in EDIT_KEYS):
             continue
         try:
             obj = json.loads(chunk, parse_constant=_reject_constant)
@@ -244,9 +268,7 @@ def parse_edit(text: Any) -> Parsed:
         except (ValueError, RecursionError, OverflowError, MemoryError):
             first_error = first_error or "invalid JSON"
             continue
-        if not isinstance(obj, dict) or not any(
-            k in obj for k in ("operations", "geometry", "pixel_geometry")
-        ):
+        if not isinstance(obj, dict) or not any(k in obj for k in EDIT_FORMS):
             continue
         if _json_depth(obj, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
             return fail("JSON nested too deeply")
@@ -263,6 +285,9 @@ def parse_edit(text: Any) -> Parsed:
 
 
 NOT_AN_EDIT = 'the reply is not a JSON object with an "operations" list'
+NOT_A_PIXEL_EDIT = (
+    'the reply is not a JSON object with a "pixel_geometry" (and the "attributes" the instruction needs)'
+)
 NO_OPERATIONS = "the edit has no operations"
 DOES_NOTHING = "the edit does nothing (no translation, rotation, scaling or attribute change)"
 
@@ -282,7 +307,8 @@ def read_edit_reply(text: Any, instance: dict | None = None, modality: str = "ge
     included; without it, by the operations' magnitudes."""
     parsed = parse_edit(text)
     if not parsed.ok:
-        return EditReading(parsed, NOT_AN_EDIT if parsed.refusal else f"{NOT_AN_EDIT} ({parsed.reason})")
+        wanted = NOT_A_PIXEL_EDIT if edit_reply_form(instance, modality) == "pixel_geometry" else NOT_AN_EDIT
+        return EditReading(parsed, wanted if parsed.refusal else f"{wanted} ({parsed.reason})")
     try:
         reason = _retry_reason(parsed.value, instance, modality)
     except Exception as exc:  # noqa: BLE001 -- a reply the executor cannot apply is unusable, never a crash
@@ -291,7 +317,7 @@ def read_edit_reply(text: Any, instance: dict | None = None, modality: str = "ge
 
 
 def _retry_reason(edit: dict, instance: dict | None, modality: str) -> str | None:
-    image = modality == "image"
+    image = modality in MODALITIES and Modality(modality).pixel_edits  # replied in a map's pixels
     if "operations" in edit:
         ops = edit["operations"]
         if not ops:
@@ -311,6 +337,14 @@ def _retry_reason(edit: dict, instance: dict | None, modality: str) -> str | Non
         return None if result.changed else DOES_NOTHING
     if "pixel_geometry" in edit and not image:
         return "a pixel geometry was given but the scene has no map: give operations in metres"
+    attrs = edit.get("attributes") or {}
+    if "attributes" in edit and not attrs and not any(k in edit for k in ("geometry", "pixel_geometry")):
+        return NO_OPERATIONS
+    if set(edit) == {"attributes"} and instance is not None and isinstance(instance.get("scene"), dict):
+        scene = Scene.from_geojson(instance["scene"])
+        target = str(instance.get("target") or "F0")
+        if target in scene and all(scene[target].props.get(k) == v for k, v in attrs.items()):
+            return DOES_NOTHING
     if instance is not None and not image and "geometry" in edit and isinstance(instance.get("scene"), dict):
         scene = Scene.from_geojson(instance["scene"])
         target = str(instance.get("target") or "F0")

@@ -218,6 +218,13 @@ def preprocess(text: Any) -> Prepared | None:
     raw = to_text(text)
     if raw is None:
         return None
+    return _preprocess(raw)
+
+
+# One sample's reply is prepared by several readers in turn (refusal, answer, conclusion):
+# the preparation is pure, so it is done once.
+@functools.lru_cache(maxsize=8)
+def _preprocess(raw: str) -> Prepared:
     body, reasoning_only = strip_reasoning(raw)
     boxed = _container(body)
     if boxed is not None:

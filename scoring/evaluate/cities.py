@@ -16,8 +16,10 @@ from scoring.benchmark import Benchmark, load_manifest
 from scoring.build import build_benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.evaluate.plan import City
+from scoring.execute import Executor
 from scoring.extract import default_osm_path
 from scoring.files import read_json, sha256_file
+from scoring.mapsets import MapSet, read_map_set, set_path
 from scoring.render import RENDERER_VERSION
 
 MAP_POLL_S = 0.25
@@ -30,7 +32,7 @@ def say(msg: str) -> None:
 
 def bench_current(city: City, force: bool = False) -> bool:
     """An existing benchmark is reused only if it was built from the same request: same source
-    bytes, seed, counts, relations and tool version."""
+    bytes, seed, counts, relations, protocol and tool version."""
     if force or not (city.bench / "manifest.json").exists():
         return False
     try:
@@ -48,6 +50,7 @@ def bench_current(city: City, force: bool = False) -> bool:
         and req.get("edit_per_relation") == city.n_edit
         and same_relations
         and m.get("tool_version") == __version__
+        and m.get("protocol", "spatialgap") == city.protocol
     )
 
 
@@ -87,7 +90,14 @@ def set_aside_runs(root: Path) -> None:
     say(f"benchmark rebuilt: previous runs moved to {target}")
 
 
-def prepare(city: City, force: bool, jobs: int | None, progress: bool, wants_maps: bool) -> list[str]:
+def prepare(
+    city: City,
+    force: bool,
+    jobs: int | None,
+    progress: bool,
+    wants_maps: bool,
+    executor: Executor | None = None,
+) -> list[str]:
     """Build the city's benchmark unless a current one exists; returns the ids still needing a
     map (empty when no map modality is asked for)."""
     if bench_current(city, force):
@@ -105,8 +115,13 @@ def prepare(city: City, force: bool, jobs: int | None, progress: bool, wants_map
             jobs,
             force=True,
             progress=progress,
+            executor=executor,
+            protocol=city.protocol,
         )
-        say(f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances ({m['city']})")
+        say(
+            f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances "
+            f"({m['city']}, protocol {m['protocol']})"
+        )
     if not wants_maps:
         return []
     ids = instance_ids(city.bench)
@@ -123,8 +138,11 @@ class MapRenderer:
     (`spatialgap render`), so the sweep's event loop keeps sending map-free requests meanwhile.
     ``ready(bench)`` completes when that benchmark's maps exist."""
 
-    def __init__(self, work: list[tuple[Path, list[str]]], jobs: int | None):
+    scheduler: str | None = None  # a Dask scheduler the render joins (evaluate on a cluster)
+
+    def __init__(self, work: list[tuple[Path, list[str]]], jobs: int | None, sets: tuple[str, ...] = ()):
         self.work = work
+        self.sets = sets  # map-set modalities (image-multi, image-context), drawn after the maps
         self.jobs = jobs or os.cpu_count() or 1
         self.done: dict[Path, asyncio.Future[None]] = {}
         self.seconds = 0.0
@@ -139,6 +157,12 @@ class MapRenderer:
             for bench, ids in self.work:
                 if ids:
                     await self._render(bench, ids)
+                for modality in self.sets:
+                    todo = [
+                        i for i in instance_ids(bench) if not set_path(bench / "maps", i, modality).is_file()
+                    ]
+                    if todo:
+                        await self._render(bench, todo, modality)
                 self.done[bench].set_result(None)
         except BaseException:
             # Waiting map runs are cancelled; the render's own error reaches the sweep through
@@ -169,13 +193,21 @@ class MapRenderer:
             await asyncio.sleep(MAP_POLL_S)
         return path.read_bytes()
 
-    async def _render(self, bench: Path, ids: list[str]) -> None:
+    async def map_set(self, bench: Path, modality: str, iid: str) -> MapSet:
+        """The map set of ``iid`` in ``modality`` once the benchmark's maps are all drawn."""
+        await self.ready(bench)
+        return read_map_set(bench / "maps", iid, modality)
+
+    async def _render(self, bench: Path, ids: list[str], modality: str = "image") -> None:
         cmd = [sys.executable, "-m", "scoring", "render", "--bench", str(bench), "--jobs", str(self.jobs)]
-        cmd += ["--no-progress"]
+        cmd += ["--no-progress", "--modalities", modality]
+        if self.scheduler:
+            cmd += ["--scheduler", self.scheduler]
         # Only the missing maps, so an interrupted render resumes where it stopped.
         if len(ids) < len(instance_ids(bench)):
             cmd += ["--ids", *ids]
-        say(f"rendering {len(ids)} maps of {bench} in the background")
+        what = f"{len(ids)} maps" if modality == "image" else f"the {modality} maps of {len(ids)} instances"
+        say(f"rendering {what} of {bench} in the background")
         self._proc = await asyncio.create_subprocess_exec(
             *cmd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -18,8 +19,9 @@ from scoring.evaluate.plan import (
     participants,
 )
 from scoring.evaluate.sweep import evaluate
+from scoring.execute import add_executor_args, executor_from_args
 from scoring.files import read_jsonl
-from scoring.vocab import MODALITIES, TASKS
+from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Protocol
 
 CORRECT = ("correct", "correct_refusal")
 
@@ -59,9 +61,20 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--city", help="the city's name (one --osm file only)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--protocol",
+        choices=list(PROTOCOLS),
+        default=str(Protocol.SPATIALGAP),
+        help="benchmark protocol: spatialgap (default, our own choices) or paper (GeoSpatialBench's)",
+    )
     p.add_argument("--qa", type=int, default=DEFAULT_PER_RELATION, help="QA instances per relation")
     p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
-    p.add_argument("--modalities", default=",".join(MODALITIES))
+    p.add_argument(
+        "--modalities",
+        default=",".join(BASE_MODALITIES),
+        help=f"comma-separated, of {', '.join(MODALITIES)} (default: the first three; the cross-map "
+        "ones draw extra maps)",
+    )
     p.add_argument("--tasks", default=",".join(TASKS))
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances per run")
     p.add_argument("--jobs", type=int, help="worker processes for build and render (default: all cores)")
@@ -72,6 +85,7 @@ def add_parser(sub) -> None:
         help="processes each served agent computes replies in (default: all cores)",
     )
     p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
+    add_executor_args(p)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cli)
 
@@ -104,6 +118,7 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
         cities, single = load_cities(args.cities, args.out, args.seed, args.qa, args.edit), False
     else:
         cities, single = cities_from_osm(args.osm, args.out, args.city, args.seed, args.qa, args.edit)
+    cities = [dataclasses.replace(c, protocol=args.protocol) for c in cities]
     return SweepPlan(
         out=args.out,
         cities=cities,
@@ -122,7 +137,8 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 def _cli(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
     try:
-        rec = evaluate(plan)
+        with executor_from_args(args, args.jobs) as executor:
+            rec = evaluate(plan, executor)
     except KeyboardInterrupt:
         print(
             "spatialgap evaluate: interrupted; every finished request is journaled: "
@@ -146,7 +162,8 @@ def summary_screen(plan: SweepPlan, rec: dict) -> str:
             c[0] += v.get("verdict") in CORRECT
             c[1] += 1
     width = max(12, *(len(p.name) + 2 for p in plan.participants))
-    head = "".join(f"{m + ' ' + t:>18}" for m in plan.modalities for t in plan.tasks)
+    col = max(18, *(len(f"{m} {t}") + 2 for m in plan.modalities for t in plan.tasks))  # image-context edit
+    head = "".join(f"{m + ' ' + t:>{col}}" for m in plan.modalities for t in plan.tasks)
     lines = [f"{'':<{width}}{head}"]
     for p in plan.participants:
         row = f"{p.name:<{width}}"
@@ -154,7 +171,7 @@ def summary_screen(plan: SweepPlan, rec: dict) -> str:
             for t in plan.tasks:
                 ok, n = cells.get((p.name, m, t), (0, 0))
                 text = "not run" if m not in p.modalities else (f"{100 * ok / n:.1f} % of {n}" if n else "-")
-                row += f"{text:>18}"
+                row += f"{text:>{col}}"
         lines.append(row)
     secs = rec["seconds"]
     lines.append(

@@ -11,7 +11,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.runner.config import ConfigError, EnvKeyProvider, ModelSpec, load_config
-from scoring.vocab import MODALITIES, TASKS, Modality
+from scoring.vocab import BASE_MODALITIES, MODALITIES, TASKS, Modality
 
 # What each built-in agent can read: `tools` and `centroid` compute from coordinates, so they
 # need the GeoJSON (geojson, together); `chance` answers within the format in every modality.
@@ -37,6 +37,7 @@ class City:
     n_qa: int = DEFAULT_PER_RELATION
     n_edit: int = DEFAULT_PER_RELATION
     relations: tuple[str, ...] | None = None
+    protocol: str = "spatialgap"  # scoring.vocab.Protocol the benchmark is built under
 
     @property
     def bench(self) -> Path:
@@ -68,7 +69,7 @@ class SweepPlan:
     out: Path
     cities: list[City]
     participants: list[Participant]
-    modalities: tuple[str, ...] = MODALITIES
+    modalities: tuple[str, ...] = BASE_MODALITIES
     tasks: tuple[str, ...] = TASKS
     jobs: int | None = None
     force: bool = False
@@ -84,6 +85,14 @@ class SweepPlan:
 
     def wants_maps(self, city: City) -> bool:
         return any(Modality(m).has_image for p in self.participants for m in self.modalities_of(p))
+
+    def map_sets(self) -> tuple[str, ...]:
+        """The map-set modalities some participant runs (their maps are drawn after the others)."""
+        return tuple(
+            m
+            for m in self.modalities
+            if Modality(m).map_set and any(m in p.modalities for p in self.participants)
+        )
 
     @property
     def report(self) -> Path:

@@ -14,6 +14,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,8 +22,10 @@ from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
 from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.cities import MapRenderer, prepare, say
+from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
+from scoring.execute import Executor
 from scoring.files import write_json_atomic
 from scoring.runner.config import ModelSpec
 from scoring.runner.http_transport import HttpxTransport
@@ -84,6 +87,15 @@ def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
     return runs
 
 
+def _maps_of(renderer: MapRenderer, r: PlannedRun):
+    """What a run awaits per instance: its map, its map set (cross-map modalities), or nothing."""
+    if not r.needs_maps:
+        return None
+    if Modality(r.modality).map_set:
+        return functools.partial(renderer.map_set, r.city.bench, r.modality)
+    return functools.partial(renderer.map_png, r.city.bench)
+
+
 def _spec(p: Participant, agents: dict[str, AgentProcess]) -> ModelSpec:
     if p.spec is not None:
         return p.spec
@@ -120,7 +132,7 @@ async def _participant(
                     transport,
                     progress=r.start,
                     limit=plan.limit,
-                    map_png=functools.partial(renderer.map_png, r.city.bench) if r.needs_maps else None,
+                    map_png=_maps_of(renderer, r),
                 )
             except RunStoppedError as exc:
                 stopped[p.name] = str(exc)
@@ -148,34 +160,71 @@ async def _run_all(
     return stopped, time.perf_counter() - t0
 
 
-def evaluate(plan: SweepPlan) -> dict:
-    """Run the whole sweep; returns the record also written to OUT/evaluate.json."""
+def _start_agents_meanwhile(plan: SweepPlan) -> Future[dict[str, AgentProcess]]:
+    """The plan's built-in agents, starting in a background thread."""
+    names = [p.name for p in plan.participants if p.is_agent]
+    pool = ThreadPoolExecutor(1, thread_name_prefix="start-agents")
+    try:
+        return pool.submit(start_agents, names, plan.agent_workers)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _stop_agents(starting: Future[dict[str, AgentProcess]]) -> None:
+    """Stop the agents once started (waits for a start in progress; a failed start left none)."""
+    try:
+        agents = starting.result()
+    except Exception:  # noqa: BLE001 - its error, if any, is raised where the agents are used
+        return
+    for a in agents.values():
+        a.stop()
+
+
+def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
+    """Run the whole sweep; returns the record also written to OUT/evaluate.json. ``executor``:
+    where builds, maps, runs and scoring go (default: local processes; a Dask one sends each
+    build shard, map batch, run and scored run to the cluster)."""
+    on_cluster = executor is not None and executor.distributed
     t0 = time.perf_counter()
-    # The harness checks itself before any sweep: a drifted scorer must not produce a report.
-    drift = run_selfcheck()
-    if drift:
-        raise SpatialGapError("selfcheck failed, refusing to score: " + "; ".join(drift[:5]))
-    say("selfcheck passed")
-    plan.out.mkdir(parents=True, exist_ok=True)
-    work = []
-    for city in plan.cities:
-        missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city))
-        work.append((city.bench, missing))
+    # The agents start (an interpreter and its imports each) while the selfcheck and the builds
+    # run: the render, the job's critical path, then begins as soon as the benchmarks exist.
+    starting = _start_agents_meanwhile(plan)
+    try:
+        # The harness checks itself before any sweep: a drifted scorer must not produce a report.
+        drift = run_selfcheck()
+        if drift:
+            raise SpatialGapError("selfcheck failed, refusing to score: " + "; ".join(drift[:5]))
+        say("selfcheck passed")
+        plan.out.mkdir(parents=True, exist_ok=True)
+        if executor is not None and on_cluster:
+            check_shared_out(executor, plan.out)
+        work = []
+        for city in plan.cities:
+            missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city), executor)
+            work.append((city.bench, missing))
+    except BaseException:
+        _stop_agents(starting)
+        raise
     t_prepare = time.perf_counter() - t0
 
     display = SweepDisplay(plan.progress)
-    renderer = MapRenderer(work, plan.jobs)
+    renderer = MapRenderer(work, plan.jobs, plan.map_sets())
+    renderer.scheduler = executor.address if executor is not None and on_cluster else None
     agents: dict[str, AgentProcess] = {}
     try:
         runs = plan_runs(plan, display)
-        agents = start_agents([p.name for p in plan.participants if p.is_agent], plan.agent_workers)
+        agents = starting.result()
         for name, a in agents.items():
             display.write(f"serving {name} at {a.base_url}")
-        stopped, t_runs = asyncio.run(_run_all(plan, runs, agents, renderer, display))
+        if on_cluster:
+            specs = {p.name: _spec(p, agents) for p in plan.participants}
+            sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
+        else:
+            sweep = _run_all(plan, runs, agents, renderer, display)
+        stopped, t_runs = asyncio.run(sweep)
     finally:
         renderer.stop()
-        for a in agents.values():
-            a.stop()
+        _stop_agents(starting)
         display.close()
 
     t1 = time.perf_counter()
@@ -191,6 +240,7 @@ def evaluate(plan: SweepPlan) -> dict:
             city.results,
             progress=False,
             only_recorded=plan.limit is not None,
+            executor=executor if on_cluster else None,  # locally: in this process, as it always was
         )
         results.append(city.results)
     t_score = time.perf_counter() - t1
@@ -218,7 +268,10 @@ def _record(
     seconds: dict[str, float],
 ) -> dict:
     record = {
-        "cities": [{"name": c.name, "bench": str(c.bench), "osm": c.osm} for c in plan.cities],
+        # which protocol produced each city's results (scoring.vocab.Protocol)
+        "cities": [
+            {"name": c.name, "bench": str(c.bench), "osm": c.osm, "protocol": c.protocol} for c in plan.cities
+        ],
         "participants": [
             {"name": p.name, "agent": p.is_agent, "modalities": list(plan.modalities_of(p))}
             for p in plan.participants

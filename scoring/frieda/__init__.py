@@ -1,8 +1,10 @@
 """FRIEDA-style free-form map answers: our deterministic verdicts beside the original authors'.
 
 ``rules`` scores one record, ``compare`` explains a disagreement, ``files`` scores result files,
-``cli`` is ``spatialgap frieda-score``; ``judge`` (the optional judge model, the only module that
-imports the runner's HTTP client) is loaded only when a judge is asked for.
+``stats`` computes what the FRIEDA paper reports (MAPE, Cohen's kappa, McNemar pairs, direct vs
+contextual agreement), ``cli`` is ``spatialgap frieda-score``; ``judge`` (the optional judge model)
+is loaded only when a judge is asked for. ``dataset`` reads a FRIEDA-format dataset and ``run`` is
+``spatialgap frieda-run`` (registered on its own, so that frieda-score never loads the runner).
 """
 
 from __future__ import annotations

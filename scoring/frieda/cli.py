@@ -9,6 +9,7 @@ from pathlib import Path
 from scoring.errors import OutputError
 from scoring.frieda.files import score_files
 from scoring.frieda.rules import ANSWER_TYPES
+from scoring.frieda.stats import format_statistics
 
 
 def format_table(summary: dict) -> str:
@@ -54,7 +55,12 @@ def run(args: argparse.Namespace) -> int:
             raise OutputError(f"{Path(args.out) / 'summary.json'}: cannot write ({exc.strerror})") from None
     print(format_table(summary))
     if judge is not None:
-        print(f"\njudge {judge.spec.name}: {judge.calls} textual answers without an exact match sent to it")
+        print(
+            f"\njudge {judge.spec.name} ({judge.prompt}): {judge.calls} textual answers without an "
+            f"exact match sent to it ({judge.requests} requests)"
+        )
+    print()
+    print(format_statistics(summary["statistics"], args.mcnemar_verdicts))
     top = list(summary["overall"]["disagreements"].items())[:8]
     if top:
         print("\nmain disagreements with the original verdicts:")
@@ -77,6 +83,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
     p.add_argument(
+        "--mcnemar-verdicts",
+        choices=("ours", "original"),
+        default="ours",
+        help="verdicts the printed McNemar pairs use (summary.json holds both; default: ours)",
+    )
+    p.add_argument(
         "--judge-model",
         metavar="NAME",
         help="optional judge model for textual answers without an exact match (its use is reported)",
@@ -88,5 +100,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--judge-endpoint", metavar="URL", help="OpenAI-compatible base URL of the judge")
     p.add_argument(
         "--judge-api-key-env", metavar="VAR", help="environment variable holding the judge's API key"
+    )
+    p.add_argument(
+        "--judge-prompt",
+        choices=("compare", "two-step"),
+        default="compare",
+        help="compare: one yes/no call; two-step: FRIEDA's procedure, extract the answer from the "
+        "response, then compare it with the expected answer (default: compare)",
     )
     p.set_defaults(func=run)

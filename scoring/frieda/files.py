@@ -12,6 +12,7 @@ from typing import Any
 from scoring.errors import InputError, OutputError
 from scoring.frieda.compare import disagreement_cause
 from scoring.frieda.rules import TOLERANCE, Judge, score_record
+from scoring.frieda.stats import frieda_statistics
 
 _MAX_EXAMPLES = 5
 
@@ -117,7 +118,8 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
     Returns the summary: ``{"tolerance", "files": {name: {...}}, "overall": {...}}`` where each
     entry has n, accuracy, original_accuracy, parse_rate, agreement, the same by answer type,
     spatial relationship and map count, judge_used, and disagreements grouped by cause
-    (``{cause: {"count", "ours_correct", "original_correct", "examples": [question_ref, ...]}}``).
+    (``{cause: {"count", "ours_correct", "original_correct", "examples": [question_ref, ...]}}``);
+    ``statistics``: MAPE, Cohen's kappa, McNemar pairs, direct/contextual agreement (``stats``).
     """
     files = _expand(paths)
     loaded = [(p, _load(p)) for p in files]  # fail on bad input before writing anything
@@ -130,6 +132,7 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
     summary: dict[str, Any] = {"tolerance": TOLERANCE, "files": {}}
     total = _breakdowns()
     total_causes: dict[str, dict] = {}
+    all_lines: list[dict] = []
     with fh:
         for path, records in loaded:
             model, setting = model_of(path)
@@ -159,6 +162,10 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
                     "original_correct": original,
                     "agrees_with_original": agrees,
                 }
+                for key in ("response_value", "expected_value"):  # distances, for MAPE
+                    if key in ours:
+                        line[key] = ours[key]
+                all_lines.append(line)
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
                 if not agrees:
                     cause = f"{rec.get('answer_type')}: {disagreement_cause(rec, ours)}"
@@ -188,6 +195,7 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
         **_render(total),
         "disagreements": _by_count(total_causes),
     }
+    summary["statistics"] = frieda_statistics(all_lines)
     try:
         (out_dir / "summary.json").write_text(
             json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -44,6 +44,7 @@ from scoring.oracle.topology import (
     contained_properly_eps,
     covered_by,
     crosses,
+    crosses_eps,
     de9im,
     disjoint,
     equals,
@@ -84,6 +85,7 @@ from scoring.oracle.metric import (
 # isort: split
 from scoring.oracle.ordering import (
     ATTRIBUTE_MEASURES,
+    along_next,
     along_order,
     along_position,
     endpoint_connected,
@@ -107,6 +109,7 @@ __all__ = [
     "Drawing",
     "EditSeeds",
     "Measure",
+    "along_next",
     "along_order",
     "along_position",
     "angle_diff",
@@ -122,6 +125,7 @@ __all__ = [
     "count_within_distance",
     "covered_by",
     "crosses",
+    "crosses_eps",
     "de9im",
     "direction4",
     "direction8",

@@ -47,6 +47,31 @@ def along_order(a: LineString, *others) -> list[int]:
     return sorted(range(len(others)), key=lambda i: pos[i])
 
 
+@measure(
+    "along_next",
+    "id",
+    None,
+    "The feature passed immediately after ref(b) (params direction = after) or immediately "
+    "before it (direction = before) travelling along line a: among the others, the one whose "
+    "along_position is the smallest above b's (after) or the largest below it (before); equal "
+    "positions: the one given first.",
+    "ORDER BY ST_LineLocatePoint(a, ST_Centroid(x)) ... LIMIT 1 after / before b's position",
+)
+def along_next(a: LineString, b, *others, direction: str = "after") -> int:
+    """Index in (b, *others) of the feature passed next after (or before) b along a."""
+    ref = along_position(a, b)
+    pos = [along_position(a, o) for o in others]
+    if direction == "after":
+        cands = sorted((pos[i], i) for i in range(len(others)) if pos[i] > ref)
+    elif direction == "before":
+        cands = sorted((-pos[i], i) for i in range(len(others)) if pos[i] < ref)
+    else:
+        raise ValueError(f"along_next: direction must be 'after' or 'before', not {direction!r}")
+    if not cands:
+        raise ValueError(f"along_next: no feature is passed {direction} it")
+    return cands[0][1] + 1  # equal positions: the one given first
+
+
 def _side_value(line: LineString, p: Point) -> float:
     """Signed offset of p from the segment of `line` nearest to it: > 0 left, < 0 right."""
     coords = list(line.coords)

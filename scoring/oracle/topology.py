@@ -187,6 +187,28 @@ def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
     return bool(shapely.contains_properly(b, a) and a.distance(b.boundary) >= eps)
 
 
+@measure(
+    "crosses_eps",
+    "bool",
+    None,
+    "a crosses b beyond eps: a crosses b (OGC crosses) at some point farther than eps from "
+    "every endpoint of a and of b. An end that overshoots the other line by at most eps is a "
+    "connection, not a crossing (the tolerance of endpoint_connected).",
+    "ST_Crosses(a, b) AND ST_Distance(ST_Intersection(a, b), "
+    "ST_Collect(ARRAY[ST_StartPoint(a), ST_EndPoint(a), ST_StartPoint(b), ST_EndPoint(b)])) "
+    "computed per intersection point, some > eps",
+)
+def crosses_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    if not a.crosses(b):
+        return False
+    ends = shapely.MultiPoint([g.coords[i] for g in (a, b) if g.geom_type == "LineString" for i in (0, -1)])
+    if ends.is_empty:
+        return True
+    inter = a.intersection(b)
+    parts = getattr(inter, "geoms", [inter])
+    return any(p.distance(ends) > eps for p in parts if not p.is_empty)
+
+
 # ---------------------------------------------------------------- explanation drawings
 
 INSIDE = (
@@ -206,6 +228,7 @@ PREDICATES = (
     "overlaps",
     "equals_eps",
     "touches_eps",
+    "crosses_eps",
 )
 
 
@@ -260,7 +283,7 @@ def seed_inside(case: ConstraintScene) -> EditSeeds:
         yield from inside_seeds(case.target_geom, case.geom(case.others()[0]))
 
 
-@seeds_of("crosses")
+@seeds_of("crosses", "crosses_eps")
 def seed_cross(case: ConstraintScene) -> EditSeeds:
     g = case.target_geom
     if case.wants() and g.geom_type == "LineString":

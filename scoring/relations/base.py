@@ -110,6 +110,10 @@ class Relation:
     needs: tuple[str, ...]  # pools the relation needs at all (for shortfall reports)
     build_qa: Callable[[BuildContext, PoolFeature], QAItem | None]
     build_edit: Callable[[BuildContext, PoolFeature], EditItem | None]
+    constructs: bool = False  # its builders fill slots with constructions when ctx.construct
+    # None, or the feature class (beyond `needs`) the pools lack, e.g. no layered roads: the
+    # shortfall is then stated as an absent class instead of being attempted slot by slot.
+    requires: Callable[[FeaturePools], str | None] | None = None
 
     def check_answer(self, instance: dict, value: Any) -> bool:
         return check_answer(instance["answer_type"], instance["answer"], value, instance.get("tolerance"))
@@ -131,6 +135,8 @@ def relation(
     edit_constraints: str,
     anchor_kinds: tuple[str, ...],
     needs: tuple[str, ...] | None = None,
+    constructs: bool = False,
+    requires: Callable[[FeaturePools], str | None] | None = None,
 ):
     """Register a relation whose module defines `qa(ctx, anchor)` and `edit(ctx, anchor)`."""
 
@@ -149,6 +155,8 @@ def relation(
             needs or anchor_kinds,
             cls.qa,
             cls.edit,
+            constructs,
+            requires,
         )
         return cls
 
@@ -189,6 +197,10 @@ def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float 
 class BuildContext:
     pools: FeaturePools
     rng: random.Random
+    protocol: str = "spatialgap"  # scoring.vocab.Protocol: builders ask a few questions differently
+    # A second pass for slots without a natural case: builders may use controlled constructions
+    # derived from real features (scoring.relations.constructions), recorded in provenance.
+    construct: bool = False
 
     @property
     def crs(self):

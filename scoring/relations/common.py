@@ -21,6 +21,11 @@ from scoring.wording import Wording, id_list
 
 CLEAR_GAP = 1.0  # m: a gap at least this wide is a clear "disjoint"
 CLEAR_AMOUNT = 2.0  # m or m²: an overlap / crossing at least this large is clear
+# Every reference edit still satisfies all its constraints when its result is moved by this much
+# along either grid axis (then snapped to the 1 cm grid): a correct edit a few millimetres off
+# the reference, or rounded differently, is judged correct too. Below the edit eps (0.05 m).
+EDIT_NUDGE_M = 0.02
+NUDGES = ((EDIT_NUDGE_M, 0.0), (-EDIT_NUDGE_M, 0.0), (0.0, EDIT_NUDGE_M), (0.0, -EDIT_NUDGE_M))
 
 
 def classify(c: BaseGeometry, a: BaseGeometry) -> str:
@@ -165,6 +170,8 @@ def edit_item(
             continue
         if not res.changed or not all_hold(res.scene, constraints, initial=scene):
             continue
+        if not holds_with_margin(scene, edit, allowed, constraints):
+            continue
         facts = []
         for state, state_scene in (("initial", scene), ("reference_edit", res.scene)):
             for c in constraints:
@@ -187,11 +194,26 @@ def edit_item(
             allowed_operations=list(allowed),
             reference_edit=edit,
             facts=facts,
-            margin=margin or {},
+            margin={**(margin or {}), "reference_edit_nudge_m": EDIT_NUDGE_M},
             provenance=prov,
             information=information or {"attributes": [], "withheld": []},
         )
     return None
+
+
+def holds_with_margin(scene, edit: dict, allowed, constraints: list[dict]) -> bool:
+    """Do the constraints still hold when the edit's result is nudged by EDIT_NUDGE_M along
+    each grid axis? (The nudge is one more translation, so it goes through the executor and its
+    1 cm grid like any edit.)"""
+    for dx, dy in NUDGES:
+        nudged = {"operations": [*edit["operations"], {"op": "translate", "dx": dx, "dy": dy}]}
+        try:
+            res = apply_edit(scene, "F0", nudged, tuple({*allowed, EditOp.TRANSLATE}))
+        except EditError:
+            return False
+        if not all_hold(res.scene, constraints, initial=scene):
+            return False
+    return True
 
 
 def pred(measure: str, *args: str, value=True, **params) -> dict:

@@ -33,6 +33,7 @@ from scoring.relations.common import (
     pred,
     translate_proposals,
 )
+from scoring.relations.constructions import placed_inside
 from scoring.vocab import AnswerType, Family
 from scoring.wording import FEATURE_IDS, Wording, id_list
 
@@ -175,16 +176,22 @@ class MinDistance:
     "stated 10 m band while F0 stays within F1.",
     anchor_kinds=("area",),
     needs=("area", "building"),
+    constructs=True,
 )
 class BoundaryDistance:
     @staticmethod
-    def _inner(ctx, anchor):
+    def _inner(ctx, anchor, clearance: float = 3.0):
         inner = [
             f
             for f in ctx.pools.near("building", anchor.geom, 0)
             if shapely.contains_properly(anchor.geom, f.geom) and f.geom.distance(anchor.geom.boundary) >= 3
         ]
-        return ctx.rng.choice(inner) if inner else None
+        if inner:
+            return Member.of(ctx.rng.choice(inner))
+        if ctx.construct:  # no building inside this area: a real one moved into it
+            placed = placed_inside(ctx, anchor, "building", clearance=clearance)
+            return placed[0] if placed else None
+        return None
 
     @staticmethod
     def qa(ctx, anchor):
@@ -193,7 +200,7 @@ class BoundaryDistance:
             return None
         item = _numeric_qa(
             ctx,
-            [Member.of(b), Member.of(anchor)],
+            [b, Member.of(anchor)],
             "boundary_distance",
             ("F0", "F1"),
             Q_BOUNDARY_DISTANCE.render(a="F0", b="F1"),
@@ -213,10 +220,11 @@ class BoundaryDistance:
 
     @staticmethod
     def edit(ctx, anchor):
-        b = BoundaryDistance._inner(ctx, anchor)
+        # a placed building needs room to move towards the boundary: 16 m of it
+        b = BoundaryDistance._inner(ctx, anchor, clearance=16.0)
         if b is None:
             return None
-        members = [Member.of(b), Member.of(anchor)]
+        members = [b, Member.of(anchor)]
         made = make_scene(ctx, members)
         if made is None:
             return None

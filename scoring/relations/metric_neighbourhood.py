@@ -25,6 +25,7 @@ from scoring.relations.common import (
     pred,
     translate_proposals,
 )
+from scoring.relations.constructions import placed_inside
 from scoring.relations.metric import FAMILY, members_near
 from scoring.vocab import AnswerType
 from scoring.wording import FEATURE_IDS, NUMBER, Wording, id_list
@@ -194,15 +195,20 @@ class Nearest:
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
     anchor_kinds=("area", "building"),
     needs=("poi",),
+    constructs=True,
 )
 class Density:
     @staticmethod
     def _pois(ctx, anchor):
         pois = ctx.pools.near("poi", anchor.geom, 40)
+        if ctx.construct:  # POIs too close to the boundary are left out, real ones moved inside
+            pois = [p for p in pois if p.geom.distance(anchor.geom.boundary) >= 1]
         if any(p.geom.distance(anchor.geom.boundary) < 1 for p in pois):
             return None
-        inside = [p for p in pois if p.geom.within(anchor.geom)]
-        outside = [p for p in pois if not p.geom.within(anchor.geom)]
+        inside = [Member.of(p) for p in pois if p.geom.within(anchor.geom)]
+        outside = [Member.of(p) for p in pois if not p.geom.within(anchor.geom)]
+        if not inside and ctx.construct:
+            inside = placed_inside(ctx, anchor, "poi", n=ctx.rng.randint(1, 3), clearance=2.0)
         if not inside or len(inside) > 12:
             return None
         outside = ctx.rng.sample(outside, min(len(outside), 4))
@@ -214,7 +220,7 @@ class Density:
         if not pois:
             return None
         ctx.rng.shuffle(pois)
-        members = [Member.of(anchor)] + [Member.of(p) for p in pois]
+        members = [Member.of(anchor)] + pois
         made = make_scene(ctx, members)
         if made is None:
             return None
@@ -245,7 +251,7 @@ class Density:
         pois = Density._pois(ctx, anchor)
         if not pois:
             return None
-        members = [Member.of(anchor)] + [Member.of(p) for p in pois]
+        members = [Member.of(anchor)] + pois
         made = make_scene(ctx, members)
         if made is None:
             return None
@@ -257,8 +263,11 @@ class Density:
         for f in ctx.rng.sample([0.7, 0.8, 1.2, 1.35, 1.5], 5):
             g = affinity.scale(scene.geom("F0"), f, f, origin="centroid")
             v = oracle.poi_density(g, *geoms)
+            lo, hi = round(v * 0.95, 3), round(v * 1.05, 3)
+            # never a degenerate band ("between 0 and 0 per km²"): the scaled F0 keeps a POI
+            if v <= 0 or lo >= hi:
+                continue
             if abs(v - cur) > 0.2 * cur and all(p.distance(g.boundary) > 1 for p in geoms):
-                lo, hi = round(v * 0.95, 3), round(v * 1.05, 3)
                 cons = [
                     {
                         "measure": "poi_density",

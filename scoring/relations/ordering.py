@@ -13,6 +13,7 @@ from scoring import oracle
 from scoring.oracle import ref_point
 from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, between, edit_item, pred
+from scoring.relations.constructions import placed_along
 from scoring.vocab import AnswerType, Family
 from scoring.wording import FEATURE_IDS, Wording, id_list, one_of
 
@@ -58,15 +59,37 @@ def _along(ctx: BuildContext, road, n: int, max_off=30.0):
             p = ref_point(f.geom)
             t = line.project(p)
             if END_CLEAR <= t <= line.length - END_CLEAR and f.geom.disjoint(line):
-                cands.append((t, f))
+                cands.append((t, Member.of(f)))
     ctx.rng.shuffle(cands)
     chosen: list = []
-    for t, f in cands:
+    for t, m in cands:
         if all(abs(t - u) >= GAP for u, _ in chosen):
-            chosen.append((t, f))
+            chosen.append((t, m))
         if len(chosen) == n:
             return chosen
-    return None
+    return _placed_along(ctx, road, n) if ctx.construct else None
+
+
+def _placed_along(ctx: BuildContext, road, n: int):
+    """Too few features along this road: n real POIs moved beside it at spread positions (at
+    least 2 x GAP apart, clear of the ends) and 6-15 m off it, on either side."""
+    usable = road.geom.length - 2 * (END_CLEAR + 5)
+    if usable < (n - 1) * 2 * GAP:
+        return None
+    step = usable / n
+    positions = [END_CLEAR + 5 + step * (i + ctx.rng.uniform(0.2, 0.8)) for i in range(n)]
+    offsets = [ctx.rng.choice((-1, 1)) * ctx.rng.uniform(6, 15) for _ in range(n)]
+    placed = placed_along(ctx, road, positions, offsets)
+    if len(placed) < n:
+        return None
+    line = road.geom
+    out = []
+    for _t, m in placed:  # the snapped position, as the oracle will see it
+        if not m.geom.disjoint(line):
+            return None
+        out.append((line.project(ref_point(m.geom)), m))
+    ctx.rng.shuffle(out)
+    return out
 
 
 @relation(
@@ -85,6 +108,7 @@ def _along(ctx: BuildContext, road, n: int, max_off=30.0):
     "within 30 m of F1.",
     anchor_kinds=("road",),
     needs=("road",),
+    constructs=True,
 )
 class AlongOrder:
     @staticmethod
@@ -95,7 +119,7 @@ class AlongOrder:
         if not near:
             return None
         ctx.rng.shuffle(near)
-        made = make_scene(ctx, [Member.of(anchor)] + [Member.of(f) for _, f in near])
+        made = make_scene(ctx, [Member.of(anchor)] + [m for _, m in near])
         if made is None:
             return None
         scene, prov = made
@@ -136,7 +160,7 @@ class AlongOrder:
         (t0, f0), (t1, f1), (t2, f2) = near
         if t2 - t1 < 2 * GAP:
             return None
-        members = [Member.of(f0), Member.of(anchor), Member.of(f1), Member.of(f2)]
+        members = [f0, Member.of(anchor), f1, f2]
         cons = [
             pred("along_order", "F1", "F0", "F2", "F3", value=["F2", "F0", "F3"]),
             at_most("min_distance", "F0", "F1", hi=30),
@@ -168,6 +192,7 @@ def _offset_variants(ops):
     "F1 (a band of linear-referencing positions), within 30 m of F1.",
     anchor_kinds=("road",),
     needs=("road",),
+    constructs=True,
 )
 class BeforeAfter:
     @staticmethod
@@ -178,7 +203,7 @@ class BeforeAfter:
         if not near:
             return None
         ctx.rng.shuffle(near)
-        made = make_scene(ctx, [Member.of(anchor)] + [Member.of(f) for _, f in near])
+        made = make_scene(ctx, [Member.of(anchor)] + [m for _, m in near])
         if made is None:
             return None
         scene, prov = made
@@ -189,10 +214,12 @@ class BeforeAfter:
         ref = order[k]
         answer = order[k + 1] if after else order[k - 1]
         choices, letter = mcq(ctx.rng, answer, [i for i in ids if i not in (ref, answer)])
-        facts = [fact(scene, "along_order", "F0", *ids)] + [
-            fact(scene, "along_position", "F0", i) for i in ids
-        ]
         word = "after" if after else "before"
+        # the question's "immediately after / before" is a parameter of the recorded fact
+        facts = [
+            fact(scene, "along_next", "F0", ref, *[i for i in ids if i != ref], direction=word),
+            fact(scene, "along_order", "F0", *ids),
+        ] + [fact(scene, "along_position", "F0", i) for i in ids]
         q = Q_BEFORE_AFTER.render(a="F0", first=ids[0], last=ids[-1], word=word, ref=ref)
         return QAItem(
             scene, q, AnswerType.FEATURE_ID, answer, choices, letter, facts, {"min_gap_m": GAP}, prov
@@ -209,7 +236,7 @@ class BeforeAfter:
         (t1, f1), (t2, f2), (t0, f0) = near  # F0 starts last along the route
         if t2 - t1 < 3 * GAP:
             return None
-        members = [Member.of(f0), Member.of(anchor), Member.of(f1), Member.of(f2)]
+        members = [f0, Member.of(anchor), f1, f2]
         # Positions come from the snapped scene, so compute the band there.
         made = make_scene(ctx, members)
         if made is None:
@@ -232,6 +259,24 @@ class BeforeAfter:
             lead="Travelling along F1 from its first vertex to its last, F0 should be "
             "passed after F2 and before F3.",
         )
+
+
+def _placed_sides(ctx: BuildContext, road, signs: tuple[int, ...]) -> list[tuple[str, Member]]:
+    """Real POIs moved beside the road (sign +1: left, -1: right), 6-15 m off it at spread
+    positions; with the side each ends up on (none: not clearly on a side)."""
+    n = len(signs)
+    usable = road.geom.length - 2 * (END_CLEAR + 5)
+    if usable < n * GAP:
+        return []
+    step = usable / n
+    positions = [END_CLEAR + 5 + step * (i + ctx.rng.uniform(0.2, 0.8)) for i in range(n)]
+    offsets = [sg * ctx.rng.uniform(6, 15) for sg in signs]
+    out = []
+    for _t, m in placed_along(ctx, road, positions, offsets):
+        side = _side_ok(road.geom, m.geom)
+        if side:
+            out.append((side, m))
+    return out
 
 
 def _side_ok(line: LineString, g) -> str | None:
@@ -258,6 +303,7 @@ def _side_ok(line: LineString, g) -> str | None:
     edit_constraints="Move F0 across road F1 to the side where F2 lies, staying within 30 m " "of F1.",
     anchor_kinds=("road",),
     needs=("road",),
+    constructs=True,
 )
 class Side:
     @staticmethod
@@ -270,9 +316,15 @@ class Side:
             for f in ctx.pools.near(k, line, 40):
                 s = _side_ok(line, f.geom)
                 if s:
-                    sided.append((s, f))
+                    sided.append((s, Member.of(f)))
         left = [f for s, f in sided if s == "left"]
         right = [f for s, f in sided if s == "right"]
+        if ctx.construct and not (
+            (len(left) >= 2 and len(right) >= 3) or (len(right) >= 2 and len(left) >= 3)
+        ):
+            placed = _placed_sides(ctx, anchor, (1, 1, -1, -1, -1))
+            left = [m for side, m in placed if side == "left"]
+            right = [m for side, m in placed if side == "right"]
         for same, other in ((left, right), (right, left)):
             if len(same) >= 2 and len(other) >= 3:
                 break
@@ -282,7 +334,7 @@ class Side:
         negs = ctx.rng.sample(other, 3)
         cands = [pos] + negs
         ctx.rng.shuffle(cands)
-        made = make_scene(ctx, [Member.of(anchor), Member.of(ref)] + [Member.of(c) for c in cands])
+        made = make_scene(ctx, [Member.of(anchor), ref] + cands)
         if made is None:
             return None
         scene, prov = made
@@ -311,8 +363,13 @@ class Side:
             return None
         line = anchor.geom
         sided = [
-            (s, f) for k in ("poi",) for f in ctx.pools.near(k, line, 25) if (s := _side_ok(line, f.geom))
+            (s, Member.of(f))
+            for k in ("poi",)
+            for f in ctx.pools.near(k, line, 25)
+            if (s := _side_ok(line, f.geom))
         ]
+        if ctx.construct and len({s for s, _ in sided}) < 2:
+            sided = _placed_sides(ctx, anchor, (1, -1))
         left = [f for s, f in sided if s == "left"]
         right = [f for s, f in sided if s == "right"]
         if not left or not right:
@@ -322,7 +379,7 @@ class Side:
             if ctx.rng.random() < 0.5
             else (ctx.rng.choice(right), ctx.rng.choice(left))
         )
-        members = [Member.of(f0), Member.of(anchor), Member.of(f2)]
+        members = [f0, Member.of(anchor), f2]
         cons = [pred("same_side", "F1", "F0", "F2"), at_most("min_distance", "F0", "F1", hi=30)]
         p = ref_point(f0.geom)
         q = line.interpolate(line.project(p))

@@ -3,12 +3,15 @@ the connectivity of roads by shared endpoints."""
 
 from __future__ import annotations
 
+from shapely import affinity
 from shapely.geometry import Point
 
 from scoring import oracle
 from scoring.oracle import EDIT_EPS, vertical_level
+from scoring.pools import PoolFeature
 from scoring.relations.base import REFUSAL, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import edit_item, max_displacement, pred
+from scoring.relations.constructions import crossing_road
 from scoring.relations.ordering import FAMILY
 from scoring.vocab import AnswerType, EditOp
 from scoring.wording import FEATURE_IDS, Wording, id_list
@@ -49,7 +52,32 @@ def _crossing_pairs(ctx, anchor):
         lb = vertical_level(_level_props(f, False))
         if lb != la:
             out.append(f)
+    if ctx.construct and la not in (None, 0):
+        # the construction pass: natural pairs of this road were used (or were refused) already
+        out = _constructed_crossing(ctx, anchor)
     return out
+
+
+def _constructed_crossing(ctx, anchor) -> list:
+    """A layered road (bridge, tunnel, layer) crossed by a real ground-level road from nearby,
+    moved onto it (scoring.relations.constructions.crossing_road)."""
+    placed = crossing_road(ctx, anchor, lambda f: vertical_level(_level_props(f, False)) == 0)
+    return [
+        PoolFeature(m.source or "", "road", m.geom, {**f.props, "_construction": m.construction})
+        for m, f in placed
+    ]
+
+
+def _member(f, props: dict) -> Member:
+    why = f.props.get("_construction")
+    return Member("road", f.geom, props, f.uid, why)
+
+
+def has_layered_roads(pools) -> str | None:
+    """None, or the feature class O06 needs that the pools lack."""
+    if any(vertical_level(_level_props(f, False)) not in (None, 0) for f in pools.features.get("road", [])):
+        return None
+    return "roads with a layer, bridge or tunnel tag (no vertical order to ask about)"
 
 
 @relation(
@@ -68,6 +96,8 @@ def _crossing_pairs(ctx, anchor):
     edit_constraints="Set F0's attributes (an attribute edit) so that F0 lies above F1.",
     anchor_kinds=("road",),
     needs=("road",),
+    constructs=True,
+    requires=has_layered_roads,
 )
 class LayerHierarchy:
     @staticmethod
@@ -76,10 +106,11 @@ class LayerHierarchy:
         if not pairs:
             return None
         other = ctx.rng.choice(pairs)
-        withheld = ctx.rng.random() < 0.25
+        # the paper protocol shows the attributes on the map only (relations/paper.py), never withholds
+        withheld = ctx.rng.random() < 0.25 and ctx.protocol != "paper"
         members = [
-            Member("road", anchor.geom, _level_props(anchor, withheld), anchor.uid),
-            Member("road", other.geom, _level_props(other, withheld), other.uid),
+            _member(anchor, _level_props(anchor, withheld)),
+            _member(other, _level_props(other, withheld)),
         ]
         if ctx.rng.random() < 0.5:
             members.reverse()
@@ -129,10 +160,7 @@ class LayerHierarchy:
         if la is None or lb is None:
             return None
         low, high = (anchor, other) if la < lb else (other, anchor)
-        members = [
-            Member("road", low.geom, _level_props(low, False), low.uid),
-            Member("road", high.geom, _level_props(high, False), high.uid),
-        ]
+        members = [_member(low, _level_props(low, False)), _member(high, _level_props(high, False))]
         cons = [pred("level_above", "F0", "F1")]
         new_level = max(la, lb) + 1
         ops = [{"op": "set_attribute", "name": "layer", "value": new_level}]
@@ -151,6 +179,22 @@ def _ends(g):
     return [Point(g.coords[0]), Point(g.coords[-1])]
 
 
+def _connected_road(ctx, anchor) -> list[Member]:
+    """A real road from near `anchor`, moved so that one of its endpoints coincides with one of the
+    anchor's and it meets the anchor nowhere else: [member] or []."""
+    a = anchor.geom
+    near = [f for f in ctx.pools.near("road", a, 300) if f.uid != anchor.uid and f.geom.length >= 20]
+    near.sort(key=lambda f: (round(f.geom.distance(a), 2), f.uid))
+    for f in near[:20]:
+        for end in _ends(a):
+            for start in _ends(f.geom):
+                moved = affinity.translate(f.geom, end.x - start.x, end.y - start.y)
+                if oracle.endpoint_connected(a, moved) and moved.intersection(a).equals(end):
+                    why = "road moved so that one of its endpoints coincides with an endpoint of the other"
+                    return [Member("road", moved, {}, f.uid, why)]
+    return []
+
+
 @relation(
     "O08",
     "Endpoint connectivity",
@@ -167,6 +211,7 @@ def _ends(g):
     "endpoint of F1 (within 0.05 m) without crossing F1.",
     anchor_kinds=("road",),
     needs=("road",),
+    constructs=True,
 )
 class Connectivity:
     @staticmethod
@@ -182,15 +227,26 @@ class Connectivity:
             elif min(p.distance(q) for p in _ends(a) for q in _ends(f.geom)) >= 2:
                 if f.geom.intersects(a) or f.geom.distance(a) >= 2:
                     neg.append(f)
-        if not pos or len(neg) < 3:
-            return None
         # Near misses first: roads that meet F0 but not at an endpoint.
         neg.sort(key=lambda f: (f.geom.distance(a) > 0, f.geom.distance(a)))
-        p = ctx.rng.choice(pos)
-        negs = ctx.rng.sample(neg[:6], 3)
-        cands = [p] + negs
+        pos_m, neg_m = [Member.of(f) for f in pos], [Member.of(f) for f in neg[:6]]
+        if ctx.construct:  # a real road moved to F0's end, real roads moved across F0
+            pos_m = pos_m or _connected_road(ctx, anchor)
+            for _ in range(6):
+                if len(neg_m) >= 3:
+                    break
+                taken = {n.source for n in neg_m}
+                neg_m += [
+                    m
+                    for m, _ in crossing_road(ctx, anchor)
+                    if m.source not in taken
+                    and min(p.distance(q) for p in _ends(a) for q in _ends(m.geom)) >= 2
+                ]
+        if not pos_m or len(neg_m) < 3:
+            return None
+        cands = [ctx.rng.choice(pos_m)] + ctx.rng.sample(neg_m, 3)
         ctx.rng.shuffle(cands)
-        made = make_scene(ctx, [Member.of(anchor)] + [Member.of(c) for c in cands])
+        made = make_scene(ctx, [Member.of(anchor)] + cands)
         if made is None:
             return None
         scene, prov = made
@@ -239,7 +295,8 @@ class Connectivity:
         ]
         cons = [
             pred("endpoint_connected", "F0", "F1", eps=EDIT_EPS),
-            pred("crosses", "F0", "F1", value=False),
+            # the same eps as the connection: an end overshooting F1 by <= eps is no crossing
+            pred("crosses_eps", "F0", "F1", value=False, eps=EDIT_EPS),
             max_displacement(pairs[-1][0] + 5),
         ]
         return edit_item(ctx, members, cons, proposals)

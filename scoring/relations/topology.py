@@ -23,7 +23,17 @@ from scoring.relations.common import (
     translated,
     which_one_qa,
 )
-from scoring.relations.constructions import boundary_covered_copies, equal_copy, near_copies
+from scoring.relations.constructions import (
+    as_pool_feature,
+    boundary_covered_copies,
+    crossing_road,
+    equal_copy,
+    near_copies,
+    near_misses,
+    placed_across,
+    placed_inside,
+    placed_outside,
+)
 from scoring.vocab import AnswerType, Family
 from scoring.wording import FEATURE_IDS, Wording
 
@@ -193,6 +203,7 @@ class Equality:
     edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
     "bounded displacement.",
     anchor_kinds=("area", "building", "road"),
+    constructs=True,
 )
 class Disjointness:
     @staticmethod
@@ -206,6 +217,7 @@ class Disjointness:
             ("inside", "overlap", "cross", "touch", "boundary_covered"),
             Q_DISJOINT,
             "disjoint",
+            near_misses(ctx, anchor) if ctx.construct else (),
         )
 
     @staticmethod
@@ -335,6 +347,7 @@ class Touching:
     "area anchors, roads lying inside.",
     edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded " "displacement.",
     anchor_kinds=("road", "area"),
+    constructs=True,
 )
 class Crossing:
     @staticmethod
@@ -348,6 +361,7 @@ class Crossing:
             ("touch", "disjoint", "inside"),
             Q_CROSSES,
             "crosses",
+            [m for m, _ in crossing_road(ctx, anchor)] if ctx.construct and anchor.kind == "road" else (),
         )
 
     @staticmethod
@@ -418,6 +432,7 @@ class Within:
     "touching it, or disjoint.",
     edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded " "displacement.",
     anchor_kinds=("area", "building"),
+    constructs=True,
 )
 class Overlap:
     @staticmethod
@@ -430,6 +445,8 @@ class Overlap:
                 if shapely.contains_properly(anchor.geom, f.geom)
             ]
             extra = boundary_covered_copies(ctx, anchor, inner)[:1]
+        if ctx.construct:  # a real building moved across F0's boundary, and near misses
+            extra = extra + placed_across(ctx, anchor) + near_misses(ctx, anchor)
         return _qa(
             ctx,
             anchor,
@@ -446,7 +463,9 @@ class Overlap:
     def edit(ctx, anchor):
         if anchor.kind != "area":
             return None
-        cls = _classified(ctx, anchor, ("building",), 40)
+        cls = _classified(
+            ctx, anchor, ("building",), 40, placed_outside(ctx, anchor) if ctx.construct else ()
+        )
         out = [m for m, c in cls if c == "disjoint"]
         f0 = _pick(ctx, out)
         if f0 is None:
@@ -470,6 +489,7 @@ class Overlap:
     "inside: covered by F1 grown by eps and within eps of its boundary.",
     anchor_kinds=("area",),
     needs=("area", "building"),
+    constructs=True,
 )
 class BoundaryCoverage:
     @staticmethod
@@ -479,7 +499,11 @@ class BoundaryCoverage:
             for f in neighbours(ctx, anchor, ("building",), 0)
             if shapely.contains_properly(anchor.geom, f.geom)
         ]
+        if ctx.construct and not inner:
+            inner = [as_pool_feature(m) for m in placed_inside(ctx, anchor, n=3, clearance=1.5)]
         extra = boundary_covered_copies(ctx, anchor, inner)
+        if ctx.construct:
+            extra = extra[:2] + near_misses(ctx, anchor)
         return _qa(
             ctx,
             anchor,
@@ -494,7 +518,8 @@ class BoundaryCoverage:
 
     @staticmethod
     def edit(ctx, anchor):
-        cls = _classified(ctx, anchor, ("building",), 0)
+        extra = placed_inside(ctx, anchor, n=1, clearance=3.0) if ctx.construct else []
+        cls = _classified(ctx, anchor, ("building",), 0, extra)
         inner = [m for m, c in cls if c == "inside"]
         f0 = _pick(ctx, inner)
         if f0 is None:
@@ -523,6 +548,7 @@ class BoundaryCoverage:
     "at least eps from its boundary.",
     anchor_kinds=("area",),
     needs=("area", "building"),
+    constructs=True,
 )
 class ContainsProperly:
     @staticmethod
@@ -533,6 +559,8 @@ class ContainsProperly:
             if shapely.contains_properly(anchor.geom, f.geom)
         ]
         extra = boundary_covered_copies(ctx, anchor, inner)
+        if ctx.construct:
+            extra = extra[:2] + placed_inside(ctx, anchor, n=1, clearance=3.0) + placed_across(ctx, anchor)
         return _qa(
             ctx,
             anchor,
@@ -547,7 +575,8 @@ class ContainsProperly:
 
     @staticmethod
     def edit(ctx, anchor):
-        cls = _classified(ctx, anchor, ("building",), 20)
+        extra = placed_across(ctx, anchor) if ctx.construct else []
+        cls = _classified(ctx, anchor, ("building",), 20, extra)
         straddle = [
             m
             for m, c in cls

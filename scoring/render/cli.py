@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 
 from scoring.errors import InputError
+from scoring.execute import add_executor_args, executor_from_args
+from scoring.vocab import Modality
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -27,6 +29,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--ids", nargs="+", metavar="ID", help="render only these instance ids")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_executor_args(p)
+    p.add_argument(
+        "--modalities",
+        default=str(Modality.IMAGE),
+        metavar="LIST",
+        help="comma-separated map modalities to draw: image (one map per instance, the default), "
+        "image-multi, image-context (map sets; see scoring/render/multi.py)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -37,9 +47,27 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError(f"--jobs must be at least 1 (got {args.jobs})")
-    summary = render_benchmark(args.bench, jobs=args.jobs, progress=not args.no_progress, ids=args.ids)
-    print(
-        f"rendered {len(summary.rendered)} maps into {summary.out_dir} "
-        f"({summary.maps_per_second:.1f} maps/s)"
-    )
+    modalities = [m.strip() for m in str(args.modalities).split(",") if m.strip()]
+    drawable = [str(m) for m in Modality if m.has_image and m is not Modality.TOGETHER]
+    bad = [m for m in modalities if m not in drawable]
+    if bad or not modalities:
+        raise InputError(
+            f"--modalities: unknown {bad[0] if bad else '(empty)'!r} (expected {', '.join(drawable)})"
+        )
+    if Modality.IMAGE in modalities:
+        with executor_from_args(args, args.jobs) as executor:
+            summary = render_benchmark(
+                args.bench, progress=not args.no_progress, ids=args.ids, executor=executor
+            )
+        print(
+            f"rendered {len(summary.rendered)} maps into {summary.out_dir} "
+            f"({summary.maps_per_second:.1f} maps/s)"
+        )
+    sets = [m for m in modalities if Modality(m).map_set]
+    if sets:
+        from scoring.render.multi import render_map_sets
+
+        s = render_map_sets(args.bench, sets, ids=args.ids, jobs=args.jobs)
+        written = ", ".join(f"{n} {m}" for m, n in s.sets.items())
+        print(f"rendered {s.maps} maps for {written} map sets into {s.out_dir} ({s.seconds:.1f} s)")
     return 0

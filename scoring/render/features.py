@@ -82,9 +82,12 @@ def task_epsg_of(instance: dict[str, Any], default: int | None = None) -> int:
 
 def scene_features(instance: dict[str, Any]) -> list[TaskFeature]:
     feats = []
+    # attributes shown on the map but not in the GeoJSON (the paper protocol's O06)
+    on_map = instance.get("map_properties") or {}
     for f in (instance.get("scene") or {}).get("features", []):
         props = dict(f.get("properties") or {})
         fid = str(props.get("id", f.get("id")))
+        props.update(on_map.get(fid) or {})
         geom = shape(f["geometry"])
         if geom.is_empty:
             continue

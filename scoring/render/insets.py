@@ -250,3 +250,66 @@ def draw_inset(
         "scalebar_m": bar.length_m,
         "labels": {k: v.to_json() for k, v in labels.items()},
     }
+
+
+def frame_letter_box(canvas: MapCanvas, ins: InsetPlan, task_union, n: int) -> Box:
+    """Where the letter naming an inset's frame goes on the main map: beside one of the frame's
+    corners, outside the frame, on no drawn task geometry (a large polygon's outline, any other
+    feature whole; the least covering spot if none is free)."""
+    w, h = canvas.measure(ins.id, font(11, bold=True))
+    w, h = w + 2, h + 2
+    fx0, fy0, fx1, fy1 = ins.frame
+    spots = []
+    for d in (3.0, 12.0, 24.0, 40.0, 64.0):  # ever farther from the frame, all around it
+        spots += [
+            (fx0, fy0 - d - h),  # above the top-left corner (the usual place)
+            (fx1 - w, fy0 - d - h),  # above the top-right corner
+            (fx0, fy1 + d),  # below the bottom-left corner
+            (fx1 - w, fy1 + d),  # below the bottom-right corner
+            (fx0 - d - w, fy0),  # left of the top-left corner
+            (fx1 + d, fy0),  # right of the top-right corner
+            (fx0 - d - w, fy1 - h),  # left of the bottom-left corner
+            (fx1 + d, fy1 - h),  # right of the bottom-right corner
+        ]
+
+    def covered(x: float, y: float) -> float:
+        b = box(x - 1, y - 1, x + w + 1, y + h + 1)
+        off = 0 if (x >= 0 and y >= 0 and x + w <= n and y + h <= n) else 1
+        return (b.intersection(task_union).area if not task_union.is_empty else 0.0) + 1e6 * off
+
+    best = min(range(len(spots)), key=lambda i: (covered(*spots[i]), i))
+    x, y = spots[best]
+    return (x, y, x + w, y + h)
+
+
+def draw_inset_frame(canvas: MapCanvas, ax, ins: InsetPlan, task_union, n: int) -> Box:
+    """The dashed frame of what an inset magnifies, and its letter beside it (off task geometry)."""
+    st = canvas.style
+    fx0, fy0, fx1, fy1 = ins.frame
+    add_patch(
+        ax,
+        Rectangle(
+            (fx0, fy0),
+            fx1 - fx0,
+            fy1 - fy0,
+            facecolor="none",
+            edgecolor=st["insets"]["frame_color"],
+            lw=px_to_pt(1.6),
+            ls=(0, (3, 2)),
+            zorder=30,
+        ),
+    )
+    lb = frame_letter_box(canvas, ins, task_union, n)
+    canvas.text(
+        ax,
+        lb[0] + 1,
+        lb[3] - 1,
+        ins.id,
+        font(11, bold=True),
+        "inset_frame",
+        color="#222222",
+        ha="left",
+        va="bottom",
+        zorder=30,
+    )
+    return lb

@@ -16,6 +16,8 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, box
 
+from scoring.render.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
+
 Box = tuple[float, float, float, float]
 
 # (name, unit direction x, unit direction y [down positive], preference penalty)
@@ -87,13 +89,8 @@ def anchor_points(geom) -> list[tuple[tuple[float, float], float]]:
     if gt in ("Polygon", "MultiPolygon"):
         line = geom.boundary
         fracs = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)
-        out = []
-        if is_large_polygon(geom):
-            rp = geom.representative_point()
-            out.append(((rp.x, rp.y), 0.0))
-        else:
-            c = geom.centroid
-            out.append(((c.x, c.y), 0.0))
+        p = inside_point(geom)
+        out = [((p.x, p.y), 0.0)]
         for f in fracs:
             p = line.interpolate(f, normalized=True)
             out.append(((p.x, p.y), 4.0))
@@ -105,6 +102,17 @@ def anchor_points(geom) -> list[tuple[tuple[float, float], float]]:
         p = geom.interpolate(f, normalized=True)
         out.append(((p.x, p.y), 2.0 * i))
     return out
+
+
+def inside_point(geom):
+    """A point inside a polygon, far from its outline: the pole of inaccessibility of its largest
+    part (a thin curved polygon's centroid can lie outside it)."""
+    part = max(getattr(geom, "geoms", [geom]), key=lambda g: g.area)
+    try:
+        p = polylabel(part, tolerance=0.5)
+    except (ValueError, shapely.errors.GEOSException):
+        p = None
+    return p if p is not None and part.contains(p) else part.representative_point()
 
 
 def _candidates(item: LabelItem):

@@ -12,12 +12,10 @@ from typing import Any
 
 import matplotlib
 import shapely
-from matplotlib.patches import Rectangle
 from shapely.geometry import box
 
 from scoring.errors import OutputError
-from scoring.georef import PixelTransform
-from scoring.render.canvas import MapCanvas, add_patch
+from scoring.render.canvas import MapCanvas
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, assign_colors, clearance
 from scoring.render.furniture import (
@@ -31,14 +29,14 @@ from scoring.render.furniture import (
     furniture_slots,
     scalebar_layout,
 )
-from scoring.render.insets import draw_inset, plan_insets
+from scoring.render.insets import draw_inset, draw_inset_frame, plan_insets
 from scoring.render.labelling import draw_label, place_feature_labels
 from scoring.render.labels import obstacle_for, place_box
 from scoring.render.layers import draw_context, draw_task
 from scoring.render.legend import draw_legend, legend_rows, place_legend
 from scoring.render.sidecar import sidecar_record, write_map_files
-from scoring.render.style import PINNED_RC, font, load_style, px_to_pt
-from scoring.render.view import compute_view, to_3857
+from scoring.render.style import PINNED_RC, font, load_style
+from scoring.render.view import fix_view
 
 
 class MapRenderer:
@@ -49,17 +47,16 @@ class MapRenderer:
         self.style = style
         self.n = int(style["image_px"])
         self.subject = MapSubject.of(instance, context.task_epsg if context is not None else None)
+        self.instance = instance
+        self.framed: list[str] = []
         self.canvas: MapCanvas | None = None
 
     def prepare(self) -> MapCanvas:
         st = self.style
         subject = self.subject
+        # framed on the scene and, for an edit, where the reference edit puts the target
+        self.pt, self.framed = fix_view(subject, self.instance, st)
         for f in subject.features:
-            f.geom_3857 = to_3857(f.geom_task, subject.task_epsg)
-        x_min, y_max, res = compute_view([f.geom_3857 for f in subject.features], st)
-        self.pt = PixelTransform.from_view(x_min, y_max, res, self.n, self.n, subject.task_epsg)
-        for f in subject.features:
-            f.geom_px = self.pt.geometry_3857_to_pixel(f.geom_3857)
             f.target = f.fid == subject.target_id if subject.is_edit else f.fid == "F0"
         assign_colors(subject.features, st["task"]["palette"], st["task"]["target_color"])
         self.canvas = MapCanvas(self.n, st)
@@ -131,33 +128,7 @@ class MapRenderer:
         draw_task(ax, subject, {f.fid: f.geom_px for f in features}, st)
         for f in features:
             draw_label(canvas, ax, f, labels[f.fid])
-        for ins in insets:
-            fx0, fy0, fx1, fy1 = ins.frame
-            add_patch(
-                ax,
-                Rectangle(
-                    (fx0, fy0),
-                    fx1 - fx0,
-                    fy1 - fy0,
-                    facecolor="none",
-                    edgecolor=st["insets"]["frame_color"],
-                    lw=px_to_pt(1.6),
-                    ls=(0, (3, 2)),
-                    zorder=30,
-                ),
-            )
-            canvas.text(
-                ax,
-                fx0,
-                fy0 - 3,
-                ins.id,
-                font(11, bold=True),
-                "inset_frame",
-                color="#222222",
-                ha="left",
-                va="bottom",
-                zorder=30,
-            )
+        letter_boxes = {ins.id: draw_inset_frame(canvas, ax, ins, task_union, n) for ins in insets}
         draw_north(canvas, ax, north)
         draw_scalebar(canvas, ax, scalebar, bar)
         draw_legend(canvas, ax, legend, legend_layout)
@@ -177,6 +148,8 @@ class MapRenderer:
         )
         canvas.panel(ax, attribution, z=59)
         inset_records = [draw_inset(canvas, subject, self.context, ins) for ins in insets]
+        for rec in inset_records:
+            rec["frame_letter_bbox"] = [round(v, 2) for v in letter_boxes[rec["id"]]]
 
         png = canvas.rasterise()
         record = sidecar_record(
@@ -197,6 +170,7 @@ class MapRenderer:
             ground=ground,
             texts=canvas.texts,
         )
+        record["frame"] = {"framed": self.framed}  # the rule: the benchmark manifest's maps.frame
         return png, record
 
 

@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import shapely
 
+from scoring.framing import beyond_scene
 from scoring.georef import PixelTransform, task_to_3857
+from scoring.render.features import MapSubject
 
 
 def compute_view(geoms_3857: list, style: dict[str, Any]) -> tuple[float, float, float]:
@@ -20,6 +22,30 @@ def compute_view(geoms_3857: list, style: dict[str, Any]) -> tuple[float, float,
     side = max(side, min_side)
     res = side / n
     return cx - side / 2.0, cy + side / 2.0, res
+
+
+def framed_3857(instance: dict[str, Any], task_epsg: int) -> tuple[list, list[str]]:
+    """The EPSG:3857 geometries a map is framed on besides its scene (scoring.framing: for an
+    edit, the target after the reference edit) and the names of everything framed."""
+    extra, what = beyond_scene(instance)
+    return [to_3857(g, task_epsg) for g in extra], what
+
+
+def fix_view(
+    subject: MapSubject, instance: dict[str, Any], style: dict[str, Any]
+) -> tuple[PixelTransform, list[str]]:
+    """The map's pixel transform, framed on the scene and what scoring.framing adds (for an edit,
+    the target after the reference edit), and the names of what was framed. Sets each task
+    feature's EPSG:3857 and pixel geometry."""
+    for f in subject.features:
+        f.geom_3857 = to_3857(f.geom_task, subject.task_epsg)
+    extra, framed = framed_3857(instance, subject.task_epsg)
+    x_min, y_max, res = compute_view([f.geom_3857 for f in subject.features] + extra, style)
+    n = int(style["image_px"])
+    pt = PixelTransform.from_view(x_min, y_max, res, n, n, subject.task_epsg)
+    for f in subject.features:
+        f.geom_px = pt.geometry_3857_to_pixel(f.geom_3857)
+    return pt, framed
 
 
 def ground_per_3857(x: float, y: float) -> float:

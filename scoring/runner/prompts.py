@@ -25,10 +25,13 @@ import jinja2
 from shapely.geometry import shape
 
 import scoring
+from scoring.benchmark import edit_reply_form
 from scoring.files import canonical_json
 from scoring.georef import grid_convergence_deg
+from scoring.mapsets import MapSet
 from scoring.runner.client import png_data_url
-from scoring.vocab import MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
+from scoring.runner.images import user_content
+from scoring.vocab import MAP_SET_MODALITIES, MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
 
 PROMPTS_DIR = Path(scoring.__file__).resolve().parent.parent / "resources" / "prompts"
 IMAGE_SIZE = 1536
@@ -42,7 +45,7 @@ class TemplateInfo:
     sha256: str
 
 
-def template_name(task: str, modality: str, form: str | None) -> str:
+def template_name(task: str, modality: str, form: str | None, reply_form: str = "operations") -> str:
     if modality not in MODALITIES:
         raise ValueError(f"unknown modality {modality!r} (expected {', '.join(MODALITIES)})")
     if task == Task.QA:
@@ -52,7 +55,8 @@ def template_name(task: str, modality: str, form: str | None) -> str:
     if task == Task.EDIT:
         if form not in (Form.EDIT, None):
             raise ValueError(f"edit instances have a single form 'edit', got {form!r}")
-        return f"edit-{modality}"
+        # the paper protocol's map-image edits are replied as an edited pixel geometry
+        return f"edit-{modality}-pixel-geometry" if reply_form == "pixel_geometry" else f"edit-{modality}"
     raise ValueError(f"unknown task {task!r} (expected qa or edit)")
 
 
@@ -79,6 +83,8 @@ def _info(prompts_dir: Path, name: str) -> TemplateInfo:
         raise ValueError(f"{path}: template must start with a '{{#- version: N -#}}' marker")
     h = hashlib.sha256(src.encode("utf-8"))
     h.update((prompts_dir / "_common.j2").read_bytes())
+    if name.endswith(tuple(f"-{m}" for m in MAP_SET_MODALITIES)):  # their shared wording lives in _maps.j2
+        h.update((prompts_dir / "_maps.j2").read_bytes())
     wording = {"answer_instructions": ANSWER_INSTRUCTIONS, "open_refusal": OPEN_REFUSAL}
     h.update(canonical_json(wording).encode("utf-8"))
     return TemplateInfo(name, m.group(1), h.hexdigest())
@@ -91,8 +97,20 @@ def template_id_and_version(
     return info.name, info.version
 
 
-def template_info(task: str, modality: str, form: str, prompts_dir: Path = PROMPTS_DIR) -> TemplateInfo:
-    return _info(prompts_dir, template_name(task, modality, form))
+def template_info(
+    task: str,
+    modality: str,
+    form: str,
+    prompts_dir: Path = PROMPTS_DIR,
+    reply_form: str = "operations",
+) -> TemplateInfo:
+    return _info(prompts_dir, template_name(task, modality, form, reply_form))
+
+
+def reply_form_of(instance: dict, modality: str) -> str:
+    """How an instance's edit is replied in a modality ("operations" unless the paper protocol
+    asks for a pixel geometry)."""
+    return edit_reply_form(instance, modality) if instance.get("task") == Task.EDIT else "operations"
 
 
 # The answer instruction of each answer category, passed into the templates (_common.j2) and read
@@ -114,6 +132,8 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "ordering": 'Answer with the feature ids in order, separated by commas, e.g. "Answer: F2, F1, F3".',
     "density": "Answer with a single number in POIs per square kilometre (no unit), with at least three "
     'decimals, e.g. "Answer: 1234.567".',
+    "topology_class": "Answer with one DE-9IM class name: disjoint, touches, crosses, overlaps, within, "
+    "contains or equals.",
     "text": "Answer with a short phrase.",
 }
 # Said after every open answer instruction (a choice question offers the refusal as an option).
@@ -133,6 +153,7 @@ ANSWER_CATEGORIES: dict[AnswerType, str] = {
     AnswerType.FEATURE_ID: "feature_id",
     AnswerType.ORDERING: "ordering",
     AnswerType.YES_NO: "boolean",
+    AnswerType.TOPOLOGY_CLASS: "topology_class",
     AnswerType.EDIT: "text",  # an edit has no answer instruction
 }
 
@@ -158,7 +179,7 @@ def crs_name(scene: dict) -> str:
     return "given in the scene's crs member"
 
 
-def _context(instance: dict, modality: str) -> dict[str, Any]:
+def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> dict[str, Any]:
     scene = instance.get("scene") or {}
     ctx: dict[str, Any] = {
         "image_size": IMAGE_SIZE,
@@ -175,6 +196,13 @@ def _context(instance: dict, modality: str) -> dict[str, Any]:
         ctx["scene_json"] = json.dumps(scene, ensure_ascii=False, separators=(",", ":"))
         ctx["crs_name"] = crs_name(scene)
     ctx["grid_north_deg"] = grid_north_on_map(instance) if Modality(modality).has_image else None
+    # the cross-map templates say what each map shows (by the labels drawn) and where edits go
+    ctx["maps"] = (
+        [{"role": m.get("role"), "features": m.get("features") or []} for m in map_set.maps]
+        if map_set
+        else []
+    )
+    ctx["edit_map_number"] = map_set.edit_map + 1 if map_set else 1
     return ctx
 
 
@@ -207,22 +235,33 @@ def map_data_url(image_png: bytes) -> str:
 
 
 def build_messages(
-    instance: dict, modality: str, form: str | None, image_png: bytes | None, prompts_dir: Path = PROMPTS_DIR
+    instance: dict,
+    modality: str,
+    form: str | None,
+    image_png: bytes | MapSet | None,
+    prompts_dir: Path = PROMPTS_DIR,
 ) -> list[dict]:
-    """Chat messages (OpenAI format) for one instance in one modality and form."""
+    """Chat messages (OpenAI format) for one instance in one modality and form. A map-set modality
+    (image-multi, image-context) takes its MapSet: every map is sent, in the set's order."""
     task = str(instance.get("task"))
     form = "edit" if task == "edit" else form
-    name = template_name(task, modality, form)
+    name = template_name(task, modality, form, reply_form_of(instance, modality))
     if task == "qa" and form == "mcq" and len(instance.get("choices") or []) != 4:
         raise ValueError(f"instance {instance.get('id')}: mcq form needs 4 choices")
     needs_image = Modality(modality).has_image
     if needs_image and not image_png:
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs the map image")
-    ctx = _context(instance, modality)
+    map_set = image_png if isinstance(image_png, MapSet) else None
+    if Modality(modality).map_set and (map_set is None or not map_set.pngs):
+        raise ValueError(f"instance {instance.get('id')}: modality {modality} needs its map set")
+    ctx = _context(instance, modality, map_set)
     system = _render_block(name, "system", ctx, prompts_dir)
     user = _render_block(name, "user", ctx, prompts_dir)
-    if needs_image and image_png is not None:
-        content: Any = [
+    if map_set is not None:
+        labels = [f"Map {i + 1}" for i in range(len(map_set.pngs))]
+        content: Any = user_content(user, [map_data_url(png) for png in map_set.pngs], labels)
+    elif needs_image and isinstance(image_png, bytes):
+        content = [
             {"type": "text", "text": user},
             {"type": "image_url", "image_url": {"url": map_data_url(image_png)}},
         ]
@@ -243,7 +282,7 @@ def corrective_messages(
 
     `reason` says only why the reply is unusable as an edit (undecodable / no-op); it never
     reveals whether the edit met the instance's constraints."""
-    name = template_name("edit", modality, "edit")
+    name = template_name("edit", modality, "edit", reply_form_of(instance, modality))
     ctx = {**_context(instance, modality), "reason": reason}
     text = _render_block(name, "corrective", ctx, prompts_dir)
     return [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": text}]

@@ -24,6 +24,7 @@ from scoring.answers import read_edit_reply
 from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.files import sha256_hex, write_json_atomic
+from scoring.mapsets import MapSet, images_sha256, read_map_set
 from scoring.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
@@ -36,7 +37,8 @@ from scoring.rundir import (
     sample_id,
 )
 from scoring.runner import prompts
-from scoring.runner.client import AdaptiveLimiter, ChatClient, Outcome
+from scoring.runner.client import ChatClient, Outcome
+from scoring.runner.cluster_limit import endpoint_limiter
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor, public_url
 from scoring.runner.health import RunHealth, RunStop
 from scoring.runner.progress import RunObserver, SampleBar
@@ -114,10 +116,12 @@ def _forms(task: str, forms: Iterable[str] | None) -> list[Form]:
     return [Form.EDIT]
 
 
-def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[str, bytes | None]:
+def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[str, bytes | MapSet | None]:
     if not Modality(modality).has_image:
         return {}
-    images: dict[str, bytes | None] = {}
+    if Modality(modality).map_set:  # several maps per instance, listed in its set file
+        return {inst["id"]: read_map_set(bench.maps_dir, inst["id"], modality) for inst in instances}
+    images: dict[str, bytes | MapSet | None] = {}
     missing = []
     for inst in instances:
         p = bench.maps_dir / f"{inst['id']}.png"
@@ -181,6 +185,7 @@ class RunSummary:
     corrective: int = 0  # corrective edit turns (sent or served)
     failures: dict[str, int] = field(default_factory=dict)
     out_dir: str = ""
+    protocol: str = "spatialgap"  # of the benchmark the run answered
     stop: dict | None = None  # why the run stopped early (kind, the server's message)
 
     def as_dict(self) -> dict:
@@ -238,7 +243,7 @@ async def run_benchmark_async(
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
     edit_check: Callable[[str | None, dict, str], str | None] | None = None,
-    map_png: Callable[[str], Awaitable[bytes]] | None = None,
+    map_png: Callable[[str], Awaitable[bytes | MapSet]] | None = None,
 ) -> RunSummary:
     """Send every (instance, form) sample of ``task`` in ``modality`` to the model of ``spec``
     and journal the replies in ``out_dir``. ``progress``: a tqdm bar (True), nothing (False), or
@@ -269,9 +274,7 @@ async def run_benchmark_async(
     redactor = Redactor()
     samples = [(inst, form) for inst in instances for form in forms]
     health = RunHealth(len(samples), spec.max_retries, spec.concurrency)
-    client = ChatClient(
-        spec, transport, key_provider, AdaptiveLimiter(spec.concurrency), redactor, health=health
-    )
+    client = ChatClient(spec, transport, key_provider, endpoint_limiter(spec), redactor, health=health)
     client.key()  # fail now if the key is missing; registers it with the redactor
 
     # -- output
@@ -283,9 +286,11 @@ async def run_benchmark_async(
     previous = _previous_manifest(out_dir, spec, modality, task, bench_sha)
 
     templates = {}
+    reply_forms = sorted({prompts.reply_form_of(i, modality) for i in instances}) or ["operations"]
     for form in forms:
-        info = prompts.template_info(task, modality, form)
-        templates[info.name] = {"version": info.version, "sha256": info.sha256}
+        for reply_form in reply_forms:
+            info = prompts.template_info(task, modality, form, reply_form=reply_form)
+            templates[info.name] = {"version": info.version, "sha256": info.sha256}
     session: dict[str, Any] = {"started_at": now_iso(), "ended_at": None, "pid": os.getpid()}
     manifest = {
         "tool": "spatialgap",
@@ -298,6 +303,7 @@ async def run_benchmark_async(
         "endpoint_models": previous.get("endpoint_models", []),
         "modality": modality,
         "task": task,
+        "protocol": bench.protocol,
         "forms": list(forms),
         "seeds": {"generation": spec.seed},
         "templates": templates,
@@ -309,7 +315,7 @@ async def run_benchmark_async(
     write_json_atomic(run_manifest_path, redactor.value(manifest))
 
     journal = Journal(out_dir / PREDICTIONS, redactor, extra_caches=cache)
-    summary = RunSummary(out_dir=str(out_dir))
+    summary = RunSummary(out_dir=str(out_dir), protocol=bench.protocol)
     summary.samples = len(samples)
     bar: RunObserver = progress(len(samples)) if callable(progress) else SampleBar(len(samples), progress)
     endpoint_models: set[str] = set(manifest["endpoint_models"])
@@ -439,10 +445,11 @@ async def run_benchmark_async(
             img = images.get(inst["id"])
             if map_png is not None and Modality(modality).has_image:
                 img = await map_png(inst["id"])
-            img_sha = sha256_hex(img) if img else None
+            img_sha = images_sha256(img) if img else None
             inst_sha = instance_hash(inst)
             msgs = prompts.build_messages(inst, modality, form, img)
-            info = prompts.template_info(task, modality, form)
+            reply_form = prompts.reply_form_of(inst, modality)
+            info = prompts.template_info(task, modality, form, reply_form=reply_form)
             rec = await attempt(
                 inst,
                 form,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from scoring.errors import InputError
+from scoring.execute import add_executor_args, executor_from_args
 from scoring.score.gate import (
     MIN_PAST_RESULTS,
     list_overrides,
@@ -20,10 +21,17 @@ from scoring.score.selfcheck import fixture_size, run_selfcheck
 
 
 def _score(args: argparse.Namespace) -> int:
-    summary = score_runs(
-        args.bench, args.run, args.out, progress=not args.no_progress, only_recorded=args.only_recorded
-    )
+    with executor_from_args(args, jobs=1) as executor:
+        summary = score_runs(
+            args.bench,
+            args.run,
+            args.out,
+            progress=not args.no_progress,
+            only_recorded=args.only_recorded,
+            executor=executor,
+        )
     overall = [c for c in summary["cells"] if c["level"] == "overall"]
+    width = max([8, *(len(str(c["modality"])) for c in overall)])  # image-context is 13 wide
     for c in overall:
         extra = (
             f"  raster-tolerant {100 * c['raster_tolerant_rate']:.1f}%"
@@ -31,12 +39,13 @@ def _score(args: argparse.Namespace) -> int:
             else ""
         )
         print(
-            f"{c['model']:>16} {c['modality']:>8} {c['form']:>5}: {100 * c['accuracy']:5.1f}% "
+            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: {100 * c['accuracy']:5.1f}% "
             f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
             f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
     selfcheck = summary["selfcheck"]
-    print(f"{summary['samples']} samples scored -> {args.out}")
+    protocol = summary["benchmark"].get("protocol", "spatialgap")
+    print(f"{summary['samples']} samples scored (protocol {protocol}) -> {args.out}")
     if selfcheck and not selfcheck["passed"]:
         drifted = len(selfcheck["messages"])
         print(
@@ -129,6 +138,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "task and forms; missing ones count as errors)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_executor_args(p)
     p.set_defaults(func=_score)
 
     p = sub.add_parser(

@@ -11,9 +11,15 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from scoring.vocab import MODALITIES
+from scoring.vocab import BASE_MODALITIES, MODALITIES
 
-MODALITY_COLOURS = {"geojson": "#1f77b4", "image": "#d62728", "together": "#2ca02c"}
+MODALITY_COLOURS = {
+    "geojson": "#1f77b4",
+    "image": "#d62728",
+    "together": "#2ca02c",
+    "image-multi": "#9467bd",
+    "image-context": "#ff7f0e",
+}
 
 
 def figure_uri(fig: Figure) -> str:
@@ -28,13 +34,16 @@ def fig_qa_accuracy(records: list[dict]) -> str | None:
     models = list(dict.fromkeys(r["model"] for r in records))
     if not models or all(r["rate"] is None for r in records):
         return None
+    # the paper's three input types always (an absent one says "not run"), cross-map ones when run
+    present = {r["modality"] for r in records}
+    shown = [m for m in MODALITIES if m in BASE_MODALITIES or m in present]
     fig = Figure(figsize=(max(5.0, 1.6 * len(models) + 2), 3.4))
     ax = fig.subplots()
-    width = 0.8 / len(MODALITIES)
-    for k, modality in enumerate(MODALITIES):
+    width = 0.8 / len(shown)
+    for k, modality in enumerate(shown):
         for i, model in enumerate(models):
             r = next((r for r in records if r["model"] == model and r["modality"] == modality), None)
-            x = i + (k - (len(MODALITIES) - 1) / 2) * width
+            x = i + (k - (len(shown) - 1) / 2) * width
             if r is None or r["rate"] is None:
                 ax.text(x, 0.02, "not run", rotation=90, ha="center", va="bottom", fontsize=7, color="0.45")
                 continue
@@ -44,8 +53,8 @@ def fig_qa_accuracy(records: list[dict]) -> str | None:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("QA accuracy (mean of open, MCQ)")
     ax.legend(
-        [Line2D([], [], marker="s", ls="", color=MODALITY_COLOURS[m]) for m in MODALITIES],
-        list(MODALITIES),
+        [Line2D([], [], marker="s", ls="", color=MODALITY_COLOURS[m]) for m in shown],
+        list(shown),
         fontsize=7,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),  # outside the axes: never over a bar

@@ -22,6 +22,9 @@ MODALITY_PAIRS = (
     (Modality.GEOJSON, Modality.IMAGE),
     (Modality.GEOJSON, Modality.TOGETHER),
     (Modality.IMAGE, Modality.TOGETHER),
+    # the cross-map settings against the single map they are drawn from
+    (Modality.IMAGE, Modality.IMAGE_MULTI),
+    (Modality.IMAGE, Modality.IMAGE_CONTEXT),
 )
 GAP_LEVELS = ("overall", "family", "relation")
 ALPHA = 0.05

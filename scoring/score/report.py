@@ -26,7 +26,13 @@ from scoring.score.tables_paper import NOT_RUN, figure2, table1, table2, table3,
 from scoring.vocab import FORMS, MODALITIES, Form
 
 FORM_LABELS = {Form.OPEN: "open", Form.MCQ: "MCQ-4", Form.EDIT: "edit"}
-MODALITY_LABELS = {"geojson": "GeoJSON", "image": "image", "together": "Together"}
+MODALITY_LABELS = {
+    "geojson": "GeoJSON",
+    "image": "image",
+    "together": "Together",
+    "image-multi": "multi-map",
+    "image-context": "contextual",
+}
 MISSES_SHOWN = 6  # constraint kinds shown per model x input type (all are in the CSV)
 
 

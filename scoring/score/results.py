@@ -13,6 +13,7 @@ recorded") unless `only_recorded` narrows the scope to the samples the run recor
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 import json
 import logging
 import platform
@@ -27,13 +28,14 @@ import shapely
 import scoring
 from scoring.benchmark import Benchmark
 from scoring.errors import InputError, OutputError
+from scoring.execute import Executor, LocalExecutor
 from scoring.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
 from scoring.rundir import load_run, sample_id
 from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
-from scoring.score.verdicts import INTERNAL_ERROR, score_prediction
+from scoring.score.verdicts import INTERNAL_ERROR, answerable_in, score_prediction
 from scoring.vocab import MODALITIES, TASKS, AnswerType, Form, Task, Verdict, forms_of
 
 log = logging.getLogger(__name__)
@@ -137,7 +139,7 @@ def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> 
         "relation": inst.get("relation"),
         "family": inst.get("family"),
         "answer_type": inst.get("answer_type") or "edit",
-        "answerable": bool((inst.get("answerable") or {}).get(modality, True)),
+        "answerable": answerable_in(inst, modality),
         "scene": _scene_key(inst),
         "value": v.value,
         "quality": v.quality,
@@ -162,6 +164,16 @@ def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> 
         if agreement:
             row["order_match"] = agreement
     return row
+
+
+def score_run_shard(shard: tuple[Path, dict, dict[str, dict], bool], bench: Benchmark) -> list[dict]:
+    """The verdict rows of one run (a shard of `score_runs`)."""
+    rd, manifest, finals, only_recorded = shard
+    if manifest.get("task") == Task.EDIT and manifest.get("modality") == "image":
+        # image edits are measured through each map's recorded transform, read from the maps
+        if not (bench.path / "maps").is_dir():
+            raise InputError(f"{bench.path}/maps: not readable where {rd} is scored (share the benchmark)")
+    return score_run_rows(bench, rd, manifest, finals, only_recorded)
 
 
 def _load_runs(bench: Benchmark, run_dirs: list) -> list[tuple[Path, dict, dict[str, dict]]]:
@@ -204,9 +216,11 @@ def score_runs(
     only_recorded: bool = False,
     selfcheck: bool = True,
     mcnemar_rule: str = "exact",
+    executor: Executor | None = None,
 ) -> dict:
     """Score every run against the benchmark, write RESULTS (verdicts.jsonl, summary.json/.csv)
-    and return the summary. `mcnemar_rule`: "exact" or "frieda" for the paired tests."""
+    and return the summary. `mcnemar_rule`: "exact" or "frieda" for the paired tests.
+    `executor`: where the runs are scored, one shard each (default: here, one after the other)."""
     if not run_dirs:
         raise InputError("no run directory given")
     bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
@@ -217,20 +231,23 @@ def score_runs(
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
     selfcheck_result = _selfcheck() if selfcheck else None
+    # The benchmark and the journals live until scoring ends: out of the collector's sight, a full
+    # collection no longer walks their millions of objects in the middle of one sample's scoring.
+    gc.freeze()
 
-    total = sum(_n_samples(bench, m) for _, m, _ in loaded)
     rows: list[dict] = []
-    bar = None
-    if progress:  # tqdm only for the command line; the plugin scores without a bar
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="sample", desc="score")
-    try:
-        for rd, manifest, finals in loaded:
-            rows.extend(score_run_rows(bench, rd, manifest, finals, only_recorded, bar))
-    finally:
-        if bar is not None:
-            bar.close()
+    shards = [(rd, m, finals, only_recorded) for rd, m, finals in loaded]
+    scored = (executor or LocalExecutor(1)).map(
+        score_run_shard,
+        shards,
+        shared=bench,
+        desc="score",
+        unit="sample",
+        progress=progress,  # a bar only for the command line; the plugin scores without one
+        weights=[_n_samples(bench, m) for _, m, _ in loaded],
+    )
+    for run_rows in scored:  # in the runs' order, wherever they were scored
+        rows.extend(run_rows)
 
     cells = summary_cells(rows)
     summary = {
@@ -240,6 +257,7 @@ def score_runs(
             "path": str(bench.path.resolve()),
             "manifest_sha256": bench.sha256,
             "city": bench.manifest.get("city"),
+            "protocol": bench.protocol,
             "instances": {t: len(v) for t, v in bench.instances.items()},
         },
         "runs": [
@@ -248,6 +266,7 @@ def score_runs(
                 "model": _model_name(m),
                 "modality": m.get("modality"),
                 "task": m.get("task"),
+                "protocol": m.get("protocol") or bench.protocol,
                 "forms": m.get("forms"),
                 "status": m.get("status"),
                 "templates": m.get("templates"),

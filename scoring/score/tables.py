@@ -20,6 +20,8 @@ from scoring.files import write_atomic
 from scoring.score.stats import mcnemar, proportion_ci, quantiles
 from scoring.vocab import Form, Modality
 
+PIXEL_EDIT_MODALITIES = frozenset(str(m) for m in Modality if m.pixel_edits)
+
 SUCCESS = ("correct", "correct_refusal")
 # Cell levels, each adding one grouping key to (model, modality, form).
 BASE_KEYS = ("model", "modality", "form")
@@ -70,7 +72,7 @@ def _r(v, nd=6):
 
 
 def is_image_edit(row: dict) -> bool:
-    return row.get("form") == Form.EDIT and row.get("modality") == Modality.IMAGE
+    return row.get("form") == Form.EDIT and row.get("modality") in PIXEL_EDIT_MODALITIES
 
 
 def cell_stats(rows: list[dict]) -> dict:

@@ -16,12 +16,12 @@ from pathlib import Path
 from scoring.files import write_atomic
 from scoring.relations import CATALOGUE
 from scoring.score.stats import mean_of_rates_ci
-from scoring.score.tables import SUCCESS, cell_stats
-from scoring.vocab import FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
+from scoring.score.tables import PIXEL_EDIT_MODALITIES, SUCCESS, cell_stats
+from scoring.vocab import BASE_MODALITIES, FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
 
 NOT_RUN = "not run"
 NO_DATA = "no instances"
-TABLE1_COLUMNS = tuple((m, f) for m in MODALITIES for f in FORMS)
+TABLE1_COLUMNS = tuple((m, f) for m in BASE_MODALITIES for f in FORMS)
 # Tables 3 and 4: GeoJSON and image x open / MCQ / edit, pooled over models.
 ERROR_COLUMNS = tuple((m, f) for m in (Modality.GEOJSON, Modality.IMAGE) for f in FORMS)
 TASK_KINDS = ("qa", "edit")  # Table 2: QA (open and MCQ pooled) and editing (strict CSR)
@@ -71,26 +71,30 @@ def table1(rows: list[dict]) -> dict:
     """One row per model; columns input type x {open, MCQ-4, edit}. The image-edit headline is the
     raster-tolerant rate, with strict CSR beside it (`strict`). Rows by GeoJSON open QA, best first."""
     groups = _group(rows, "model", "modality", "form")
+    # the paper's input types always; the cross-map ones (image-multi, image-context) when run
+    present = {r.get("modality") for r in rows}
+    modalities = [m for m in MODALITIES if m in BASE_MODALITIES or m in present]
+    columns = tuple((m, f) for m in modalities for f in FORMS)
     out = []
     for model in _order(r["model"] for r in rows):
         cells = []
-        for modality, form in TABLE1_COLUMNS:
+        for modality, form in columns:
             rs = groups.get((model, modality, form))
             if not rs:
                 cells.append(missing_cell(NOT_RUN))
-            elif modality == Modality.IMAGE and form == Form.EDIT:
+            elif modality in PIXEL_EDIT_MODALITIES and form == Form.EDIT:
                 cells.append({**rate_cell(rs, raster=True), "strict": rate_cell(rs)})
             else:
                 cells.append(rate_cell(rs))
         out.append({"model": model, "cells": cells})
-    lead = TABLE1_COLUMNS.index((Modality.GEOJSON, Form.OPEN))
+    lead = columns.index((Modality.GEOJSON, Form.OPEN))
 
     def by_geojson_open(row: dict) -> tuple:
         rate = row["cells"][lead]["rate"]
         return (rate is None, -(rate or 0.0), row["model"])
 
     out.sort(key=by_geojson_open)
-    return {"columns": TABLE1_COLUMNS, "rows": out}
+    return {"columns": columns, "modalities": [str(m) for m in modalities], "rows": out}
 
 
 def table2(rows: list[dict]) -> dict:

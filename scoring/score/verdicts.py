@@ -32,12 +32,13 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import answers, oracle
-from scoring.edits import OPS, EditError, apply_edit, apply_geometry_ops
+from scoring.edits import OPS, EditError, apply_edit, apply_geometry_ops, snap_edited
 from scoring.errors import SpatialGapError
 from scoring.facts import FactError, check_constraint, describe_constraint
 from scoring.georef import PixelTransform
+from scoring.mapsets import edit_map_id
 from scoring.relations.base import REFUSAL, check_answer
-from scoring.vocab import MODALITIES
+from scoring.vocab import MODALITIES, Modality
 
 RASTER_TOLERANCE_PX = 4.0
 # A geometry farther than this from the scene's envelope is "far outside the scene's region":
@@ -70,9 +71,21 @@ class Verdict:
 # --------------------------------------------------------------------------------- helpers
 
 
+def _pixel_edits(modality: str) -> bool:
+    """Edits of this modality are in a map's pixels (image, and the cross-map ones)."""
+    return modality in MODALITIES and Modality(modality).pixel_edits
+
+
+def answerable_in(instance: dict, modality: str) -> bool:
+    """Whether the instance can be answered in ``modality`` (as the build recorded it)."""
+    return _answerable(instance, modality)
+
+
 def _answerable(instance: dict, modality: str) -> bool:
     a = instance.get("answerable")
     if isinstance(a, dict):
+        if modality not in a and modality in MODALITIES and Modality(modality).map_set:
+            return bool(a.get(Modality.IMAGE, True))  # built before the cross-map modalities: as the map
         return bool(a.get(modality, True))
     return True if a is None else bool(a)
 
@@ -365,7 +378,7 @@ def score_edit(
     failed = _failed(status, error)
     if failed:
         return failed
-    image = modality == "image"
+    image = _pixel_edits(modality)
     if image and pixel_transform is None:
         raise ValueError("image edits need the map's pixel_transform")
     parsed = answers.parse_edit(text)
@@ -413,6 +426,10 @@ def score_edit(
             raster_tolerant=False if image else None,
         )
 
+    try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.edits)
+        edited = edited.replace(target, geom=snap_edited(edited.geom(target)))
+    except (EditError, shapely.errors.GEOSException) as exc:
+        return Verdict("wrong", f"invalid edit: {exc}"[:300], value)
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
     quality = None
     reference_geom = None
@@ -484,6 +501,13 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
             # An unmoved target keeps its exact coordinates (no round-trip noise).
             after = pt.geometry_pixel_to_task(px_after) if moved else before
             return res.scene.replace(target, geom=after), moved or res.changed_attributes, px_after
+        # An edited geometry, with the attributes beside it (the paper's interface), or attributes alone.
+        attr_ops = [
+            {"op": "set_attribute", "name": k, "value": v} for k, v in (edit.get("attributes") or {}).items()
+        ]
+        res = apply_edit(initial, target, {"operations": attr_ops}, allowed)
+        if not any(k in edit for k in ("geometry", "pixel_geometry")):
+            return res.scene, res.changed_attributes, pt.geometry_task_to_pixel(before) if image else None
         key = "pixel_geometry" if "pixel_geometry" in edit else "geometry"
         if key == "pixel_geometry" and not image:
             return Verdict("wrong", "pixel geometry given in a modality without a map")
@@ -493,7 +517,7 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
             px = geom
             geom = pt.geometry_pixel_to_task(geom) if not geom.is_empty else geom
         changed = geom.is_empty or not geom.equals_exact(before, 1e-9)
-        return initial.replace(target, geom=geom), changed, px
+        return res.scene.replace(target, geom=geom), changed or res.changed_attributes, px
     except EditError as exc:
         return Verdict("wrong", f"invalid edit: {exc}"[:300])
     except (ValueError, TypeError, AttributeError, shapely.errors.GEOSException) as exc:
@@ -508,9 +532,11 @@ def _pixel_transform(path: str):
     return PixelTransform.from_sidecar(path)
 
 
-def load_pixel_transform(bench_dir, instance_id: str):
-    """The recorded transform of an instance's map (cached: one read per map per process)."""
-    p = Path(bench_dir) / "maps" / f"{instance_id}.json"
+def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
+    """The recorded transform of the map an edit of ``modality`` is expressed on (the instance's
+    map; in a map-set modality the set's edit map), cached: one read per map per process."""
+    map_id = edit_map_id(Path(bench_dir) / "maps", instance_id, modality)
+    p = Path(bench_dir) / "maps" / f"{map_id}.json"
     if not p.exists():
         from scoring.errors import InputError
 
@@ -524,13 +550,13 @@ def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")
-    modality = record.get("modality") if record.get("modality") in MODALITIES else "geojson"
+    modality = str(record.get("modality")) if record.get("modality") in MODALITIES else "geojson"
     status = record.get("status") or "error"
     text = record.get("text")
     if task == "edit":
         pt = None
-        if modality == "image" and status == "ok":
-            pt = load_pixel_transform(bench_dir, instance["id"])
+        if _pixel_edits(modality) and status == "ok":
+            pt = load_pixel_transform(bench_dir, instance["id"], modality)
         return score_edit(
             instance, text, modality=modality, status=status, error=record.get("error"), pixel_transform=pt
         )

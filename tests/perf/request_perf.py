@@ -5,8 +5,11 @@
 For each sample (instance x form, in the order a run sends them) it times what the runner does
 before a request leaves the process (read the map once per run, hash it, build the messages,
 build the body, serialise it to JSON bytes) and what a built-in agent does on receipt (parse
-the JSON, read the prompt back). Prints JSON: milliseconds per request for each modality, the
-image / GeoJSON ratio and the overhead per request, with and without the data-URL cache.
+the JSON, then the `chance` agent's reply: read the prompt back, seed its RNG from the whole
+request, map included, answer; and the reply's usage count). Prints JSON: milliseconds per
+request for each modality, the image / GeoJSON ratio and the overhead per request, with and
+without the data-URL cache. Times are this process's CPU time: on a shared machine they hold
+where wall-clock stages would count the waits for a core.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any
 from scoring.benchmark import Benchmark
 from scoring.files import sha256_hex
 from scoring.runner import prompts
-from scoring.runner.agents.prompt_view import parse_prompt
+from scoring.runner.agents.registry import get_agent
+from scoring.runner.agents.server import _usage
 from scoring.runner.client import build_request
 from scoring.runner.config import ModelSpec
 from scoring.runner.transport import encode_body
@@ -53,28 +57,30 @@ def time_run(
 
 def _time_run(bench: Benchmark, samples: list[tuple[dict, str]], modality: str) -> dict[str, float]:
     spec = ModelSpec(name="perf", kind="openai", base_url="http://127.0.0.1:1/v1", model="perf")
-    t = dict.fromkeys(("read_map", "hash_map", "messages", "body", "json", "agent_parse"), 0.0)
+    t = dict.fromkeys(("read_map", "hash_map", "messages", "body", "json", "agent_reply"), 0.0)
+    chance = get_agent("chance")
     images: dict[str, bytes] = {}
     sent = 0
     for inst, form in samples:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         img = None
         if Modality(modality).has_image:
             img = images.get(inst["id"])
             if img is None:
                 img = images[inst["id"]] = (bench.maps_dir / f"{inst['id']}.png").read_bytes()
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         if img is not None:
             sha256_hex(img)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         msgs = prompts.build_messages(inst, modality, form, img)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         _, _, body = build_request(spec, msgs, None)
-        t4 = time.perf_counter()
+        t4 = time.process_time()
         data = encode_body(body)
-        t5 = time.perf_counter()
-        parse_prompt(json.loads(data)["messages"])
-        t6 = time.perf_counter()
+        t5 = time.process_time()
+        received = json.loads(data)["messages"]
+        _usage(chance(received), received)
+        t6 = time.process_time()
         sent += len(data)
         for k, a, b in (
             ("read_map", t0, t1),
@@ -82,7 +88,7 @@ def _time_run(bench: Benchmark, samples: list[tuple[dict, str]], modality: str) 
             ("messages", t2, t3),
             ("body", t3, t4),
             ("json", t4, t5),
-            ("agent_parse", t5, t6),
+            ("agent_reply", t5, t6),
         ):
             t[k] += b - a
     t["bytes_sent"] = float(sent)
@@ -104,7 +110,7 @@ def measure(bench_dir: str | Path, n: int = 200, rounds: int = 3) -> dict[str, A
         out[name] = {
             "ms_per_request": round(1000 * total / len(samples), 3),
             "stages_ms_per_request": {k: round(1000 * v / len(samples), 3) for k, v in stages.items()},
-            "client_ms_per_request": round(1000 * (total - stages["agent_parse"]) / len(samples), 3),
+            "client_ms_per_request": round(1000 * (total - stages["agent_reply"]) / len(samples), 3),
             "kib_per_request": round(runs[0]["bytes_sent"] / len(samples) / 1024, 1),
         }
     g, i, u = out["geojson"], out["image"], out["image_without_cache"]

@@ -57,6 +57,17 @@ def auth_ready(qgis_app):
     return am
 
 
+@pytest.fixture(autouse=True)
+def fresh_dock_memory(qgis_app):
+    """Each test starts with a dock that remembers nothing (tests/plugin/test_memory.py checks
+    what it remembers)."""
+    from plugin.memory import forget
+
+    forget()
+    yield
+    forget()
+
+
 TASK_DRAIN_S = 10.0  # a cancelled task that takes longer than this to end is a bug
 
 

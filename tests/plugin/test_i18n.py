@@ -40,7 +40,12 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
     )
     assert qm_path("fr", [tmp_path]) is not None
     ts = ET.parse(ROOT / "i18n" / "spatialgap_fr.ts").getroot()
-    pairs = [(m.findtext("source"), m.findtext("translation")) for m in ts.iter("message")]
+    # Obsolete messages (kept for their translation) are not compiled into the .qm.
+    pairs = [
+        (m.findtext("source"), m.findtext("translation"))
+        for m in ts.iter("message")
+        if m.find("translation").get("type") is None
+    ]
     assert tr("Send instance") == "Send instance"
     translator = install_translator("fr", [tmp_path])
     assert translator is not None
@@ -57,3 +62,73 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         QCoreApplication.removeTranslator(translator)
     assert tr("Send instance") == "Send instance"
     assert install_translator("en") is None
+
+
+TS_BEFORE = """<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="fr_FR">
+  <context>
+    <name>Other</name>
+    <message>
+      <source>Kept</source>
+      <translation>Gardé</translation>
+    </message>
+  </context>
+  <context>
+    <name>SpatialGap</name>
+    <!-- a translator's note -->
+    <message>
+      <location filename="../plugin/dock.py" line="3"/>
+      <source>Open…</source>
+      <translation>Ouvrir…</translation>
+    </message>
+    <message>
+      <source>Gone</source>
+      <translation>Parti</translation>
+    </message>
+    <message>
+      <source>Back again</source>
+      <translation type="obsolete">De retour</translation>
+    </message>
+  </context>
+</TS>
+"""
+
+
+def _tool(root, *args):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "i18n.py"), *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_update_keeps_translations_language_and_the_rest_of_the_file(tmp_path):
+    """An update used to rewrite the whole file: fr_FR became fr, other contexts, locations and
+    comments were lost. Now it only adds, retires and revives messages."""
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "i18n").mkdir()
+    (tmp_path / "plugin" / "dock.py").write_text(
+        'tr("Open…")\ntr("Back again")\ntr("Brand new")\n', encoding="utf-8"
+    )
+    ts = tmp_path / "i18n" / "spatialgap_fr.ts"
+    ts.write_text(TS_BEFORE, encoding="utf-8")
+    assert _tool(tmp_path, "update").returncode == 0
+    root = ET.parse(ts).getroot()
+    assert root.get("language") == "fr_FR"
+    messages = {m.findtext("source"): m for m in root.iter("message")}
+    assert messages["Kept"].findtext("translation") == "Gardé"  # another context, untouched
+    assert messages["Open…"].findtext("translation") == "Ouvrir…"
+    assert messages["Open…"].find("location").get("line") == "3"
+    assert messages["Open…"].find("translation").get("type") is None
+    assert messages["Gone"].find("translation").get("type") == "obsolete"
+    assert messages["Gone"].findtext("translation") == "Parti"
+    assert messages["Back again"].find("translation").get("type") is None  # revived as it was
+    assert messages["Brand new"].find("translation").get("type") == "unfinished"
+    assert "a translator's note" in ts.read_text(encoding="utf-8")
+    # A second update has nothing to do and leaves the bytes alone.
+    first = ts.read_bytes()
+    _tool(tmp_path, "update")
+    assert ts.read_bytes() == first
+    check = _tool(tmp_path, "check")
+    assert check.returncode == 1 and "Brand new" in check.stdout and "Open" not in check.stdout

@@ -67,6 +67,9 @@ def test_dialog_installs_a_wheel_with_pip_and_says_restart(qgis_app, tmp_path, m
     assert (tmp_path / "libs" / "sgdummy" / "__init__.py").is_file()
     assert not (tmp_path / "libs" / "pyproj").exists()
     assert "Restart QGIS" in dialog.status.text()
+    # The table no longer says "missing" for what was just installed.
+    assert dialog.table.item(0, 2).text().startswith("1.")
+    assert dialog.table.item(1, 2).text() != dialog.table.item(0, 2).text()  # pyproj: not installed here
     sys.path[:] = [p for p in sys.path if p != str(tmp_path / "libs")]
 
 

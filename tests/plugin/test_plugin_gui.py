@@ -23,7 +23,9 @@ def test_plugin_loads_and_unloads(qgis_iface, small_bench):
     assert p.dock is not None and not p.dock.isHidden()
     assert p.dock.widget() is not None and p.dock.windowTitle() == "Spatial Gap"
     assert p.dock.open_benchmark(small_bench)
-    assert p.dock.list.count() > 0 and p.dock.model_panel.send_all_btn.isEnabled()
+    assert p.dock.list.count() > 0
+    # Sending needs an endpoint: enabled only when one is configured.
+    assert p.dock.model_panel.send_all_btn.isEnabled() == (p.dock.model_panel.endpoint() is not None)
     p.toggle_dock(False)
     assert p.dock.isHidden()
     p.toggle_dock(True)
@@ -95,8 +97,12 @@ def test_instance_becomes_styled_layers(dock, small_bench, instances):
         got[kind] += lyr.featureCount()
         for f in lyr.getFeatures():
             ids[f["id"]] = (f["role"], f.geometry())
-        assert lyr.renderer().type() == "categorizedSymbol" and lyr.renderer().classAttribute() == "role"
-        assert lyr.labelsEnabled() and lyr.labeling().settings().fieldName == '"id"'
+        assert lyr.renderer().type() == "categorizedSymbol" and lyr.renderer().classAttribute().startswith(
+            "role"
+        )
+        # Two label rules: F0's (placed first) and the other ids'.
+        rules = lyr.labeling().rootRule().children()
+        assert lyr.labelsEnabled() and {r.settings().fieldName for r in rules} == {'"id"'}
         assert lyr.crs().authid() == f"EPSG:{inst['crs']['epsg']}"
     assert got == expected
     assert set(ids) == {f["id"] for f in inst["scene"]["features"]}
@@ -151,6 +157,21 @@ def test_exports(dock, small_bench, instances, tmp_path):
     # Not a blank image: the scene was drawn.
     colors = {img.pixel(x, y) for x in range(0, 1536, 24) for y in range(0, 1536, 24)}
     assert len(colors) > 3
+    # Always a .png, whatever suffix the file dialog left.
+    assert dock.export_canvas(tmp_path / "canvas.jpg") == tmp_path / "canvas.png"
+    assert dock.export_canvas(tmp_path / "figure") == tmp_path / "figure.png"
+    assert QImage(str(tmp_path / "figure.png")).width() == 1536
+    # Through a layout: legend (the instance's own layers), scale bar, OSM attribution.
+    from qgis.core import QgsLayoutItemLabel, QgsLayoutItemLegend, QgsLayoutItemScaleBar
+
+    from plugin.canvas_export import canvas_layout
+
+    layout = canvas_layout(dock.iface.mapCanvas(), 1536, inst["id"], dock.scene.scene_layers)
+    items = layout.items()
+    legends = [i for i in items if isinstance(i, QgsLayoutItemLegend)]
+    assert legends and legends[0].model().rootGroup().findLayers()
+    assert any(isinstance(i, QgsLayoutItemScaleBar) for i in items)
+    assert any(isinstance(i, QgsLayoutItemLabel) and "OpenStreetMap" in i.text() for i in items)
 
 
 def test_context_water_is_drawn_as_water_below_land(qgis_new_project, instances, tmp_path):

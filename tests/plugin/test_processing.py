@@ -63,6 +63,13 @@ def test_check_edit(processing_ready, small_bench, instances):
         pytest.fail("report is not a layer")
     assert report.featureCount() == len(inst["constraints"])
     assert res["LINES"].featureCount() > 0 and res["POLYGONS"].featureCount() > 0
+    # Styled like the dock's drawings: rules per role and verdict, verdict sentences as labels.
+    for key in ("LINES", "POLYGONS"):
+        layer = res[key]
+        assert layer.renderer().type() == "RuleRenderer", key
+        legend = {item.label() for item in layer.renderer().legendSymbolItems()}
+        assert "zone where the constraint holds" in legend, legend
+        assert layer.labelsEnabled() and layer.labeling().settings().fieldName == '"label"'
     # Untouched F0 fails what the instruction asks; the table says which, as the scorer does.
     orig = Scene.from_geojson(inst["scene"]).geom("F0")
     res = processing.run(
@@ -126,6 +133,46 @@ def test_score_run(processing_ready, small_bench, instances, tmp_path):
     html = open(res["REPORT"], encoding="utf-8").read()
     assert "human-proc" in html
     assert (tmp_path / "results" / "summary.json").is_file()
+    # Coverage, not errors: 3 of the benchmark's QA instances answered (one form).
+    assert (res["ANSWERED"], res["TOTAL"]) == (3, len([i for i in instances.values() if i["task"] == "qa"]))
+    summary = json.loads((tmp_path / "results" / "summary.json").read_text())
+    assert "recorded" in json.dumps(summary)  # scored on what the run answered
+    processing.run(
+        "spatialgap:scorerun",
+        {"BENCH": str(small_bench), "RUN": str(run), "COUNT_UNSENT": True, "OUTPUT": str(tmp_path / "all")},
+    )
+    summary = json.loads((tmp_path / "all" / "summary.json").read_text())
+    assert "recorded" not in json.dumps(summary)
+
+
+def test_algorithms_sit_in_one_group_level_with_help(processing_ready):
+    from plugin.help import homepage
+
+    provider = QgsApplication.processingRegistry().providerById("spatialgap")
+    assert provider.name() == "Spatial Gap"
+    for alg in provider.algorithms():
+        assert alg.group() == "" and alg.groupId() == ""  # not "Spatial Gap ▸ Spatial Gap"
+        assert alg.helpUrl().startswith(homepage() + "#")
+
+
+def test_instance_picker_offers_the_benchmarks_edit_instances(processing_ready, small_bench, instances):
+    from qgis.PyQt.QtWidgets import QWidget
+
+    from plugin.instance_picker import InstancePickerWrapper, edit_instance_ids
+
+    alg = QgsApplication.processingRegistry().algorithmById("spatialgap:checkedit")
+    param = alg.parameterDefinition("INSTANCE")
+    assert param.metadata()["widget_wrapper"]["class"] is InstancePickerWrapper
+    edits = sorted(i["id"] for i in instances.values() if i["task"] == "edit")
+    assert sorted(edit_instance_ids(small_bench)) == edits
+    assert edit_instance_ids("/nonexistent") == []
+    dialog = QWidget()
+    wrapper = InstancePickerWrapper(param, dialog)
+    wrapper.fill(str(small_bench))
+    combo = wrapper.widget
+    assert sorted(combo.itemText(k) for k in range(combo.count())) == edits
+    wrapper.setValue(edits[1])
+    assert wrapper.value() == edits[1]
 
 
 def test_build_benchmark(processing_ready, tmp_path):

@@ -137,7 +137,7 @@ def test_verdicts_are_tagged_and_cleared_by_endpoint(dock, small_bench, instance
         wait_for(lambda: task not in dock.tasks, RUN_BOUND_S)
         assert dock.results[inst["id"]]["_endpoint"] == "slow"
         item = dock.list.currentItem() or dock.list.item(0)
-        assert any("· slow" in dock.list.item(i).text() for i in range(dock.list.count())), item
+        assert any("· slow" in dock.list.row_text(i) for i in range(dock.list.count())), item
         save_endpoints(
             [Endpoint(name="slow", base_url=server.base_url, model="m"), Endpoint(name="other", model="m")]
         )

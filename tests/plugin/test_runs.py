@@ -130,10 +130,10 @@ def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_ur
     # The secret went to the auth DB only: never into the run's files.
     for p in run.iterdir():
         assert SECRET not in p.read_text(encoding="utf-8", errors="replace")
-    # The returned edit is drawn beside a ghost of F0, with the constraints.
+    # The returned edit is drawn beside F0 as it was before the edit, with the constraints.
     group = QgsProject.instance().layerTreeRoot().findGroup(f"Spatial Gap: {inst['id']}")
     names = [n.layer().name() for n in group.findLayers()]
-    assert any("ghost" in n for n in names) and any(n.startswith("edited F0") for n in names)
+    assert "F0 before the edit" in names and any(n.startswith("edited F0") for n in names)
     assert any(n.startswith("constraints (") for n in names)
     # The filtered set: every edit instance of the benchmark, one task, all answered.
     dock.filters.select("task", "edit")

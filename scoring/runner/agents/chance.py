@@ -7,12 +7,21 @@ import json
 from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
 
+# the paper protocol's topology classes (scoring.relations.paper), spelled here so chance loads no catalogue
+TOPOLOGY_CLASS_NAMES = ("disjoint", "touches", "crosses", "overlaps", "within", "contains", "equals")
+
 
 @agent("chance")
 def chance(messages: list[dict]) -> str:
     """Answers at random within the answer format (deterministic per request)."""
     v = parse_prompt(messages)
     rng = request_rng(messages)
+    if v.task == "edit" and v.units == "pixel_geometry":
+        x, y = rng.uniform(200, 1336), rng.uniform(200, 1336)
+        h = rng.uniform(4, 40)
+        ring = [[x - h, y - h], [x + h, y - h], [x + h, y + h], [x - h, y + h], [x - h, y - h]]
+        coords = [[[round(a, 1) for a in p] for p in ring]]
+        return json.dumps({"pixel_geometry": {"type": "Polygon", "coordinates": coords}})
     if v.task == "edit":
         scale = 20.0 if v.units == "pixels" else 25.0
         dx = dy = 0.0
@@ -47,6 +56,8 @@ def chance(messages: list[dict]) -> str:
         order = [i for i in ids if i != "F0"]
         rng.shuffle(order)
         ans = ", ".join(order)
+    elif cat == "topology_class":
+        ans = rng.choice(TOPOLOGY_CLASS_NAMES)
     elif cat == "density":
         ans = f"{rng.uniform(0, 5000):.3f}"
     else:

@@ -155,9 +155,21 @@ def minimal_edit(allowed: list[EditOp], units: str | None) -> list[dict]:
     return [{"op": "set_attribute", "name": "layer", "value": 1}]
 
 
+def pixel_geometry_reply(allowed: list[EditOp], image_size: int = 1536) -> str:
+    """A reply in the paper protocol's map-image form without reading the map: the attributes
+    alone where only those may change, else a small square at the centre of the map."""
+    if "translate" not in allowed:
+        return json.dumps({"attributes": {"layer": 1}})
+    c, h = image_size / 2, 8
+    ring = [[c - h, c - h], [c + h, c - h], [c + h, c + h], [c - h, c + h], [c - h, c - h]]
+    return json.dumps({"pixel_geometry": {"type": "Polygon", "coordinates": [ring]}})
+
+
 def edit_reply(ops: list[dict] | None, allowed: list[EditOp], units: str | None) -> str:
     """The reply JSON; an edit that does nothing (which the runner would send back) becomes the
     minimal edit."""
+    if units == "pixel_geometry":
+        return pixel_geometry_reply(allowed)
     if not ops or does_nothing(ops):
         ops = minimal_edit(allowed, units)
     return json.dumps({"operations": ops})

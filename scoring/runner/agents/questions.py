@@ -9,10 +9,11 @@ from typing import Any
 
 from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
 from scoring.relations import CATALOGUE
+from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval_contains
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
 from scoring.scene import Scene
-from scoring.wording import Wording
+from scoring.wording import NUMBER, Wording
 
 Slots = dict[str, str]
 Handler = Callable[[Scene, Slots, Toolkit], Any]
@@ -30,6 +31,15 @@ def _topology(predicate: str) -> Handler:
         return _one_of(ids_in(slots["ids"]), lambda c: toolkit.topo(predicate, scene.geom(c), a))
 
     return handler
+
+
+def _topology_class(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
+    """The first DE-9IM class (in the paper protocol's order) that {b} has with respect to {a}."""
+    x, y = scene.geom(slots["b"]), scene.geom(slots["a"])
+    for name in TOPOLOGY_CLASSES:
+        if toolkit.topo("within", y, x) if name == "contains" else toolkit.topo(name, x, y):
+            return name
+    return "disjoint"
 
 
 def _direction(labels: tuple[str, ...]) -> Handler:
@@ -155,7 +165,7 @@ if set(HANDLERS) != set(CATALOGUE):
 # Every question wording of the catalogue, read back by the pattern derived from it.
 QUESTION_SHAPES: list[tuple[Wording, Handler]] = [
     (wording, HANDLERS[code]) for code, rel in CATALOGUE.items() for wording in rel.questions
-]
+] + [(Q_TOPOLOGY_CLASS, _topology_class)]  # the paper protocol's class form of topology questions
 
 
 def solve_question(scene: Scene, question: str, toolkit: Toolkit) -> Any:
@@ -195,6 +205,16 @@ def _pick_choice(value: Any, choices: list[str]) -> str | None:
             if text == REFUSAL and REFUSAL in c.lower():
                 return "ABCD"[i]
         return None
+    inside = [interval_contains(c, float(value), circular="°" in c) for c in choices]
+    if any(r is not None for r in inside):  # the paper protocol's adjacent intervals
+        if True in inside:
+            return "ABCD"[inside.index(True)]
+        # beyond every interval: the one whose nearer end is closest
+        ends = [
+            (min(abs(float(value) - n) for n in map(float, re.findall(NUMBER, c))), i)
+            for i, c in enumerate(choices)
+        ]
+        return "ABCD"[min(ends)[1]]
     nums = [(_num_of(c), i) for i, c in enumerate(choices)]
     nums = [(abs(v - float(value)), i) for v, i in nums if v is not None]
     if not nums:

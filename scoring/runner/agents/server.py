@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scoring.errors import InputError
-from scoring.runner.agents.prompt_view import content_text
+from scoring.runner.agents.prompt_view import message_text
 from scoring.runner.agents.registry import AgentFn, get_agent
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class _BadRequestError(Exception):
 
 
 def _usage(text: str, messages: list[dict]) -> dict:
-    prompt_chars = sum(len(content_text(m.get("content"))[0]) for m in messages)
+    prompt_chars = sum(len(message_text(m.get("content"))) for m in messages)  # images not decoded
     pt, ct = max(1, prompt_chars // 4), max(1, len(text) // 4)
     return {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
 

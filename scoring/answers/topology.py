@@ -1,0 +1,37 @@
+"""Topology classes: the DE-9IM class a reply names (the paper protocol's category question)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from scoring.answers.base import Parsed, fail
+from scoring.answers.text import prepare
+
+# Each class with the word forms a reply may use; negated mentions ("not disjoint") are not answers.
+_FORMS = {
+    "equals": r"equals?|(?:topologically\s+)?equal|identical",
+    "disjoint": r"disjoint",
+    "touches": r"touch(?:es|ing)?|meets?",
+    "within": r"(?:is\s+)?within|inside",
+    "contains": r"contains?|containing",
+    "crosses": r"cross(?:es|ing)?",
+    "overlaps": r"overlap(?:s|ping)?",
+}
+_CLASS_RX = {
+    name: re.compile(rf"(?<![\w\-])(?<!not )(?<!n't )(?:{rx})(?![\w\-])", re.I) for name, rx in _FORMS.items()
+}
+
+
+def parse_topology_class(text: Any) -> Parsed:
+    """One DE-9IM class name (equals, disjoint, touches, within, contains, crosses, overlaps);
+    two different classes named -> not ok."""
+    pre = prepare(text)
+    if isinstance(pre, Parsed):
+        return pre
+    found = [name for name, rx in _CLASS_RX.items() if rx.search(pre.segment)]
+    if not found:
+        return fail("no DE-9IM class found")
+    if len(found) > 1:
+        return fail("several different DE-9IM classes")
+    return Parsed(True, found[0])

@@ -1,0 +1,36 @@
+"""Two runs on two Dask workers against one endpoint configured for 2 requests in flight: the
+endpoint never sees more than 2 at once (a distributed semaphore per endpoint), and both runs
+journal every sample."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from scoring.evaluate.cluster import RunJob, run_job
+from scoring.execute import open_executor
+from scoring.rundir import final_predictions
+from scoring.runner.config import ModelSpec
+from tests.conftest import REPO
+
+sys.path.insert(0, str(REPO / "tests" / "runner"))  # the runner tests' fake endpoint and benchmark
+from fakeserver import FaultServer  # noqa: E402
+from runner_helpers import make_bench  # noqa: E402
+
+
+def test_endpoint_concurrency_holds_across_the_cluster(dask_cluster, tmp_path):
+    srv = FaultServer(latency=0.05).start()
+    try:
+        bench = make_bench(tmp_path / "bench", n_qa=12, n_edit=0, maps=False)
+        spec = ModelSpec.from_endpoint(srv.url("ok"), "fake-model", concurrency=2)
+        jobs = [RunJob(str(bench), spec, "geojson", "qa", str(tmp_path / f"run{i}"), None) for i in (1, 2)]
+        with open_executor(scheduler=dask_cluster.address, quiet=True) as ex:
+            summaries = list(ex.map(run_job, jobs, desc="limit"))
+    finally:
+        srv.stop()
+    assert [s["ok"] for s in summaries] == [24, 24], summaries
+    manifests = [json.loads((tmp_path / f"run{i}" / "manifest.json").read_text()) for i in (1, 2)]
+    assert len({m["sessions"][0]["pid"] for m in manifests}) == 2  # one run on each worker, together
+    assert 1 <= srv.max_in_flight <= 2
+    for i in (1, 2):
+        assert len(final_predictions(tmp_path / f"run{i}" / "predictions.jsonl")) == 24

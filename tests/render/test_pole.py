@@ -1,0 +1,45 @@
+"""The renderer's polylabel finds exactly shapely's point (labels stay on the same pixels)."""
+
+import random
+
+import pytest
+import shapely
+from shapely.errors import TopologicalError
+from shapely.geometry import LineString, Point, Polygon
+from shapely.ops import polylabel as shapely_polylabel
+
+from scoring.render.pole import polylabel
+
+
+def _polygons():
+    rng = random.Random(17)
+    out = [
+        Polygon([(0, 0), (40, 0), (40, 10), (0, 10)]),  # a rectangle: the box-centre special case
+        Polygon([(0, 0), (30, 0), (30, 30), (0, 30)], [[(5, 5), (25, 5), (25, 25), (5, 25)]]),  # a ring
+        LineString([(0, 0), (50, 200), (100, 100), (20, 50), (-100, -20), (-150, -200)]).buffer(20),
+        Point(3.25, 7.5).buffer(0.9),  # smaller than the tolerance
+    ]
+    for _ in range(24):  # thin curved strips, L shapes, polygons with holes, in pixel units
+        pts = [(rng.uniform(0, 400), rng.uniform(0, 400)) for _ in range(rng.randint(2, 6))]
+        g = LineString(pts).buffer(rng.uniform(2, 30), quad_segs=rng.choice([1, 2, 8]))
+        if rng.random() < 0.3:
+            g = g.difference(Point(pts[0]).buffer(rng.uniform(1, 10)))
+        for part in getattr(g, "geoms", [g]):
+            out.append(part)
+    return out
+
+
+@pytest.mark.parametrize("tolerance", [0.5, 3.0])
+def test_same_point_as_shapely(tolerance):
+    polys = _polygons()
+    assert len(polys) > 25
+    for poly in polys:
+        ours, theirs = polylabel(poly, tolerance), shapely_polylabel(poly, tolerance)
+        assert (ours.x, ours.y) == (theirs.x, theirs.y), poly.wkt[:80]
+
+
+def test_invalid_polygon_refused_like_shapely():
+    bowtie = Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
+    assert not shapely.is_valid(bowtie)
+    with pytest.raises(TopologicalError):
+        polylabel(bowtie)
