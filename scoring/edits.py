@@ -114,7 +114,10 @@ def apply_geometry_ops(geom: BaseGeometry, operations: list[dict]) -> BaseGeomet
     for op in operations:
         kind = op.get("op")
         if kind == "translate":
-            geom = affinity.translate(geom, _finite(op.get("dx", 0), "dx"), _finite(op.get("dy", 0), "dy"))
+            shift = (_finite(op.get("dx", 0), "dx"), _finite(op.get("dy", 0), "dy"))
+            # one vectorised add: affinity.translate builds a 3-D affine matrix per call, and the
+            # builder's edit search translates tens of thousands of candidates (same doubles)
+            geom = shapely.transform(geom, lambda xy, shift=shift: xy + shift)
         elif kind == "rotate":
             # shapely rotates counter-clockwise for positive angles.
             geom = affinity.rotate(

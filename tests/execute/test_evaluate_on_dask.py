@@ -7,7 +7,9 @@ from __future__ import annotations
 import collections
 import json
 import subprocess
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from scoring.rundir import final_predictions, read_records
@@ -16,7 +18,68 @@ from tests.execute.cluster import DaskCluster
 
 SPATIALGAP = [str(VENV_BIN / "spatialgap")]
 CITIES_TOML = '[cities.helsinki]\nrelations = ["T04", "D02", "M18", "O06"]\n'
-KILL_DEADLINE_S = 300.0
+OPEN_REQUESTS = 5  # answered at once; the next one waits at the gate until the worker is killed
+WAIT_S = 300.0
+
+
+class GatedModel(ThreadingHTTPServer):
+    """A chat-completions endpoint on loopback that answers the first OPEN_REQUESTS requests and
+    holds every later one until the gate opens: the test then knows a run is mid-way."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _GatedHandler)
+        self.gate = threading.Event()
+        self.held = threading.Event()
+        self.count = 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _GatedHandler(BaseHTTPRequestHandler):
+    server: GatedModel
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _send(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 -- http.server names
+        self._send({"object": "list", "data": [{"id": "gated", "object": "model"}]})
+
+    def do_POST(self) -> None:  # noqa: N802 -- http.server names
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.server.lock:
+            self.server.count += 1
+            held = self.server.count > OPEN_REQUESTS
+        if held and not self.server.gate.is_set():
+            self.server.held.set()
+            self.server.gate.wait(WAIT_S)
+        message = {"role": "assistant", "content": "Answer: F1"}
+        try:
+            self._send(
+                {
+                    "id": "gated",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "gated",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
+        except OSError:  # the killed worker's connection is gone
+            pass
 
 
 def _executing(dask_worker) -> list[str]:
@@ -25,7 +88,7 @@ def _executing(dask_worker) -> list[str]:
 
 
 def _victim(cluster: DaskCluster, out: Path) -> str | None:
-    """A worker executing a run whose journal has replies, but not half of them yet."""
+    """A worker executing a run whose journal already has replies (its next request is held)."""
     info = cluster.client.scheduler_info()["workers"]
     for addr, keys in cluster.client.run(_executing).items():
         for key in keys:
@@ -33,8 +96,7 @@ def _victim(cluster: DaskCluster, out: Path) -> str | None:
                 continue
             city, who, what = key.split("-", 3)[3].split("/")
             journal = out / city / "runs" / who / what / "predictions.jsonl"
-            lines = journal.read_bytes().count(b"\n") if journal.is_file() else 0
-            if 0 < lines < 20:
+            if journal.is_file() and journal.read_bytes().count(b"\n") > 0:
                 return str(info[addr]["name"])
     return None
 
@@ -45,21 +107,31 @@ def _journals(out: Path) -> dict[Path, bytes]:
 
 def test_killed_worker_loses_nothing_and_a_rerun_changes_nothing(tmp_path):
     cluster = DaskCluster(tmp_path / "dask")
+    model = GatedModel()
     try:
         cities = tmp_path / "cities.toml"
         cities.write_text(CITIES_TOML)
+        config = tmp_path / "models.toml"
+        config.write_text(
+            f'[models.gated]\nkind = "openai"\nbase_url = "{model.base_url}"\nmodel = "gated"\n'
+            'modalities = ["geojson"]\nconcurrency = 1\nomit = ["seed"]\n'
+        )
         out = tmp_path / "out"
         cmd = [*SPATIALGAP, "evaluate", "--out", str(out), "--cities", str(cities), "--qa", "6"]
-        cmd += ["--edit", "3", "--modalities", "geojson", "--agent-workers", "1", "--no-progress"]
+        cmd += ["--edit", "3", "--modalities", "geojson", "--config", str(config), "--no-progress"]
         cmd += ["--scheduler", cluster.address]
         log = (tmp_path / "evaluate.log").open("wb")
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        deadline, victim = time.monotonic() + KILL_DEADLINE_S, None
+        assert model.held.wait(WAIT_S), "no request reached the gate"
+        # Nothing moves while the request is held: the run that journaled replies is still executing.
+        deadline, victim = time.monotonic() + WAIT_S, None
         while victim is None and proc.poll() is None and time.monotonic() < deadline:
             victim = _victim(cluster, out)
             time.sleep(0.02)  # polling interval of the condition above, not a wait for it
         assert victim is not None, "no run was caught in progress"
         cluster.workers[victim].kill()
+        cluster.workers[victim].wait(timeout=60)
+        model.gate.set()
         rc = proc.wait(timeout=600)
         log.close()
         text = (tmp_path / "evaluate.log").read_text()
@@ -109,4 +181,6 @@ def test_killed_worker_loses_nothing_and_a_rerun_changes_nothing(tmp_path):
         sl.pop("created_at"), sr.pop("created_at")
         assert sl == sr
     finally:
+        model.gate.set()
+        model.shutdown()
         cluster.close()
