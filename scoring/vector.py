@@ -158,9 +158,22 @@ def _open(path: Path):
 def _read_records(
     path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
 ) -> list[tuple[str, dict, bytes]]:
+    ds = _open(path)
+    try:
+        return _read_layers(ds, path, mapping_path, mapping, stats, failures)
+    except InputError as exc:
+        # OGR layers and features must not outlive their data source (GDAL < 3.8 crashes at
+        # collection): the error goes on without the frames that still hold them.
+        raise exc.with_traceback(None) from None
+    finally:
+        ds = None
+
+
+def _read_layers(
+    ds, path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
+) -> list[tuple[str, dict, bytes]]:
     from osgeo import ogr, osr
 
-    ds = _open(path)
     layers = [ds.GetLayer(i).GetName() for i in range(ds.GetLayerCount())]
     wgs84 = osr.SpatialReference()
     wgs84.ImportFromEPSG(4326)
@@ -217,7 +230,6 @@ def _read_records(
             layer.SetAttributeFilter(None)
             feat = layer = None  # before the data source goes (OGR objects must not outlive it)
     stats["vector_skipped_geometry"] = skipped
-    ds = None
     return records
 
 
