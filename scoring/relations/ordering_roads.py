@@ -179,6 +179,11 @@ def _ends(g):
     return [Point(g.coords[0]), Point(g.coords[-1])]
 
 
+def _end_gap(a, b) -> float:
+    """The shortest distance between an endpoint of `a` and one of `b`."""
+    return min(p.distance(q) for p in _ends(a) for q in _ends(b))
+
+
 def _connected_road(ctx, anchor) -> list[Member]:
     """A real road from near `anchor`, moved so that one of its endpoints coincides with one of the
     anchor's and it meets the anchor nowhere else: [member] or []."""
@@ -224,7 +229,7 @@ class Connectivity:
             if oracle.endpoint_connected(a, f.geom):
                 if not f.geom.crosses(a):
                     pos.append(f)
-            elif min(p.distance(q) for p in _ends(a) for q in _ends(f.geom)) >= 2:
+            elif _end_gap(a, f.geom) >= 2:
                 if f.geom.intersects(a) or f.geom.distance(a) >= 2:
                     neg.append(f)
         # Near misses first: roads that meet F0 but not at an endpoint.
@@ -239,8 +244,7 @@ class Connectivity:
                 neg_m += [
                     m
                     for m, _ in crossing_road(ctx, anchor)
-                    if m.source not in taken
-                    and min(p.distance(q) for p in _ends(a) for q in _ends(m.geom)) >= 2
+                    if m.source not in taken and _end_gap(a, m.geom) >= 2
                 ]
         if not pos_m or len(neg_m) < 3:
             return None

@@ -231,23 +231,26 @@ def score_runs(
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
     selfcheck_result = _selfcheck() if selfcheck else None
-    # The benchmark and the journals live until scoring ends: out of the collector's sight, a full
-    # collection no longer walks their millions of objects in the middle of one sample's scoring.
-    gc.freeze()
-
     rows: list[dict] = []
     shards = [(rd, m, finals, only_recorded) for rd, m, finals in loaded]
-    scored = (executor or LocalExecutor(1)).map(
-        score_run_shard,
-        shards,
-        shared=bench,
-        desc="score",
-        unit="sample",
-        progress=progress,  # a bar only for the command line; the plugin scores without one
-        weights=[_n_samples(bench, m) for _, m, _ in loaded],
-    )
-    for run_rows in scored:  # in the runs' order, wherever they were scored
-        rows.extend(run_rows)
+    # The benchmark and the journals live until scoring ends: out of the collector's sight, a full
+    # collection no longer walks their millions of objects in the middle of one sample's scoring.
+    # Unfrozen after, so a long-lived caller (QGIS) keeps collecting its own cycles.
+    gc.freeze()
+    try:
+        scored = (executor or LocalExecutor(1)).map(
+            score_run_shard,
+            shards,
+            shared=bench,
+            desc="score",
+            unit="sample",
+            progress=progress,  # a bar only for the command line; the plugin scores without one
+            weights=[_n_samples(bench, m) for _, m, _ in loaded],
+        )
+        for run_rows in scored:  # in the runs' order, wherever they were scored
+            rows.extend(run_rows)
+    finally:
+        gc.unfreeze()
 
     cells = summary_cells(rows)
     summary = {
