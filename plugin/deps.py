@@ -6,7 +6,7 @@ import importlib.util
 import platform
 from importlib.metadata import version
 
-# (import name, pip requirement, Debian package). Not httpx or tqdm: inside QGIS the runner goes
+# (import name, pip requirement, Debian package). Not aiohttp or tqdm: inside QGIS the runner goes
 # through QGIS's network stack and reports progress through QgsTask.
 REQUIRED = (
     ("shapely", "shapely>=2.0", "python3-shapely"),

@@ -146,6 +146,48 @@ def snap_edited(geom: BaseGeometry) -> BaseGeometry:
     return snapped
 
 
+def translated_on_grid(geom: BaseGeometry, shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`geom` moved by each row (dx, dy) of `shifts` (or by each row's successive translations,
+    shape (m, k, 2)) and snapped as `apply_edit` snaps it, all at once (the builder's edit search
+    tries tens of thousands of translations): the same doubles, since the same elementwise
+    operations. Returns the geometries and a mask of those that are exactly apply_edit's result;
+    where it is False, rounding left an invalid geometry and only apply_edit (GEOS snapping, or
+    an EditError) gives the answer."""
+    shifts = np.asarray(shifts, dtype=np.float64)
+    m = len(shifts)
+    out = np.empty(m, dtype=object)
+    if geom.is_empty or shapely.has_z(geom) or m == 0:
+        return out, np.zeros(m, dtype=bool)
+    steps = shifts.reshape(m, -1, 2)
+    moved = shapely.get_coordinates(geom)[None, :, :]
+    for k in range(steps.shape[1]):  # one translation after the other, as apply_geometry_ops
+        moved = moved + steps[:, k, None, :]
+    out.fill(geom)
+    out = shapely.set_coordinates(out, (np.rint(moved * 100.0) / 100.0).reshape(-1, 2))
+    exact = np.isfinite(moved).all(axis=(1, 2)) & ~shapely.is_empty(out)
+    if geom.geom_type != "Point":
+        exact &= shapely.is_valid(out)
+    return out, exact
+
+
+def translation_of(ops: list, allowed) -> tuple[float, float] | None:
+    """(dx, dy) when `ops` is one allowed, well-formed translation (apply_edit would accept it as
+    it stands), else None."""
+    if not isinstance(ops, list) or len(ops) != 1 or not isinstance(ops[0], dict):
+        return None
+    if ops[0].get("op") != "translate":
+        return None
+    if EditOp.TRANSLATE not in allowed:
+        return None
+    dx, dy = ops[0].get("dx", 0), ops[0].get("dy", 0)
+    if type(dx) is float and type(dy) is float:  # the builder's proposals: _finite in one test
+        return (dx, dy) if abs(dx) <= 1e9 and abs(dy) <= 1e9 else None  # (NaN fails it too)
+    try:
+        return _finite(dx, "dx"), _finite(dy, "dy")
+    except EditError:
+        return None
+
+
 def apply_edit(
     scene: Scene, target: str, edit: dict, allowed: tuple[str, ...] | tuple[EditOp, ...] = OPS
 ) -> EditResult:

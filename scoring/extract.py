@@ -184,6 +184,7 @@ def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, by
 def _read_records(path: Path) -> list[tuple[str, dict, bytes]]:
     records: list[tuple[str, dict, bytes]] = []
     ds = _open_osm(path)
+    field_names: dict[str, list[str]] = {}
     while True:
         feat, layer = ds.GetNextFeature(include_layer=True)
         if feat is None:
@@ -194,7 +195,17 @@ def _read_records(path: Path) -> list[tuple[str, dict, bytes]]:
         g = feat.GetGeometryRef()
         if g is None:
             continue
-        fields = {k: v for k, v in feat.items().items() if v not in (None, "")}
+        if name not in field_names:
+            defn = layer.GetLayerDefn()
+            field_names[name] = [defn.GetFieldDefn(i).GetName() for i in range(defn.GetFieldCount())]
+        # what feat.items() gives, read by index: items() looks every field up by name, and
+        # that search was most of the time of reading an extract
+        fields: dict = {}
+        for i, k in enumerate(field_names[name]):
+            if feat.IsFieldSetAndNotNull(i):
+                v = feat.GetField(i)
+                if v not in (None, ""):
+                    fields.setdefault(k, v)
         records.append((name, fields, bytes(g.ExportToWkb())))
     ds = None
     return records
@@ -243,13 +254,8 @@ def pools_from_records(
     stats["read"] = len(raw)
     roads, buildings, areas, pois = [], [], [], []
     water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
-    for (layer, fields, _), lonlat in zip(raw, wgs84, strict=False):
-        if lonlat is None:
-            stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
-            continue
-        try:
-            geom = shapely.transform(lonlat, lambda xy: _project(to_task, xy))
-        except shapely.errors.GEOSException:
+    for (layer, fields, _), geom in zip(raw, _project_all(wgs84, to_task), strict=False):
+        if geom is None:  # broken in WGS 84, or by the projection
             stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
             continue
         if layer == "points":
@@ -370,6 +376,30 @@ def _dedupe(features: list[PoolFeature]) -> list[PoolFeature]:
             seen.add(f.uid)
             out.append(f)
     return out
+
+
+def _project_all(geoms, transformer: Transformer) -> list:
+    """Each geometry in the task CRS, None where it is None or the projection breaks it: one
+    PROJ call for all coordinates (PROJ projects point by point, so the same doubles as one
+    call per geometry), or one per geometry when some geometry breaks."""
+    present = [i for i, g in enumerate(geoms) if g is not None]
+    out: list = [None] * len(geoms)
+    arr = np.empty(len(present), dtype=object)
+    arr[:] = [geoms[i] for i in present]
+    try:
+        moved = shapely.transform(arr, lambda xy: _project(transformer, xy))
+    except shapely.errors.GEOSException:
+        moved = [_project_one(g, transformer) for g in arr]
+    for i, g in zip(present, moved, strict=True):
+        out[i] = g
+    return out
+
+
+def _project_one(geom, transformer: Transformer):
+    try:
+        return shapely.transform(geom, lambda xy: _project(transformer, xy))
+    except shapely.errors.GEOSException:
+        return None
 
 
 def _project(transformer: Transformer, xy):

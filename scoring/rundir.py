@@ -51,7 +51,11 @@ class _NoSecrets:
 
 
 def instance_hash(instance: dict) -> str:
-    return sha256_hex(canonical_json(_finite(instance)))
+    try:
+        text = canonical_json(instance)  # the common case: no NaN/inf, no copy of the instance
+    except ValueError:
+        text = canonical_json(_finite(instance))
+    return sha256_hex(text)
 
 
 def request_key(

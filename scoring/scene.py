@@ -10,6 +10,7 @@ from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring.georef import CityCRS, snap_to_grid
+from scoring.memo import IdentityMemo
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Scene:
                     "type": "Feature",
                     "id": f.id,
                     "properties": {"id": f.id, "kind": f.kind, **f.props},
-                    "geometry": _rounded(mapping(f.geom)),
+                    "geometry": geometry_json(f.geom),
                 }
                 for f in self.features
             ],
@@ -85,6 +86,15 @@ class Scene:
 
 def snap(geom: BaseGeometry) -> BaseGeometry:
     return snap_to_grid(geom)
+
+
+def _geometry_json(geom: BaseGeometry) -> dict:
+    return _rounded(mapping(geom))
+
+
+# GeoJSON geometry of a geometry, coordinates rounded to the 1 cm grid; read-only. Built once per
+# geometry (a scored edit re-serialises a whole scene of which only the target changed).
+geometry_json = IdentityMemo(_geometry_json, maxsize=8192)
 
 
 def _rounded(obj):

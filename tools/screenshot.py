@@ -211,7 +211,7 @@ timer.start(250)
 
 
 def lend_missing_packages(dest: Path) -> Path:
-    """QGIS's own Python lacks shapely 2 / httpx / tqdm on Debian 12: lend it the venv's copies
+    """QGIS's own Python lacks shapely 2 / tqdm on Debian 12: lend it the venv's copies
     of just the packages it cannot import. Packages it has (pyproj, numpy, ...) must stay the
     system's: pip wheels bundle their own PROJ, and two PROJ builds in one process abort QGIS."""
     dest.mkdir(parents=True, exist_ok=True)

@@ -48,12 +48,22 @@ AGENT_WORKERS = {"centroid": 1, "chance": 1}
 def start_agent(name: str, workers: int | None = None, timeout_s: float = 60.0) -> AgentProcess:
     """Start agent `name` on its stable loopback port (a free one if that is taken; finished runs
     are then not reused) and return once it is listening."""
-    for port in (AGENT_PORTS.get(name, 0), 0):
+    stable = AGENT_PORTS.get(name, 0)
+    for port in (stable, 0):
         try:
-            return _start_agent_on(name, port, workers, timeout_s)
+            started = _start_agent_on(name, port, workers, timeout_s)
         except SpatialGapError:
             if port == 0:
                 raise
+            continue
+        if stable and port == 0:
+            print(
+                f"[evaluate] agent {name}: port {stable} is taken (another evaluate?), serving on "
+                f"{started.base_url}; its runs already in OUT cannot resume from this port",
+                file=sys.stderr,
+                flush=True,
+            )
+        return started
     raise AssertionError("unreachable")
 
 

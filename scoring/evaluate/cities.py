@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from scoring import __version__
@@ -23,6 +24,7 @@ from scoring.mapsets import MapSet, read_map_set, set_path
 from scoring.render import RENDERER_VERSION
 
 MAP_POLL_S = 0.25
+RECENT_MAPS = 48  # ~20 MB of PNGs
 RENDER_STOP_S = 30.0  # for an interrupted render to shut its worker pool down
 
 
@@ -143,6 +145,7 @@ class MapRenderer:
     def __init__(self, work: list[tuple[Path, list[str]]], jobs: int | None, sets: tuple[str, ...] = ()):
         self.work = work
         self.sets = sets  # map-set modalities (image-multi, image-context), drawn after the maps
+        self._recent: OrderedDict[Path, bytes] = OrderedDict()
         self.jobs = jobs or os.cpu_count() or 1
         self.done: dict[Path, asyncio.Future[None]] = {}
         self.seconds = 0.0
@@ -191,7 +194,15 @@ class MapRenderer:
                     raise InputError(f"{path}: map missing after rendering")
                 break
             await asyncio.sleep(MAP_POLL_S)
-        return path.read_bytes()
+        # The runs that show maps go side by side through the same instances: one read (and one
+        # bytes object, so one data URL and one digest) serves them all.
+        png = self._recent.pop(path, None)
+        if png is None:
+            png = path.read_bytes()
+        self._recent[path] = png
+        if len(self._recent) > RECENT_MAPS:
+            self._recent.popitem(last=False)
+        return png
 
     async def map_set(self, bench: Path, modality: str, iid: str) -> MapSet:
         """The map set of ``iid`` in ``modality`` once the benchmark's maps are all drawn."""

@@ -23,12 +23,13 @@ from scoring.errors import SpatialGapError
 from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.cities import MapRenderer, prepare, say
 from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
+from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
-from scoring.execute import Executor
+from scoring.execute import Executor, LocalExecutor
 from scoring.files import write_json_atomic
 from scoring.runner.config import ModelSpec
-from scoring.runner.http_transport import HttpxTransport
+from scoring.runner.http_transport import AiohttpTransport
 from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark_async
 from scoring.score.report import write_report
 from scoring.score.results import score_runs
@@ -112,10 +113,11 @@ async def _participant(
     display: SweepDisplay,
     renderer: MapRenderer,
     stopped: dict[str, str],
+    early: EarlyScorer | None = None,
 ) -> None:
     # One connection pool for all of the participant's runs (a pool per run costs its set-up
     # and its TLS context every time).
-    transport = HttpxTransport(max_connections=spec.concurrency)
+    transport = AiohttpTransport(max_connections=spec.concurrency)
     try:
         for r in runs:
             if p.name in stopped:
@@ -139,6 +141,8 @@ async def _participant(
                 display.ended(r.line, "stopped", str(exc))
                 continue
             display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
+            if early is not None:
+                early.submit(r.city.bench, r.run_dir)
     finally:
         await transport.aclose()
 
@@ -149,14 +153,24 @@ async def _run_all(
     agents: dict[str, AgentProcess],
     renderer: MapRenderer,
     display: SweepDisplay,
+    early: EarlyScorer | None = None,
 ) -> tuple[dict[str, str], float]:
     stopped: dict[str, str] = {}
     t0 = time.perf_counter()
-    async with asyncio.TaskGroup() as tg:
-        tg.create_task(renderer.run())
-        for p in plan.participants:
-            mine = [r for r in runs if r.participant is p]
-            tg.create_task(_participant(p, mine, _spec(p, agents), plan, display, renderer, stopped))
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(renderer.run())
+            for p in plan.participants:
+                mine = [r for r in runs if r.participant is p]
+                spec = _spec(p, agents)
+                tg.create_task(_participant(p, mine, spec, plan, display, renderer, stopped, early))
+    except BaseExceptionGroup as eg:
+        # One participant's refusal (e.g. OUT holds its runs under another endpoint) ends the
+        # sweep with that one-line error, not a traceback of the task group.
+        known = [e for e in eg.exceptions if isinstance(e, SpatialGapError)]
+        if known and len(known) == len(eg.exceptions):
+            raise known[0] from None
+        raise
     return stopped, time.perf_counter() - t0
 
 
@@ -211,6 +225,7 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     renderer = MapRenderer(work, plan.jobs, plan.map_sets())
     renderer.scheduler = executor.address if executor is not None and on_cluster else None
     agents: dict[str, AgentProcess] = {}
+    early: EarlyScorer | None = None
     try:
         runs = plan_runs(plan, display)
         agents = starting.result()
@@ -220,7 +235,8 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
             specs = {p.name: _spec(p, agents) for p in plan.participants}
             sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
         else:
-            sweep = _run_all(plan, runs, agents, renderer, display)
+            early = EarlyScorer(only_recorded=plan.limit is not None)
+            sweep = _run_all(plan, runs, agents, renderer, display, early)
         stopped, t_runs = asyncio.run(sweep)
     finally:
         renderer.stop()
@@ -229,20 +245,28 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
 
     t1 = time.perf_counter()
     results = []
-    for city in plan.cities:
-        done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
-        if not done:
-            continue
-        # With --limit only part of each run exists: score what was recorded, not the whole benchmark.
-        score_runs(
-            Benchmark.open(city.bench),
-            done,
-            city.results,
-            progress=False,
-            only_recorded=plan.limit is not None,
-            executor=executor if on_cluster else None,  # locally: in this process, as it always was
-        )
-        results.append(city.results)
+    try:
+        prescored = early.results() if early is not None else {}
+        for city in plan.cities:
+            done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
+            if not done:
+                continue
+            # With --limit only part of each run exists: score what was recorded, not the whole
+            # benchmark.
+            score_runs(
+                Benchmark.open(city.bench),
+                done,
+                city.results,
+                progress=False,
+                only_recorded=plan.limit is not None,
+                # locally: what was not scored early, side by side on every core
+                executor=executor if on_cluster else LocalExecutor(plan.jobs),
+                prescored=prescored,
+            )
+            results.append(city.results)
+    finally:
+        if early is not None:
+            early.close()
     t_score = time.perf_counter() - t1
     if not results:
         raise SpatialGapError("no run finished, nothing to score: " + "; ".join(stopped.values()))

@@ -30,6 +30,7 @@ from scoring.oracle.core import (
     measure,
     outline,
     ref_point,
+    ref_points,
     sector,
     sector_bounds,
 )
@@ -147,6 +148,7 @@ __all__ = [
     "perimeter_total",
     "poi_density",
     "ref_point",
+    "ref_points",
     "relative_direction",
     "same_side",
     "sector",

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import shapely
 from shapely.geometry import Point
 from shapely.geometry.base import BaseGeometry
 
@@ -60,6 +62,7 @@ class ConstraintScene:
 
 DrawFn = Callable[[ConstraintScene], Drawing]
 SeedFn = Callable[[ConstraintScene], EditSeeds]
+BatchFn = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Measure:
     postgis: str  # how to re-check it in PostGIS
     drawing: DrawFn | None = None  # what explains one of its constraints on a map
     edit_seeds: SeedFn | None = None  # exact edits that make one of its constraints hold
+    batch: BatchFn | None = None  # fn over many candidate geometries at once (see batch_of)
 
 
 MEASURES: dict[str, Measure] = {}
@@ -112,11 +116,35 @@ def seeds_of(*names: str) -> Callable[[SeedFn], SeedFn]:
     return deco
 
 
+def batch_of(*names: str) -> Callable[[BatchFn], BatchFn]:
+    """Decorator: `fn(*args, **params)` is the measure over many candidates at once. One of its
+    geometry arguments is a numpy array of candidate geometries (the others single geometries);
+    it returns an array holding, for each candidate, what the measure's own function returns
+    (unrounded), computed by the same GEOS calls in the same argument order, so with the same
+    doubles; -1 for an "id" measure where that is undefined. It returns None when it cannot take
+    the array in that argument. The builder's edit search judges candidates with it at once
+    (scoring.relations.edit_search), so it must agree with the measure bit for bit
+    (tests/relations/test_edit_search.py checks every batch form)."""
+
+    def deco(fn: BatchFn) -> BatchFn:
+        _attach(names, batch=fn)
+        return fn
+
+    return deco
+
+
 # ---------------------------------------------------------------- shared geometry
 
 
 def ref_point(g: BaseGeometry) -> Point:
     return g if isinstance(g, Point) else g.centroid
+
+
+def ref_points(g: BaseGeometry | np.ndarray) -> BaseGeometry | np.ndarray:
+    """ref_point of one geometry or of each of an array of them."""
+    if not isinstance(g, np.ndarray):
+        return ref_point(g)
+    return np.where(shapely.get_type_id(g) == shapely.GeometryType.POINT, g, shapely.centroid(g))
 
 
 def azimuth(p: Point, q: Point) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import shapely
 from shapely.geometry import LineString
 
@@ -11,10 +12,12 @@ from scoring.oracle.core import (
     ConstraintScene,
     Drawing,
     EditSeeds,
+    batch_of,
     drawing_of,
     measure,
     outline,
     ref_point,
+    ref_points,
     seeds_of,
 )
 from scoring.oracle.drawing import (
@@ -145,6 +148,42 @@ def poi_density(a, *pois) -> float:
 )
 def displacement(a_initial, a) -> float:
     return float(ref_point(a_initial).distance(ref_point(a)))
+
+
+# ---------------------------------------------------------------- batch forms (core.batch_of)
+# The same shapely calls as the measures above, elementwise over an array of candidates.
+
+
+@batch_of("min_distance")
+def _min_distance_batch(a, b):
+    return np.where(shapely.is_empty(a) | shapely.is_empty(b), math.inf, shapely.distance(a, b))
+
+
+@batch_of("manhattan_distance")
+def _manhattan_distance_batch(a, b):
+    p, q = ref_points(a), ref_points(b)
+    return np.abs(shapely.get_x(p) - shapely.get_x(q)) + np.abs(shapely.get_y(p) - shapely.get_y(q))
+
+
+@batch_of("hausdorff_distance")
+def _hausdorff_distance_batch(a, b, densify: float = HAUSDORFF_DENSIFY):
+    return shapely.hausdorff_distance(a, b, densify=densify)
+
+
+@batch_of("within_distance")
+def _within_distance_batch(a, b, distance: float):
+    return shapely.distance(a, b) <= distance
+
+
+@batch_of("nearest")
+def _nearest_batch(a, *candidates):
+    d = np.stack(np.broadcast_arrays(*(shapely.distance(a, c) for c in candidates)))
+    return np.where(np.isnan(d).any(axis=0), -1, np.argmin(d, axis=0))  # argmin: the first of ties
+
+
+@batch_of("displacement")
+def _displacement_batch(a_initial, a):
+    return shapely.distance(ref_points(a_initial), ref_points(a))
 
 
 # ---------------------------------------------------------------- explanation drawings

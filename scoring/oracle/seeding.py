@@ -12,6 +12,7 @@ from shapely.geometry import LineString, Point
 from shapely.geometry.base import BaseGeometry
 
 from scoring.oracle.core import EditSeeds
+from scoring.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
 
 # How far a contact search moves the target when the edit sets no displacement budget.
 CONTACT_REACH_M = 100.0
@@ -87,7 +88,7 @@ def inside_seeds(g: BaseGeometry, other: BaseGeometry) -> EditSeeds:
     """Translations putting g's centroid on interior points of `other`."""
     pts = []
     if other.geom_type == "Polygon":
-        pts.append(shapely.ops.polylabel(other, tolerance=0.1))
+        pts.append(polylabel(other, tolerance=0.1))
     pts += [other.centroid, other.representative_point()]
     for p in pts:
         yield move_onto(g, p)

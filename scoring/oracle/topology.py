@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import shapely
 import shapely.ops
 from shapely.geometry.base import BaseGeometry
@@ -10,6 +11,7 @@ from scoring.oracle.core import (
     ConstraintScene,
     Drawing,
     EditSeeds,
+    batch_of,
     drawing_of,
     measure,
     outline,
@@ -207,6 +209,48 @@ def crosses_eps(a, b, eps: float = EDIT_EPS) -> bool:
     inter = a.intersection(b)
     parts = getattr(inter, "geoms", [inter])
     return any(p.distance(ends) > eps for p in parts if not p.is_empty)
+
+
+# ---------------------------------------------------------------- batch forms (core.batch_of)
+# The same shapely calls as the measures above, elementwise over an array of candidates.
+
+for _name, _fn in (
+    ("equals", shapely.equals),
+    ("disjoint", shapely.disjoint),
+    ("intersects", shapely.intersects),
+    ("touches", shapely.touches),
+    ("crosses", shapely.crosses),
+    ("within", shapely.within),
+    ("overlaps", shapely.overlaps),
+    ("covered_by", shapely.covered_by),
+):
+    batch_of(_name)(_fn)
+
+
+@batch_of("contained_properly")
+def _contained_properly_batch(a, b):
+    return shapely.contains_properly(b, a)
+
+
+@batch_of("equals_eps")
+def _equals_eps_batch(a, b, eps: float = EDIT_EPS):
+    same_type = shapely.get_type_id(a) == shapely.get_type_id(b)
+    return same_type & (shapely.hausdorff_distance(a, b, densify=0.01) <= eps)
+
+
+@batch_of("boundary_covered_eps")
+def _boundary_covered_eps_batch(a, b, eps: float = EDIT_EPS):
+    if isinstance(b, np.ndarray):  # b's buffer and boundary are computed once, for one b
+        return None
+    covered = shapely.covered_by(a, b.buffer(eps)) & (shapely.distance(a, b.boundary) <= eps)
+    return covered & ~_equals_eps_batch(a, b, eps)
+
+
+@batch_of("contained_properly_eps")
+def _contained_properly_eps_batch(a, b, eps: float = EDIT_EPS):
+    if isinstance(b, np.ndarray):
+        return None
+    return shapely.contains_properly(b, a) & (shapely.distance(a, b.boundary) >= eps)
 
 
 # ---------------------------------------------------------------- explanation drawings

@@ -211,13 +211,33 @@ def fid(i: int) -> str:
     return f"F{i}"
 
 
+# id(geometry) -> (geometry, snapped or None when unusable). A pool feature is placed in many
+# scenes; the entry holds the geometry, so its id is not reused while the entry lives.
+_SNAPPED: dict[int, tuple[BaseGeometry, BaseGeometry | None]] = {}
+_SNAPPED_MAX = 20000
+
+
+def _scene_geometry(geom: BaseGeometry) -> BaseGeometry | None:
+    """geom snapped to the 1 cm grid, or None if snapping made it invalid, empty or of
+    another type."""
+    hit = _SNAPPED.get(id(geom))
+    if hit is not None and hit[0] is geom:
+        return hit[1]
+    g = snap(geom)
+    out = None if g.is_empty or not g.is_valid or g.geom_type != geom.geom_type else g
+    if len(_SNAPPED) >= _SNAPPED_MAX:
+        _SNAPPED.clear()
+    _SNAPPED[id(geom)] = (geom, out)
+    return out
+
+
 def make_scene(ctx: BuildContext, members: list[Member]) -> tuple[Scene, dict] | None:
     """Scene with ids F0.. in the given order, geometries snapped to the 1 cm grid.
     None if snapping made a geometry invalid or empty."""
     feats, prov = [], {}
     for i, m in enumerate(members):
-        g = snap(m.geom)
-        if g.is_empty or not g.is_valid or g.geom_type != m.geom.geom_type:
+        g = _scene_geometry(m.geom)
+        if g is None:
             return None
         feats.append(SceneFeature(fid(i), m.kind, g, dict(m.props)))
         prov[fid(i)] = m.provenance()

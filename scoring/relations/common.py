@@ -6,16 +6,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import shapely
 import shapely.ops
 from shapely import affinity
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.edits import EditError, apply_edit, edit_instruction
+from scoring.edits import EditError, apply_edit, edit_instruction, translation_of
 from scoring.facts import all_hold, describe_constraint, evaluate
 from scoring.pools import PoolFeature
 from scoring.relations.base import BuildContext, EditItem, Member, QAItem, fact, fid, make_scene, mcq
+from scoring.relations.edit_search import nudges_hold, satisfying_edits
 from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp
 from scoring.wording import Wording, id_list
 
@@ -28,10 +30,17 @@ EDIT_NUDGE_M = 0.02
 NUDGES = ((EDIT_NUDGE_M, 0.0), (-EDIT_NUDGE_M, 0.0), (0.0, EDIT_NUDGE_M), (0.0, -EDIT_NUDGE_M))
 
 
-def classify(c: BaseGeometry, a: BaseGeometry) -> str:
+def distances(geoms: list[BaseGeometry], other: BaseGeometry) -> np.ndarray:
+    """g.distance(other) for each g, in one call (the same GEOS call, so the same doubles)."""
+    arr = np.empty(len(geoms), dtype=object)
+    arr[:] = geoms
+    return shapely.distance(arr, other)
+
+
+def classify(c: BaseGeometry, a: BaseGeometry, d: float | None = None) -> str:
     """Topological class of candidate c with respect to anchor a, with margins; "ambiguous"
-    where a 1 m tolerance could change the answer."""
-    d = c.distance(a)
+    where a 1 m tolerance could change the answer. `d`: c.distance(a), when already known."""
+    d = c.distance(a) if d is None else float(d)
     if d >= CLEAR_GAP:
         return "disjoint"
     if d > 0:
@@ -160,16 +169,7 @@ def edit_item(
     scene, prov = made
     if all_hold(scene, constraints, initial=scene):
         return None
-    for k, ops in enumerate(proposals):
-        if k >= max_tries:
-            return None
-        edit = {"operations": ops}
-        try:
-            res = apply_edit(scene, "F0", edit, tuple(allowed))
-        except EditError:
-            continue
-        if not res.changed or not all_hold(res.scene, constraints, initial=scene):
-            continue
+    for edit, res in satisfying_edits(scene, proposals, tuple(allowed), constraints, max_tries):
         if not holds_with_margin(scene, edit, allowed, constraints):
             continue
         facts = []
@@ -205,6 +205,11 @@ def holds_with_margin(scene, edit: dict, allowed, constraints: list[dict]) -> bo
     """Do the constraints still hold when the edit's result is nudged by EDIT_NUDGE_M along
     each grid axis? (The nudge is one more translation, so it goes through the executor and its
     1 cm grid like any edit.)"""
+    shift = translation_of(edit["operations"], allowed)
+    if shift is not None:  # a translation: the four nudged results at once
+        verdict = nudges_hold(scene, shift, NUDGES, constraints)
+        if verdict is not None:
+            return verdict
     for dx, dy in NUDGES:
         nudged = {"operations": [*edit["operations"], {"op": "translate", "dx": dx, "dy": dy}]}
         try:
@@ -264,6 +269,7 @@ def translated(m: Member, dx: float, dy: float, why: str) -> Member:
 
 __all__ = [
     "classify",
+    "distances",
     "neighbours",
     "which_one_qa",
     "edit_item",

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import shapely
+
 from scoring import oracle
-from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, sector
+from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, ref_points, sector
 from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
 from scoring.vocab import AnswerType, Family
@@ -52,11 +55,11 @@ Q_AXIS = Wording(
 
 def _partner(ctx: BuildContext, anchor, kinds=("poi", "building")):
     a = ref_point(anchor.geom)
-    cands = []
-    for k in kinds:
-        for f in ctx.pools.near(k, anchor.geom, MAX_SEP):
-            if f.uid != anchor.uid and MIN_SEP <= ref_point(f.geom).distance(a) <= MAX_SEP:
-                cands.append(f)
+    near = [f for k in kinds for f in ctx.pools.near(k, anchor.geom, MAX_SEP) if f.uid != anchor.uid]
+    geoms = np.empty(len(near), dtype=object)
+    geoms[:] = [f.geom for f in near]
+    seps = shapely.distance(ref_points(geoms), a)  # ref_point(f.geom).distance(a), for all at once
+    cands = [f for f, d in zip(near, seps, strict=True) if MIN_SEP <= d <= MAX_SEP]
     return ctx.rng.choice(cands) if cands else None
 
 

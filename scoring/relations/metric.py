@@ -27,6 +27,7 @@ from scoring.relations.base import (
 from scoring.relations.common import (
     at_most,
     between,
+    distances,
     edit_item,
     max_displacement,
     nearest_vector,
@@ -59,11 +60,9 @@ Q_PERIMETER = Wording("What is the total perimeter of {ids} together, in metres?
 def members_near(ctx: BuildContext, anchor, kinds, radius, lo=0.0, n=1):
     cands = []
     for k in kinds:
-        cands += [
-            f
-            for f in ctx.pools.near(k, anchor.geom, radius)
-            if f.uid != anchor.uid and f.geom.distance(anchor.geom) >= lo
-        ]
+        near = [f for f in ctx.pools.near(k, anchor.geom, radius) if f.uid != anchor.uid]
+        gaps = distances([f.geom for f in near], anchor.geom)
+        cands += [f for f, d in zip(near, gaps, strict=True) if d >= lo]
     if len(cands) < n:
         return None
     return ctx.rng.sample(cands, n)

@@ -14,6 +14,7 @@ from scoring.oracle import EDIT_EPS
 from scoring.relations.base import BuildContext, Member, relation
 from scoring.relations.common import (
     classify,
+    distances,
     edit_item,
     max_displacement,
     nearest_vector,
@@ -90,7 +91,8 @@ def _predicate_facts(measure: str):
 def _classified(ctx: BuildContext, anchor, kinds, radius, extra: Sequence[Member] = ()):
     a = anchor.geom
     pool = [Member.of(f) for f in neighbours(ctx, anchor, kinds, radius)] + list(extra)
-    return [(m, classify(m.geom, a)) for m in pool]
+    gaps = distances([m.geom for m in pool], a)
+    return [(m, classify(m.geom, a, d)) for m, d in zip(pool, gaps, strict=True)]
 
 
 def _qa(ctx, anchor, kinds, radius, positive, negative, question: Wording, measure, extra=()):

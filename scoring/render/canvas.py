@@ -4,10 +4,14 @@ top-left corner), and the log of every text it carries (recorded in the sidecar)
 from __future__ import annotations
 
 import threading
+import weakref
+from functools import partial
+from math import cos, radians, sin
 from typing import Any
 
 import matplotlib
-from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
@@ -22,7 +26,7 @@ from matplotlib.transforms import (
 
 import scoring.render.style  # noqa: F401 - first: selects Agg, silences Debian's stray mpl_toolkits
 from scoring.render.labels import Box
-from scoring.render.png import encode_rgb_png, rgba_to_rgb_bytes
+from scoring.render.png import encode_rgba_png
 from scoring.render.style import DPI, px_to_pt
 
 # Layers draw in their order of creation as axes did (axes zorder 0, insets 5): each one's
@@ -70,7 +74,45 @@ class PixelLayer:
 
     def text(self, x, y, s, **kwargs) -> Text:
         kwargs = {"verticalalignment": "baseline", "horizontalalignment": "left", "clip_on": False, **kwargs}
-        return self.add_artist(Text(x, y, text=s, transform=self.transData, **kwargs))
+        return self.add_artist(MapText(x, y, text=s, transform=self.transData, **kwargs))
+
+
+# Text layouts (extent and line offsets about the anchor) by everything Text._get_layout reads:
+# the same label, legend row or scale-bar figure is laid out once per process, not per map.
+_LAYOUTS: dict[tuple, Any] = {}
+
+
+class MapText(Text):
+    """A Text whose layout is computed once per distinct text and setting. The layout is
+    relative to the anchor (Text adds the position afterwards), so it holds wherever the
+    text is placed."""
+
+    def _get_layout(self, renderer):
+        own = vars(self)
+        if own["_wrap"]:  # wrapped lines depend on where the text sits
+            return super()._get_layout(renderer)  # type: ignore[misc]
+        key = (
+            self.get_text(),
+            own["_fontproperties"],
+            own["_horizontalalignment"],
+            own["_verticalalignment"],
+            own["_multialignment"],
+            own["_linespacing"],
+            self.get_rotation(),
+            own["_rotation_mode"],
+            self.get_usetex(),
+            own["_parse_math"],
+            getattr(self.figure, "dpi", None),
+            type(renderer),
+        )
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            layout = super()._get_layout(renderer)  # type: ignore[misc]
+            with _EXTENTS_LOCK:
+                if len(_LAYOUTS) >= 2048:
+                    _LAYOUTS.clear()
+                _LAYOUTS[key] = layout
+        return layout
 
 
 class MapCanvas:
@@ -138,9 +180,23 @@ class MapCanvas:
 
     def rasterise(self) -> bytes:
         """The figure as PNG bytes (RGB, fixed compression: same figure, same bytes)."""
-        self.agg.draw()
-        rgb = rgba_to_rgb_bytes(self.agg.buffer_rgba(), self.n, self.n)
-        return encode_rgb_png(rgb, self.n, self.n)
+        r = self.renderer
+        # The blank map (background everywhere) is drawn once per renderer and colour, then
+        # copied in: what FigureCanvasAgg.draw() does first (clear, fill the figure's patch).
+        face = self.fig.patch.get_facecolor()
+        blank = _BLANKS.get(r)
+        if blank is None or blank[0] != face:
+            r.clear()
+            self.fig.patch.draw(r)
+            blank = _BLANKS[r] = (face, r.copy_from_bbox(self.fig.bbox))
+        else:
+            r.restore_region(blank[1])
+        self.fig.patch.set_visible(False)
+        try:
+            self.fig.draw(r)
+        finally:
+            self.fig.patch.set_visible(True)
+        return encode_rgba_png(r.buffer_rgba(), self.n, self.n)
 
     def close(self) -> None:
         """Give the renderer back. The artists go with the figure: Figure.clear() would
@@ -151,8 +207,11 @@ class MapCanvas:
         self.agg._lastKey = None
 
 
-# One idle RendererAgg per thread, reused map after map: FigureCanvasAgg.draw() clears it
-# first, and its text metrics stay cached (matplotlib caches them per renderer).
+# The blank map of each renderer (reused map after map), with its background colour.
+_BLANKS: weakref.WeakKeyDictionary[RendererAgg, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+
+# One idle RendererAgg per thread, reused map after map: rasterise() first copies the blank map
+# over the last one, and its text metrics stay cached (matplotlib caches them per renderer).
 _SPARE = threading.local()
 
 
@@ -163,9 +222,57 @@ def _borrow_renderer(agg: FigureCanvasAgg) -> RendererAgg:
     spare = getattr(_SPARE, "renderer", None)
     _SPARE.renderer = None
     if spare is None or (spare.width, spare.height, spare.dpi) != key:
-        return agg.get_renderer()
+        spare = agg.get_renderer()
+        spare.draw_text = partial(_draw_text, spare, spare.draw_text)
+        return spare
     agg.renderer, agg._lastKey = spare, key
     return spare
+
+
+# Glyph bitmaps of drawn texts by (text, font file, size, DPI, hinting, antialiasing): FreeType
+# lays out and rasterises a string at the origin whatever its position (RendererAgg.draw_text
+# moves the finished bitmap to whole pixels), so a bitmap made once draws every later copy of
+# the same text pixel for pixel. Labels, legend rows and furniture repeat from map to map.
+_GLYPHS: dict[tuple, tuple[np.ndarray, float, float, float]] = {}
+_GLYPHS_LOCK = threading.Lock()
+
+
+def _draw_text(renderer: RendererAgg, plain, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+    """RendererAgg.draw_text with the text's bitmap cached (same pixels); math and fonts not
+    given by file take matplotlib's own path."""
+    fname = prop.get_file()
+    if ismath or fname is None:
+        return plain(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+    rc = matplotlib.rcParams
+    aa = bool(gc.get_antialiased())
+    key = (
+        s,
+        str(fname),
+        float(prop.get_size_in_points()),
+        float(renderer.dpi),
+        get_hinting_flag(),
+        rc["text.hinting_factor"],
+        rc["text.kerning_factor"],
+        aa,
+    )
+    glyphs = _GLYPHS.get(key)
+    if glyphs is None:
+        font = renderer._prepare_font(prop)
+        font.set_text(s, 0, flags=key[4])
+        font.draw_glyphs_to_bitmap(antialiased=aa)
+        xo, yo = font.get_bitmap_offset()
+        glyphs = (np.array(font.get_image(), dtype=np.uint8), xo / 64.0, yo / 64.0, font.get_descent() / 64.0)
+        with _GLYPHS_LOCK:  # the QGIS plugin renders in a worker thread
+            if len(_GLYPHS) >= 2048:
+                _GLYPHS.clear()
+            _GLYPHS[key] = glyphs
+    image, xo, yo, d = glyphs
+    # the placement arithmetic of RendererAgg.draw_text, step for step
+    xd = d * sin(radians(angle))
+    yd = d * cos(radians(angle))
+    x = round(x + xo + xd)
+    y = round(y + yo + yd)
+    renderer._renderer.draw_text_image(image, x, y + 1, angle, gc)
 
 
 def add_patch(ax, patch):

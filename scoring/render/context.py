@@ -28,6 +28,35 @@ class ContextIndex:
     pools: list[str]
     props: list[dict[str, Any]]
     tree: shapely.STRtree = field(repr=False)
+    # per-feature lookups made once per index (maps select from them by position)
+    _pool_codes: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+    _road_kinds: dict[Any, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def pool_codes(self) -> np.ndarray:
+        """Each feature's pool as its position in POOLS."""
+        if self._pool_codes is None:
+            code = {p: i for i, p in enumerate(POOLS)}
+            self._pool_codes = np.fromiter((code[p] for p in self.pools), np.int8, len(self.pools))
+        return self._pool_codes
+
+    def road_kinds(self, classes: list[list[str]], path_highways: list[str]) -> np.ndarray:
+        """Each feature's road kind: -1 a path, else the first class listing its `highway`
+        (the last class when none does)."""
+        key = (tuple(map(tuple, classes)), tuple(path_highways))
+        kinds = self._road_kinds.get(key)
+        if kinds is None:
+            paths = set(path_highways)
+
+            def kind(hw: str) -> int:
+                if hw in paths:
+                    return -1
+                return next((ci for ci, c in enumerate(classes) if hw in c), len(classes) - 1)
+
+            kinds = np.fromiter(
+                (kind(str(p.get("highway", ""))) for p in self.props), np.int16, len(self.props)
+            )
+            self._road_kinds[key] = kinds
+        return kinds
 
     @classmethod
     def from_features(cls, features: Iterable[dict[str, Any]], task_epsg: int) -> ContextIndex:

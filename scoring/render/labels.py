@@ -16,7 +16,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, box
 
-from scoring.render.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
+from scoring.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
 
 Box = tuple[float, float, float, float]
 
@@ -115,38 +115,33 @@ def inside_point(geom):
     return p if p is not None and part.contains(p) else part.representative_point()
 
 
+_RING = np.repeat(np.asarray(RING_STEPS, dtype=float), len(DIRECTIONS))  # ring by ring ...
+_UX = np.tile([d[1] for d in DIRECTIONS], len(RING_STEPS))  # ... each in direction order
+_UY = np.tile([d[2] for d in DIRECTIONS], len(RING_STEPS))
+_DPEN = np.tile([d[3] for d in DIRECTIONS], len(RING_STEPS))
+_DISPLACED = _RING > DISPLACED_STEP
+_RING_COST = _RING + _DPEN  # the first two terms of every candidate's cost, in that order
+
+
 def _candidates(item: LabelItem):
+    """Rows (x0, y0, anchor x, anchor y, distance, cost, displaced) of an item's candidate
+    boxes: per anchor, the centred box (large polygons), then ring by ring, direction by
+    direction. Vectorised with the very float operations, in the same order, of a loop."""
     w, h = item.size
     anchors = anchor_points(item.geom)
-    inside_anchor_ok = is_large_polygon(item.geom)
-    rows = []
+    centred = is_large_polygon(item.geom)  # centred on the anchor inside a large polygon
+    d = item.clearance + _RING
+    blocks = []
     for ai, ((ax, ay), apen) in enumerate(anchors):
-        centre_like = ai == 0 and item.geom.geom_type in ("Polygon", "MultiPolygon")
-        if centre_like and inside_anchor_ok:
-            # label centred on a point inside a large polygon
-            rows.append((ax - w / 2, ay - h / 2, ax, ay, 0.0, apen + 6.0, False))
-        base = item.clearance
-        for step in RING_STEPS:
-            d = base + step
-            for _name, ux, uy, dpen in DIRECTIONS:
-                # box edge/corner at distance d from the anchor in direction (ux, uy)
-                if ux > 0.1:
-                    x0 = ax + d * ux
-                elif ux < -0.1:
-                    x0 = ax + d * ux - w
-                else:
-                    x0 = ax - w / 2
-                if uy > 0.1:
-                    y0 = ay + d * uy
-                elif uy < -0.1:
-                    y0 = ay + d * uy - h
-                else:
-                    y0 = ay - h / 2
-                displaced = step > DISPLACED_STEP
-                cost = step + dpen + apen + (12.0 if displaced else 0.0)
-                rows.append((x0, y0, ax, ay, d, cost, displaced))
-    arr = np.array(rows, dtype=float)
-    return arr
+        if ai == 0 and centred:
+            blocks.append(np.array([[ax - w / 2, ay - h / 2, ax, ay, 0.0, apen + 6.0, 0.0]]))
+        x0 = np.where(_UX > 0.1, ax + d * _UX, np.where(_UX < -0.1, ax + d * _UX - w, ax - w / 2))
+        y0 = np.where(_UY > 0.1, ay + d * _UY, np.where(_UY < -0.1, ay + d * _UY - h, ay - h / 2))
+        cost = _RING_COST + apen + np.where(_DISPLACED, 12.0, 0.0)
+        blocks.append(
+            np.column_stack([x0, y0, np.full_like(d, ax), np.full_like(d, ay), d, cost, _DISPLACED])
+        )
+    return np.concatenate(blocks)
 
 
 class _CandidateTests:
@@ -160,11 +155,9 @@ class _CandidateTests:
         self.others_u = _prepared(shapely.union_all(others)) if others else None
         own = obstacles.get(item.fid)
         self.own = _prepared(own) if own is not None else None
-        self.placed = (
-            _prepared(shapely.union_all([box(*b).buffer(3, join_style=2) for b in placed_boxes]))
-            if placed_boxes
-            else None
-        )
+        # each box grown by 3 px (what a mitred buffer of a box is)
+        grown = np.asarray(placed_boxes, dtype=float).reshape(-1, 4) + (-3.0, -3.0, 3.0, 3.0)
+        self.placed = _prepared(shapely.union_all(shapely.box(*grown.T))) if placed_boxes else None
         self.leaders = shapely.union_all(leaders) if leaders else None
         self.soft = [poly for k, poly in soft_polygons.items() if k != item.fid]
         self.near = None
@@ -315,7 +308,9 @@ def place_box(
     w, h = size
     best: Box = (0.0, 0.0, w, h)  # replaced by the first slot: `slots` is never empty
     best_key = None
-    blk = shapely.union_all([box(*b).buffer(6, join_style=2) for b in blocked]) if blocked else None
+    # each blocked box grown by 6 px (what a mitred buffer of a box is)
+    grown = np.asarray(blocked, dtype=float).reshape(-1, 4) + (-6.0, -6.0, 6.0, 6.0)
+    blk = shapely.union_all(shapely.box(*grown.T)) if blocked else None
     # an overlap is measured only where a prepared test finds one: the rest is exactly 0
     obst = _prepared(obstacles) if obstacles is not None and not obstacles.is_empty else None
     blk = _prepared(blk) if blk is not None else None

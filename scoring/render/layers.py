@@ -16,9 +16,9 @@ from shapely.geometry import box
 
 from scoring.georef import PixelTransform
 from scoring.render.canvas import add_patch
-from scoring.render.context import ContextIndex
+from scoring.render.context import POOLS, ContextIndex
 from scoring.render.features import MapSubject, TaskFeature, fid_key
-from scoring.render.shapes import line_segments, points_xy, poly_path, poly_paths
+from scoring.render.shapes import line_paths, line_segments, points_xy, poly_path, poly_paths
 from scoring.render.style import px_to_pt
 
 
@@ -46,16 +46,18 @@ def draw_context(
         return np.column_stack([(c[:, 0] - gx) / g, (gy - c[:, 1]) / g])
 
     geoms = shapely.transform(geoms, aff)
-    by_pool: dict[str, list[tuple[Any, dict]]] = {p: [] for p in counts}
     shown = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
-    for j, gi in zip(idx[shown], geoms[shown], strict=True):
-        by_pool[context.pools[j]].append((gi, context.props[j]))
-    for p, lst in by_pool.items():
-        counts[p] = len(lst)
+    idx, geoms = idx[shown], geoms[shown]
+    pool_of = context.pool_codes()[idx]
+    in_pool = {p: pool_of == i for i, p in enumerate(POOLS)}
+    for p in counts:
+        counts[p] = int(np.count_nonzero(in_pool[p]))
+    polygonal = np.isin(shapely.get_type_id(geoms), _POLYGONAL)
     # water counts (and gets a legend entry) only where it shows: a few pixels inside the
     # view, not merely in the margin fetched for strokes crossing the edge
     view = box(x0, y0, x1, y1)
-    counts["water"] = sum(1 for gi, _ in by_pool["water"] if gi.intersection(view).area >= 4.0)
+    water_at = np.flatnonzero(in_pool["water"])
+    counts["water"] = int(np.count_nonzero(shapely.area(shapely.intersection(geoms[water_at], view)) >= 4.0))
     lw = px_to_pt
     # roads widen a little when zoomed in (large scale), thin out when zoomed out
     zoom = min(max(math.sqrt(0.3 / max(pt.ground_pixel_size(), 1e-6)), 0.75), 1.8)
@@ -63,13 +65,9 @@ def draw_context(
     # basins over land use (a pond in a park) but under buildings, roads and POIs
     water = st.get("water")
     if water is not None:
+        is_sea = np.array([context.props[j].get("water") == "sea" for j in idx[water_at]], dtype=bool)
         for sea, z in ((True, zbase - 0.2), (False, zbase + 0.05)):
-            polys = [
-                gi
-                for gi, pr in by_pool["water"]
-                if gi.geom_type in ("Polygon", "MultiPolygon") and (pr.get("water") == "sea") == sea
-            ]
-            paths = poly_paths(polys)
+            paths = poly_paths(geoms[water_at[polygonal[water_at] & (is_sea == sea)]])
             if paths:
                 ax.add_collection(
                     PathCollection(
@@ -83,7 +81,7 @@ def draw_context(
                 )
     # land use / areas, then buildings (polygon POIs are drawn as dots, not as buildings)
     for pool, z in (("area", zbase), ("building", zbase + 0.1)):
-        paths = poly_paths([gi for gi, _ in by_pool[pool] if gi.geom_type in ("Polygon", "MultiPolygon")])
+        paths = poly_paths(geoms[in_pool[pool] & polygonal])
         if paths:
             ax.add_collection(
                 PathCollection(
@@ -97,24 +95,12 @@ def draw_context(
             )
     # roads: casings of every class first, then fills, so junctions merge
     classes = st["road_classes"]
-    path_cls = set(st["path"]["highways"])
-    groups: list[list] = [[] for _ in classes]
-    paths_lines = []
-    for gi, pr in by_pool["road"]:
-        hw = str(pr.get("highway", ""))
-        if hw in path_cls:
-            paths_lines.append(gi)
-            continue
-        for ci, c in enumerate(classes):
-            if hw in c["highways"]:
-                groups[ci].append(gi)
-                break
-        else:
-            groups[-1].append(gi)
-    if paths_lines:
-        segs = line_segments(paths_lines)
+    kind = context.road_kinds([c["highways"] for c in classes], st["path"]["highways"])[idx]
+    road = in_pool["road"]
+    paths_lines = geoms[road & (kind == -1)]
+    if len(paths_lines):
         lc = LineCollection(
-            segs,
+            line_segments(paths_lines),
             colors=st["path"]["color"],
             linewidths=lw(st["path"]["width"]),
             linestyles=[(0, tuple(lw(v) / lw(st["path"]["width"]) for v in st["path"]["dash"]))],
@@ -123,37 +109,25 @@ def draw_context(
             zorder=zbase + 0.2,
         )
         ax.add_collection(lc, autolim=False)
-    class_segs = [line_segments(g) if g else [] for g in groups]
-    for ci in reversed(range(len(classes))):
-        if groups[ci]:
-            segs = class_segs[ci]
-            ax.add_collection(
-                LineCollection(
-                    segs,
-                    colors=st["road_casing"],
-                    linewidths=lw(classes[ci]["width"] * zoom + 2.0),
-                    capstyle="round",
-                    joinstyle="round",
-                    zorder=zbase + 0.3,
-                ),
-                autolim=False,
-            )
-    for ci in reversed(range(len(classes))):
-        if groups[ci]:
-            segs = class_segs[ci]
-            ax.add_collection(
-                LineCollection(
-                    segs,
-                    colors=st["road_fill"],
-                    linewidths=lw(classes[ci]["width"] * zoom),
-                    capstyle="round",
-                    joinstyle="round",
-                    zorder=zbase + 0.4,
-                ),
-                autolim=False,
-            )
-    if by_pool["poi"]:
-        xy = points_xy([gi for gi, _ in by_pool["poi"]])
+    # each class's paths are built once, for its casing and its fill
+    class_paths = [line_paths(line_segments(geoms[road & (kind == ci)])) for ci in range(len(classes))]
+    for color, widen, z in ((st["road_casing"], 2.0, zbase + 0.3), (st["road_fill"], 0.0, zbase + 0.4)):
+        for ci in reversed(range(len(classes))):
+            if class_paths[ci]:
+                ax.add_collection(
+                    _line_collection(
+                        class_paths[ci],
+                        colors=color,
+                        linewidths=lw(classes[ci]["width"] * zoom + widen),
+                        capstyle="round",
+                        joinstyle="round",
+                        zorder=z,
+                    ),
+                    autolim=False,
+                )
+    pois = geoms[in_pool["poi"]]
+    if len(pois):
+        xy = points_xy(pois)
         ax.add_line(
             Line2D(
                 xy[:, 0],
@@ -168,6 +142,16 @@ def draw_context(
             )
         )
     return counts
+
+
+_POLYGONAL = (shapely.GeometryType.POLYGON, shapely.GeometryType.MULTIPOLYGON)
+
+
+def _line_collection(paths, **kwargs) -> LineCollection:
+    """LineCollection(segments, **kwargs) for the paths it would build from them (shared)."""
+    lc = LineCollection([], **kwargs)
+    vars(lc)["_paths"] = paths  # what set_segments stores (matplotlib pinned)
+    return lc
 
 
 def draw_task(

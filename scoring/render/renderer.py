@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import shapely
 from shapely.geometry import box
 
@@ -35,7 +34,7 @@ from scoring.render.labels import obstacle_for, place_box
 from scoring.render.layers import draw_context, draw_task
 from scoring.render.legend import draw_legend, legend_rows, place_legend
 from scoring.render.sidecar import sidecar_record, write_map_files
-from scoring.render.style import PINNED_RC, font, load_style
+from scoring.render.style import font, load_style, pinned_rc_context
 from scoring.render.view import fix_view
 
 
@@ -179,9 +178,7 @@ def render_map(
 ) -> tuple[bytes, dict[str, Any]]:
     """(PNG bytes, sidecar record) for one instance; touches no files."""
     style = style or load_style()
-    with matplotlib.rc_context():
-        matplotlib.rcdefaults()
-        matplotlib.rcParams.update(PINNED_RC)
+    with pinned_rc_context():
         m = MapRenderer(instance, context_index, style)
         try:
             return m.render()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import matplotlib as mpl
 import numpy as np
 import shapely
 from matplotlib.path import Path as MplPath
@@ -38,10 +39,40 @@ def _ring_paths(rings: np.ndarray, owner: np.ndarray, n_owners: int) -> list[Mpl
     codes[starts] = MplPath.MOVETO
     codes[np.r_[starts[1:], len(coords)] - 1] = MplPath.CLOSEPOLY
     bounds = np.searchsorted(owner[ring_of], np.arange(n_owners + 1))
+    make = path_maker()
     return [
-        MplPath(coords[a:b], codes[a:b]) if b > a else None
-        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+        make(coords[a:b], codes[a:b]) if b > a else None for a, b in zip(bounds[:-1], bounds[1:], strict=True)
     ]
+
+
+def path_maker():
+    """A constructor of matplotlib Paths from float (N, 2) vertices and valid codes (or None)
+    giving what Path(vertices, codes) gives, attribute for attribute, without its argument
+    checks: a map builds hundreds of paths. rcParams are read once, as Path reads them."""
+    threshold = mpl.rcParams["path.simplify_threshold"]
+    simplify = threshold > 0 and mpl.rcParams["path.simplify"]
+    new = MplPath.__new__
+    lineto = MplPath.LINETO
+
+    def make(vertices: np.ndarray, codes: np.ndarray | None = None) -> MplPath:
+        p = new(MplPath)
+        vars(p).update(
+            _vertices=vertices,
+            _codes=codes,
+            _interpolation_steps=1,
+            _simplify_threshold=threshold,
+            _should_simplify=simplify and len(vertices) >= 128 and (codes is None or np.all(codes <= lineto)),
+            _readonly=False,
+        )
+        return p
+
+    return make
+
+
+def line_paths(segments: list[np.ndarray]) -> list[MplPath]:
+    """The paths LineCollection(segments) would build, to share between collections."""
+    make = path_maker()
+    return [make(np.asarray(seg, float)) for seg in segments]
 
 
 def _polygon_paths(geoms: list[Any], merge: bool = False) -> list[MplPath | None]:

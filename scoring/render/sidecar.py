@@ -4,6 +4,9 @@ file and the GDAL .aux.xml that let QGIS or GDAL place the PNG."""
 from __future__ import annotations
 
 import json
+import os
+import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +16,12 @@ import pyproj
 import shapely
 
 from scoring.errors import OutputError
-from scoring.files import write_atomic
 from scoring.georef import PixelTransform, grid_convergence_at, m3857_to_lonlat
 from scoring.render.features import MapSubject
 from scoring.render.furniture import ATTRIBUTION, AttributeCard, ScaleBar
 from scoring.render.labels import Box, Placement
 from scoring.render.layers import crossings
+from scoring.render.png import PNG_DEFLATE
 from scoring.render.style import DPI
 from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
 
@@ -72,6 +75,7 @@ def sidecar_record(
             "version": RENDERER_VERSION,
             "matplotlib": matplotlib.__version__,
             "pillow": PIL.__version__,
+            "png_deflate": PNG_DEFLATE,
             "pyproj": pyproj.__version__,
             "proj": pyproj.proj_version_str,
             "shapely": shapely.__version__,
@@ -154,9 +158,15 @@ def world_file(gt) -> str:
     return "".join(f"{v!r}\n" for v in (a, b, c, d, x, y))
 
 
-def aux_xml(gt) -> str:
+@lru_cache(maxsize=1)
+def _wkt_3857() -> str:
+    """EPSG:3857 as escaped WKT1 (the same text map after map; PROJ builds it in ~0.2 ms)."""
     wkt = pyproj.CRS.from_epsg(3857).to_wkt(version="WKT1_GDAL")
-    wkt = wkt.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return wkt.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def aux_xml(gt) -> str:
+    wkt = _wkt_3857()
     g = ", ".join(f"{v!r}" for v in gt)
     return (
         "<PAMDataset>\n"
@@ -179,10 +189,33 @@ def write_map_files(out_dir: Path, png: bytes, record: dict[str, Any]) -> dict[s
     }
     try:
         # not write_json_atomic: a NaN grid convergence is written as NaN, as it always was
-        write_atomic(paths["sidecar"], json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-        write_atomic(paths["world"], world_file(gt).encode("ascii"))
-        write_atomic(paths["aux"], aux_xml(gt))
-        write_atomic(paths["png"], png)
+        _write_durably(paths["sidecar"], (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
+        _write_durably(paths["world"], world_file(gt).encode("ascii"))
+        _write_durably(paths["aux"], aux_xml(gt).encode())
+        _write_durably(paths["png"], png)
     except OSError as exc:
         raise OutputError(f"cannot write map {iid} into {out_dir}: {exc.strerror}") from None
     return paths
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    """scoring.files.write_atomic with fewer system calls (the parent writes 4 files a map): a
+    temporary beside `path` named by process and thread (the QGIS plugin renders in a thread),
+    created with mode 0o666 so the umask applies as to any new file (no chmod, no umask lookup),
+    fsynced, then renamed over `path`. A reader never sees half a file; after a crash, a file is
+    either whole or absent (the PNG, written last, vouches for its companions)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

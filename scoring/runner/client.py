@@ -37,7 +37,7 @@ from typing import Any
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
 from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
-from scoring.runner.transport import DEFAULT_MAX_BYTES, Response, TransportError, as_async
+from scoring.runner.transport import DEFAULT_MAX_BYTES, DataURL, Response, TransportError, as_async
 
 RETRYABLE_TRANSPORT = ("timeout", "reset", "truncated", "connect")
 DATA_URL_PREFIX = "data:image/png;base64,"
@@ -45,8 +45,8 @@ TIMEOUT_RETRIES = 1
 
 
 # ---- request building ------------------------------------------------------------------------
-def png_data_url(png: bytes) -> str:
-    return DATA_URL_PREFIX + base64.b64encode(png).decode("ascii")
+def png_data_url(png: bytes) -> DataURL:
+    return DataURL(DATA_URL_PREFIX + base64.b64encode(png).decode("ascii"))
 
 
 def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tuple[str, dict, dict]:

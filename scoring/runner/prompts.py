@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from shapely.geometry import shape
 
 import scoring
 from scoring.benchmark import edit_reply_form
@@ -212,14 +211,24 @@ def grid_north_on_map(instance: dict) -> float | None:
     two norths would otherwise exceed the 1° bearing tolerance for a model reading the map."""
     try:
         epsg = int((instance.get("crs") or {})["epsg"])
-        xs, ys = [], []
+        xs: list[float] = []
+        ys: list[float] = []
         for f in instance["scene"]["features"]:
-            b = shape(f["geometry"]).bounds
-            xs += [b[0], b[2]]
-            ys += [b[1], b[3]]
+            _vertices(f["geometry"]["coordinates"], xs, ys)
         return round(grid_convergence_deg(epsg, (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2), 2)
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         return None
+
+
+def _vertices(coords: Any, xs: list[float], ys: list[float]) -> None:
+    """Append the x and y of every position in GeoJSON `coordinates` (any nesting): the scene's
+    extent without building its geometries."""
+    if coords and isinstance(coords[0], (int, float)):
+        xs.append(float(coords[0]))
+        ys.append(float(coords[1]))
+        return
+    for c in coords:
+        _vertices(c, xs, ys)
 
 
 def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
@@ -227,7 +236,7 @@ def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
     return "".join(tmpl.blocks[block](tmpl.new_context(ctx))).strip()
 
 
-@lru_cache(maxsize=32)  # ~25 MB (PNGs and URLs); a run sends a map's forms and retry close together
+@lru_cache(maxsize=48)  # ~45 MB (PNGs and URLs); a map's forms, retries and parallel runs come close together
 def map_data_url(image_png: bytes) -> str:
     """The PNG as a data URL, encoded once per map however often it is sent. Keyed by the bytes
     themselves (hashed once per bytes object), so a re-rendered map is never served stale."""

@@ -13,10 +13,12 @@ recorded") unless `only_recorded` narrows the scope to the samples the run recor
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import gc
 import json
 import logging
 import platform
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,8 @@ from scoring.benchmark import Benchmark
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
-from scoring.rundir import load_run, sample_id
+from scoring.memo import IdentityMemo
+from scoring.rundir import PREDICTIONS, load_run, sample_id
 from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
@@ -65,10 +68,13 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [value for _, value in read_jsonl(path)]
 
 
-def _scene_key(instance: dict) -> str:
+def _scene_key_of(instance: dict) -> str:
     """Which scene a sample was asked about (paired tests pair samples of one scene). Not
     canonical_json: these bytes fix the keys already in recorded verdicts."""
     return sha256_hex(json.dumps(instance.get("scene"), sort_keys=True))[:16]
+
+
+_scene_key = IdentityMemo(_scene_key_of, maxsize=8192)  # once per instance, not per sample
 
 
 def _model_name(manifest: dict) -> str:
@@ -176,6 +182,30 @@ def score_run_shard(shard: tuple[Path, dict, dict[str, dict], bool], bench: Benc
     return score_run_rows(bench, rd, manifest, finals, only_recorded)
 
 
+Fingerprint = tuple[int, int]  # (size, mtime_ns) of a run's journal
+
+
+def journal_fingerprint(run_dir: str | Path) -> Fingerprint:
+    st = (Path(run_dir) / PREDICTIONS).stat()
+    return st.st_size, st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=2)
+def _bench_at(path: str, manifest_mtime_ns: int) -> Benchmark:
+    return Benchmark.open(path)
+
+
+def score_run_dir(bench_dir: str | Path, run_dir: str | Path, only_recorded: bool = False) -> tuple:
+    """(fingerprint of the journal read, verdict rows) of one finished run, scored on its own (a
+    sweep scores each run while the others go on); `score_runs(prescored=...)` takes the rows
+    only while the journal is unchanged."""
+    fingerprint = journal_fingerprint(run_dir)
+    bench_dir = Path(bench_dir)
+    bench = _bench_at(str(bench_dir), (bench_dir / "manifest.json").stat().st_mtime_ns)
+    manifest, finals = load_run(Path(run_dir), bench.sha256)
+    return fingerprint, score_run_shard((Path(run_dir), manifest, finals, only_recorded), bench)
+
+
 def _load_runs(bench: Benchmark, run_dirs: list) -> list[tuple[Path, dict, dict[str, dict]]]:
     """(run dir, manifest, finals) of each run; InputError when two runs cover the same model,
     modality and form (one of them would be scored twice)."""
@@ -217,10 +247,12 @@ def score_runs(
     selfcheck: bool = True,
     mcnemar_rule: str = "exact",
     executor: Executor | None = None,
+    prescored: Mapping[str, tuple] | None = None,
 ) -> dict:
     """Score every run against the benchmark, write RESULTS (verdicts.jsonl, summary.json/.csv)
     and return the summary. `mcnemar_rule`: "exact" or "frieda" for the paired tests.
-    `executor`: where the runs are scored, one shard each (default: here, one after the other)."""
+    `executor`: where the runs are scored, one shard each (default: here, one after the other).
+    `prescored`: run dir -> what `score_run_dir` returned for it, used if its journal is unchanged."""
     if not run_dirs:
         raise InputError("no run directory given")
     bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
@@ -233,6 +265,12 @@ def score_runs(
     selfcheck_result = _selfcheck() if selfcheck else None
     rows: list[dict] = []
     shards = [(rd, m, finals, only_recorded) for rd, m, finals in loaded]
+    ready = {
+        str(rd): done[1]
+        for rd, _, _, _ in shards
+        if (done := (prescored or {}).get(str(rd))) is not None and done[0] == journal_fingerprint(rd)
+    }
+    todo = [s for s in shards if str(s[0]) not in ready]
     # The benchmark and the journals live until scoring ends: out of the collector's sight, a full
     # collection no longer walks their millions of objects in the middle of one sample's scoring.
     # Unfrozen after, so a long-lived caller (QGIS) keeps collecting its own cycles.
@@ -240,15 +278,17 @@ def score_runs(
     try:
         scored = (executor or LocalExecutor(1)).map(
             score_run_shard,
-            shards,
+            todo,
             shared=bench,
             desc="score",
             unit="sample",
             progress=progress,  # a bar only for the command line; the plugin scores without one
-            weights=[_n_samples(bench, m) for _, m, _ in loaded],
+            weights=[_n_samples(bench, m) for _, m, _, _ in todo],
         )
-        for run_rows in scored:  # in the runs' order, wherever they were scored
-            rows.extend(run_rows)
+        for shard, run_rows in zip(todo, scored, strict=True):
+            ready[str(shard[0])] = run_rows
+        for shard in shards:  # in the runs' order, wherever and whenever they were scored
+            rows.extend(ready[str(shard[0])])
     finally:
         gc.unfreeze()
 

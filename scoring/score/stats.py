@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from scipy.special import ndtri
 from scipy.stats import binomtest, chi2, kendalltau
 
 CONFIDENCE = 0.95
@@ -22,11 +23,21 @@ MCNEMAR_RULES = ("exact", "frieda")
 
 
 def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
-    """Wilson score interval of k successes in n trials (None, None for n == 0)."""
+    """Wilson score interval of k successes in n trials (None, None for n == 0): scipy's
+    `binomtest(k, n).proportion_ci(method="wilson")`, the same operations in the same order
+    (Newcombe 1998), without the exact p-value binomtest computes first (most of a report's
+    statistics time)."""
     if n <= 0:
         return None, None
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    k, n = int(k), int(n)
+    p = k / n
+    z = float(ndtri(0.5 + 0.5 * confidence))
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
+    lo = 0.0 if k == 0 else center - delta
+    hi = 1.0 if k == n else center + delta
+    return float(lo), float(hi)
 
 
 def cluster_bootstrap(

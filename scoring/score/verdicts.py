@@ -37,6 +37,7 @@ from scoring.errors import SpatialGapError
 from scoring.facts import FactError, check_constraint, describe_constraint
 from scoring.georef import PixelTransform
 from scoring.mapsets import edit_map_id
+from scoring.memo import IdentityMemo
 from scoring.relations.base import REFUSAL, check_answer
 from scoring.vocab import MODALITIES, Modality
 
@@ -351,10 +352,15 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
     return before.geom_type not in lineal or before.is_simple
 
 
-def _scene_of(instance: dict):
+def _read_scene(instance: dict):
     from scoring.scene import Scene
 
     return Scene.from_geojson(instance["scene"])
+
+
+# The instance's initial scene, read once per instance: every run that edits it is scored against
+# the same one (scenes are never modified; an edit makes a new one).
+_scene_of = IdentityMemo(_read_scene, maxsize=4096)
 
 
 def _envelope(scene) -> tuple | None:

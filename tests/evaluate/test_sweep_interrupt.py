@@ -58,3 +58,28 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
         assert len(keys) == samples and set(keys.values()) == {1}
     finally:
         server.stop()
+
+
+def test_a_taken_agent_port_is_said_and_a_resume_it_blocks_is_one_line(tmp_path):
+    """Another process holds the built-in agent's stable port: the agent serves on a free port
+    and says so, and the runs OUT holds from the stable port are refused in one line."""
+    import socket
+
+    from scoring.evaluate.agents import AGENT_PORTS
+
+    out = tmp_path / "out"
+    args = ["--agents", "chance", "--modalities", "geojson", "--tasks", "qa", "--qa", "1", "--edit", "0"]
+    first = run_evaluate(out, *args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", AGENT_PORTS["chance"]))
+        holder.listen()
+        again = run_evaluate(out, *args)
+    finally:
+        holder.close()
+    assert again.returncode != 0
+    assert f"port {AGENT_PORTS['chance']} is taken" in again.stderr
+    assert "Traceback" not in again.stderr and "ExceptionGroup" not in again.stderr
+    last = again.stderr.strip().splitlines()[-1]
+    assert last.startswith("spatialgap evaluate: error:") and "holds a run with a different" in last

@@ -140,6 +140,9 @@ def main() -> int:
             mapped = Path(d) / "evaluate" / "bench"
             requests = perf_script("request_perf.py", "--bench", str(mapped))
             print(json.dumps({"requests": requests}, indent=1), flush=True)
+            # ... and whole runs of each over real loopback HTTP (client and agent CPU per request)
+            http = perf_script("http_perf.py", "--bench", str(mapped))
+            print(json.dumps({"http_requests": http}, indent=1), flush=True)
     return 0
 
 

@@ -82,10 +82,10 @@ def test_dialog_shows_pips_output_on_failure(qgis_app, tmp_path, monkeypatch):
     assert "sgnothere" in dialog.output.toPlainText() and "pip failed" in dialog.status.text()
 
 
-HEADLESS_ONLY = ("httpx", "tqdm")  # QGIS's network stack and QgsTask progress replace them
+HEADLESS_ONLY = ("aiohttp", "httpx", "tqdm")  # QGIS's network stack and QgsTask progress replace them
 
 
-def test_plugin_and_its_runs_load_without_httpx_or_tqdm():
+def test_plugin_and_its_runs_load_without_aiohttp_or_tqdm():
     blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in HEADLESS_ONLY)
     code = (
         f"import sys; {blocked}; "

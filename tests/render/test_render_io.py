@@ -1,12 +1,14 @@
 """Determinism, atomic output, CLI and benchmark loading errors."""
 
 import argparse
+import os
 
 import pytest
 
 import scoring.files
 from scoring.errors import InputError
 from scoring.render import ContextIndex, render_instance, render_map
+from scoring.render.sidecar import write_map_files
 
 
 def _ctx(bench):
@@ -122,3 +124,19 @@ def test_sidecar_records_versions_and_transform(sidecars):
         assert inv[0] + inv[1] * x + inv[2] * y == pytest.approx(100, abs=1e-6)
         assert inv[3] + inv[4] * x + inv[5] * y == pytest.approx(200, abs=1e-6)
         assert rec["crs"]["task_epsg"] == 32635 and rec["image"]["width"] == 1536
+
+
+def test_map_files_are_whole_ordinary_files_after_rewrites(bench, instances, tmp_path):
+    """The lean writer: files get 0o666 less the umask (as write_atomic gives), rewriting replaces
+    them whole, and no temporary is left beside them."""
+    png, record = render_map(instances["helsinki-qa-T04-001"], _ctx(bench))
+    old = os.umask(0o027)
+    try:
+        write_map_files(tmp_path, b"x" * 10_000_000, record)  # longer than the map: must not linger
+        paths = write_map_files(tmp_path, png, record)
+    finally:
+        os.umask(old)
+    assert paths["png"].read_bytes() == png
+    assert paths["sidecar"].read_text().startswith("{")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
+    assert {p.stat().st_mode & 0o777 for p in paths.values()} == {0o640}

@@ -99,3 +99,23 @@ def test_bad_requests_get_a_plain_message(chance):
     r = conn.getresponse()
     assert r.status == 400 and json.loads(r.read())["error"]["message"] == "the request body is not JSON"
     conn.close()
+
+
+def test_pixel_blind_agents_get_requests_without_their_images():
+    from scoring.runner.agents.registry import PIXEL_BLIND, get_agent, without_images
+
+    get_agent("tools")
+    # tools computes from coordinates; chance seeds its answers with the whole request, maps included
+    assert "tools" in PIXEL_BLIND and "chance" not in PIXEL_BLIND and "centroid" not in PIXEL_BLIND
+    url = "data:image/png;base64," + "A" * 100
+    msgs = [
+        {"role": "system", "content": "s"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "q"}, {"type": "image_url", "image_url": {"url": url}}],
+        },
+    ]
+    blind = without_images(msgs)
+    assert blind[1]["content"][1] == {"type": "image_url", "image_url": {"url": ""}}
+    assert blind[1]["content"][0] == msgs[1]["content"][0] and blind[0] == msgs[0]
+    assert msgs[1]["content"][1]["image_url"]["url"] == url  # the request itself is left as sent

@@ -113,6 +113,35 @@ def test_score_writes_every_sample(small_bench, runs, tmp_path, qa, edits):
     assert (tmp_path / "again" / "verdicts.jsonl").read_bytes() == (res / "verdicts.jsonl").read_bytes()
 
 
+def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(small_bench, runs, tmp_path):
+    from scoring.score.results import score_run_dir
+
+    chosen = [runs[("geojson", "qa")], runs[("image", "edit")]]
+    plain = score_runs(small_bench, chosen, tmp_path / "plain", selfcheck=False)
+    early = {str(rd): score_run_dir(small_bench, rd) for rd in chosen}
+    # rows scored early are what score_runs would compute: the same verdicts, byte for byte
+    summary = score_runs(small_bench, chosen, tmp_path / "early", selfcheck=False, prescored=early)
+    verdicts = (tmp_path / "early" / "verdicts.jsonl").read_bytes()
+    assert verdicts == (tmp_path / "plain" / "verdicts.jsonl").read_bytes()
+    assert summary["cells"] == plain["cells"]
+    # and they are used: rows planted under a journal's current fingerprint come out as given
+    fingerprint, rows = early[str(chosen[0])]
+    planted = [{**r, "reason": "planted"} for r in rows]
+    score_runs(
+        small_bench,
+        chosen,
+        tmp_path / "planted",
+        selfcheck=False,
+        prescored={str(chosen[0]): (fingerprint, planted)},
+    )
+    out = [json.loads(x) for x in (tmp_path / "planted" / "verdicts.jsonl").read_text().splitlines()]
+    assert sum(r["reason"] == "planted" for r in out) == len(rows)
+    # a stale fingerprint (the journal changed since) is ignored: the run is scored again
+    stale = {str(chosen[0]): ((fingerprint[0] + 1, fingerprint[1]), planted)}
+    score_runs(small_bench, chosen, tmp_path / "stale", selfcheck=False, prescored=stale)
+    assert (tmp_path / "stale" / "verdicts.jsonl").read_bytes() == verdicts
+
+
 def test_missing_samples_count_as_errors(small_bench, runs, tmp_path, qa):
     s = score_runs(small_bench, [runs["limited"]], tmp_path / "a", selfcheck=False)
     cell = next(c for c in s["cells"] if c["level"] == "overall" and c["form"] == "open")

@@ -9,6 +9,9 @@ from scoring.errors import InputError
 
 AgentFn = Callable[[list[dict]], str]
 AGENTS: dict[str, AgentFn] = {}
+# Agents that compute from the text and coordinates only: a server may hand them a request with
+# its images left out (a map is half a megabyte to copy to a worker process).
+PIXEL_BLIND: set[str] = set()
 # Modules imported on first lookup so that their @agent definitions register themselves (not at
 # import time: the tools agent loads the relation catalogue, which serving or running needs not).
 AGENT_MODULES: list[str] = [
@@ -18,11 +21,16 @@ AGENT_MODULES: list[str] = [
 ]
 
 
-def agent(name: str) -> Callable[[AgentFn], AgentFn]:
-    """Decorator registering `fn(messages) -> str` as agent `name`."""
+def agent(name: str, *, reads_images: bool = True) -> Callable[[AgentFn], AgentFn]:
+    """Decorator registering `fn(messages) -> str` as agent `name`. ``reads_images=False``: its
+    replies never depend on the images sent (see `without_images`)."""
 
     def register(fn: AgentFn) -> AgentFn:
         AGENTS[name] = fn
+        if reads_images:
+            PIXEL_BLIND.discard(name)
+        else:
+            PIXEL_BLIND.add(name)
         return fn
 
     return register
@@ -35,3 +43,20 @@ def get_agent(name: str) -> AgentFn:
     if name not in AGENTS:
         raise InputError(f"--agent: unknown agent {name!r} (available: {', '.join(sorted(AGENTS))})")
     return AGENTS[name]
+
+
+def without_images(messages: list[dict]) -> list[dict]:
+    """`messages` with every image part's URL emptied (what a pixel-blind agent is given)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = [
+                {**p, "image_url": {**p["image_url"], "url": ""}}
+                if isinstance(p, dict) and isinstance(p.get("image_url"), dict)
+                else p
+                for p in content
+            ]
+            m = {**m, "content": content}
+        out.append(m)
+    return out

@@ -21,7 +21,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.runner.agents.prompt_view import message_text
-from scoring.runner.agents.registry import AgentFn, get_agent
+from scoring.runner.agents.registry import PIXEL_BLIND, AgentFn, get_agent, without_images
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class AgentServer(ThreadingHTTPServer):
     def reply(self, messages: list[dict]) -> str:
         if self.pool is None:
             return str(self.agent_fn(messages))
+        if self.agent_name in PIXEL_BLIND:
+            messages = without_images(messages)
         return self.pool.submit(_pool_call, self.agent_name, messages).result()
 
     def server_close(self) -> None:

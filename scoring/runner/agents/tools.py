@@ -18,7 +18,7 @@ from scoring.runner.agents.toolkits import TOOLS
 from scoring.vocab import Task
 
 
-@agent("tools")
+@agent("tools", reads_images=False)
 def tools(messages: list[dict]) -> str:
     """A tool-using model: GIS operations over the scene in the prompt."""
     v = parse_prompt(messages)

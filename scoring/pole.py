@@ -1,5 +1,5 @@
-"""The pole of inaccessibility of a polygon (where a label sits inside it), as shapely.ops.polylabel
-finds it, point for point, at a fraction of the cost.
+"""The pole of inaccessibility of a polygon (where a label sits, where an edit seed aims), as
+shapely.ops.polylabel finds it, point for point, at a fraction of the cost.
 
 shapely's polylabel measures each grid cell with three Python-level GEOS calls (a Point, a
 contains, a distance per ring); a map's label placement spent most of its time there. Here the
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import shapely
+from shapely import lib
 from shapely.errors import TopologicalError
 from shapely.geometry import Point
 
@@ -43,13 +44,15 @@ class _Cell(float):
 
 
 def _signed_distances(polygon: Any, rings: list[Any], xs: list[float], ys: list[float]) -> list[float]:
-    """Per point: its distance to the nearest ring, negative outside the polygon."""
-    pts = shapely.points(np.array([xs, ys], dtype=float).T)
-    inside = shapely.contains(polygon, pts)
-    d = shapely.distance(pts, rings[0])
+    """Per point: its distance to the nearest ring, negative outside the polygon. Straight to
+    shapely's GEOS ufuncs (what shapely.points / contains / distance call): the polygons are
+    small (~20 vertices), so the Python wrappers around each call cost more than GEOS."""
+    pts = lib.points(np.array((xs, ys), dtype=float).T)
+    inside = lib.contains(polygon, pts)
+    d = lib.distance(pts, rings[0])
     for ring in rings[1:]:
-        d = np.minimum(d, shapely.distance(pts, ring))
-    return [float(v) if ok else -float(v) for v, ok in zip(d, inside, strict=True)]
+        d = np.minimum(d, lib.distance(pts, ring))
+    return [v if ok else -v for v, ok in zip(d.tolist(), inside.tolist(), strict=True)]
 
 
 def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:

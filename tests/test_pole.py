@@ -1,4 +1,4 @@
-"""The renderer's polylabel finds exactly shapely's point (labels stay on the same pixels)."""
+"""Our polylabel finds exactly shapely's point (labels on the same pixels, edit seeds on the same spot)."""
 
 import random
 
@@ -8,7 +8,7 @@ from shapely.errors import TopologicalError
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import polylabel as shapely_polylabel
 
-from scoring.render.pole import polylabel
+from scoring.pole import polylabel
 
 
 def _polygons():

@@ -1,0 +1,48 @@
+"""Each run scored as soon as it finishes, in one low-priority process, while the sweep's other
+runs and the render (its critical path) go on: the sweep's last stretch then only assembles the
+tables instead of scoring every run on one core."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from scoring.score.results import score_run_dir
+
+NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
+
+
+def _lower_priority() -> None:
+    if hasattr(os, "nice"):
+        os.nice(NICENESS)
+
+
+class EarlyScorer:
+    def __init__(self, only_recorded: bool):
+        self.only_recorded = only_recorded
+        # spawn, not fork: the sweep's process runs threads (agent start-up, the event loop's pool)
+        self._pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_lower_priority)
+        self._futures: dict[str, Future] = {}
+
+    def submit(self, bench: Path, run_dir: Path) -> None:
+        self._futures[str(run_dir)] = self._pool.submit(
+            score_run_dir, str(bench), str(run_dir), self.only_recorded
+        )
+
+    def results(self) -> dict[str, tuple]:
+        """run dir -> (journal fingerprint, rows) of the runs scored; those not started are
+        cancelled and those that failed left out: `score_runs` scores them (and reports an error)."""
+        out = {}
+        for run_dir, fut in self._futures.items():
+            if fut.cancel():
+                continue
+            try:
+                out[run_dir] = fut.result()
+            except Exception:  # noqa: BLE001 - scored again where its error is reported
+                continue
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
