@@ -5,6 +5,7 @@ import collections
 import json
 import signal
 import subprocess
+import sys
 import time
 
 from fakeserver import FaultServer
@@ -13,6 +14,15 @@ from scoring.rundir import read_records
 from tests.conftest import REPO
 from tests.evaluate.sweep_helpers import evaluate_cmd, models_toml, run_evaluate
 
+# Ctrl-C reaches a command started from a terminal. A suite started as a background job of a
+# non-interactive shell inherits SIGINT ignored (and a command so started rightly keeps ignoring
+# it): the sweep under test is started with SIGINT at its default, as a terminal starts it.
+AS_FROM_A_TERMINAL = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
 ARGS = ["--agents", "none", "--modalities", "geojson", "--tasks", "qa", "--qa", "1", "--edit", "0"]
 
 
@@ -27,7 +37,11 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_resumes(tmp_path):
         args = [*ARGS, "--config", str(config)]
         journal = out / "runs" / "slow" / "geojson-qa" / "predictions.jsonl"
         proc = subprocess.Popen(
-            evaluate_cmd(out, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO)
+            [*AS_FROM_A_TERMINAL, *evaluate_cmd(out, *args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=str(REPO),
         )
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and proc.poll() is None:
