@@ -44,5 +44,11 @@ class EarlyScorer:
                 continue
         return out
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        """Shut the pool down; ``abandon``: the sweep is ending on an error or Ctrl-C, so the run
+        being scored is dropped too (else the interpreter would wait for it on exit)."""
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if abandon:
+            for p in processes:
+                p.terminate()

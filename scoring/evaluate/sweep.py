@@ -238,6 +238,10 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
             early = EarlyScorer(only_recorded=plan.limit is not None)
             sweep = _run_all(plan, runs, agents, renderer, display, early)
         stopped, t_runs = asyncio.run(sweep)
+    except BaseException:
+        if early is not None:
+            early.close(abandon=True)
+        raise
     finally:
         renderer.stop()
         _stop_agents(starting)
