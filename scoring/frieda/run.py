@@ -41,9 +41,9 @@ from scoring.frieda.dataset import SETTING_SUFFIX, SETTINGS, Dataset, Question, 
 from scoring.frieda.files import score_files
 from scoring.frieda.rules import score_record
 from scoring.frieda.stats import format_statistics
-from scoring.runner.cli import add_generation_options, spec_from_args
+from scoring.runner.cli import add_generation_options, add_model_options, spec_from_args
 from scoring.runner.client import ChatClient, Outcome
-from scoring.runner.config import KINDS, EnvKeyProvider, KeyProvider, ModelSpec
+from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec
 from scoring.runner.images import user_content
 
 JOURNAL = "responses.jsonl"
@@ -314,17 +314,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--images", type=Path, metavar="DIR", help="image folder (default: DATASET/imgs or DATASET)"
     )
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME",
-        help="model name in --config, or the endpoint's model id with --endpoint",
-    )
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--config", type=Path, metavar="FILE", help="TOML model config ([models.NAME])")
-    src.add_argument("--endpoint", metavar="URL", help="OpenAI-compatible base URL, no config needed")
-    p.add_argument("--kind", choices=KINDS, default="openai", help="endpoint protocol with --endpoint")
-    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    add_model_options(p)
     p.add_argument(
         "--setting",
         choices=SETTINGS,

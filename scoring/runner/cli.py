@@ -23,26 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "Re-running with the same --out resumes: only missing or failed samples are sent.",
     )
     p.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark directory")
-    p.add_argument(
-        "--model",
-        required=True,
-        metavar="NAME",
-        help="model name in --config, or the endpoint's model id with --endpoint",
-    )
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--config", type=Path, metavar="FILE", help="TOML model config ([models.NAME])")
-    src.add_argument(
-        "--endpoint",
-        metavar="URL",
-        help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1), no config needed",
-    )
-    p.add_argument(
-        "--kind",
-        choices=KINDS,
-        default="openai",
-        help="endpoint protocol with --endpoint (default: openai)",
-    )
-    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    add_model_options(p)
     p.add_argument("--modality", required=True, choices=MODALITIES)
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--form", choices=QA_FORMS, action="append", help="QA form (repeatable; default: both)")
@@ -80,6 +61,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="processes computing replies (CPU-bound agents such as tools; default 1)",
     )
     s.set_defaults(func=cmd_serve_agent)
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """The model to send to, as `spec_from_args` reads it: a --config entry or an --endpoint."""
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME",
+        help="model name in --config, or the endpoint's model id with --endpoint",
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--config", type=Path, metavar="FILE", help="TOML model config ([models.NAME])")
+    src.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1), no config needed",
+    )
+    p.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="openai",
+        help="endpoint protocol with --endpoint (default: openai)",
+    )
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
 
 
 def add_generation_options(p: argparse.ArgumentParser) -> None:
