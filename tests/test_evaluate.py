@@ -13,7 +13,10 @@ import subprocess
 import pytest
 
 from scoring.evaluate import cities
-from scoring.evaluate.plan import City
+from scoring.evaluate.plan import City, Participant, SweepPlan, participants
+from scoring.evaluate.progress import SweepDisplay
+from scoring.evaluate.sweep import _side_by_side, plan_runs
+from scoring.runner.config import ModelSpec
 from tests.conftest import VENV_BIN
 
 
@@ -141,3 +144,36 @@ def test_stale_or_missing_maps_are_redrawn(evaluated, monkeypatch, tmp_path):
     assert cities.maps_state(copy, ids) == ("missing", [ids[3]])
     monkeypatch.setattr(cities, "RENDERER_VERSION", "0.0.0-older")
     assert cities.maps_state(bench, ids) == ("stale", ids)
+
+
+def test_map_runs_go_task_by_task_and_an_agents_side_by_side(evaluated):
+    out, _ = evaluated
+    chance, tools = participants(("chance", "tools"), None, ())
+    model = Participant(
+        "m", ("geojson", "image", "together"), ModelSpec.from_endpoint("http://127.0.0.1:9/v1", "m")
+    )
+    plan = SweepPlan(out, [City("", out)], [chance, tools, model])
+    runs = plan_runs(plan, SweepDisplay(False))
+    assert all(r.bench is runs[0].bench for r in runs)  # one read of the benchmark for every run
+
+    def of(p):
+        return [r for r in runs if r.participant is p]
+
+    # map-free runs first; then the map runs of the QA maps (drawn first), then of the editing ones
+    assert [(r.modality, r.task) for r in of(chance)] == [
+        ("geojson", "qa"),
+        ("geojson", "edit"),
+        ("image", "qa"),
+        ("together", "qa"),
+        ("image", "edit"),
+        ("together", "edit"),
+    ]
+    assert [[(r.modality, r.task) for r in g] for g in _side_by_side(chance, of(chance))] == [
+        [("geojson", "qa")],
+        [("geojson", "edit")],
+        [("image", "qa"), ("together", "qa")],
+        [("image", "edit"), ("together", "edit")],
+    ]
+    # a configured model takes its runs one at a time (its concurrency is the load it accepts)
+    assert all(len(g) == 1 for g in _side_by_side(model, of(model)))
+    assert all(len(g) == 1 for g in _side_by_side(tools, of(tools)))

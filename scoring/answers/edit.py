@@ -24,7 +24,7 @@ from scoring.answers.base import (
 from scoring.answers.text import THINK_CLOSE, preprocess, refusal_in
 from scoring.benchmark import edit_reply_form
 from scoring.edits import OPS, EditError, apply_edit
-from scoring.scene import Scene
+from scoring.scene import shared_scene
 from scoring.vocab import MODALITIES, Modality
 
 MAX_OPERATIONS = 20
@@ -327,7 +327,7 @@ def _retry_reason(edit: dict, instance: dict | None, modality: str) -> str | Non
         if image:
             # pixel origins mean nothing in the task CRS; whether anything moves does not depend on them
             ops = [dict(op, origin="centroid") if "origin" in op else op for op in ops]
-        scene = Scene.from_geojson(instance["scene"])
+        scene = shared_scene(instance["scene"])
         target = str(instance.get("target") or "F0")
         allowed = tuple(instance.get("allowed_operations") or OPS)
         try:
@@ -341,12 +341,12 @@ def _retry_reason(edit: dict, instance: dict | None, modality: str) -> str | Non
     if "attributes" in edit and not attrs and not any(k in edit for k in ("geometry", "pixel_geometry")):
         return NO_OPERATIONS
     if set(edit) == {"attributes"} and instance is not None and isinstance(instance.get("scene"), dict):
-        scene = Scene.from_geojson(instance["scene"])
+        scene = shared_scene(instance["scene"])
         target = str(instance.get("target") or "F0")
         if target in scene and all(scene[target].props.get(k) == v for k, v in attrs.items()):
             return DOES_NOTHING
     if instance is not None and not image and "geometry" in edit and isinstance(instance.get("scene"), dict):
-        scene = Scene.from_geojson(instance["scene"])
+        scene = shared_scene(instance["scene"])
         target = str(instance.get("target") or "F0")
         if target in scene and shape(edit["geometry"]).equals_exact(scene.geom(target), 1e-9):
             return DOES_NOTHING

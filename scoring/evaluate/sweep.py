@@ -48,6 +48,7 @@ class PlannedRun:
     task: str
     line: RunLine
     start: Callable[[int], RunFollower]  # the run's observer factory (its line in the display)
+    bench: Benchmark  # read once for all the city's runs: they share its instances (and their digests)
     summary: RunSummary | None = None
 
     @property
@@ -71,20 +72,27 @@ def _samples(bench: Benchmark, task: str, limit: int | None) -> int:
 
 
 def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
-    """Every run of the sweep, map-free ones first, then by city."""
+    """Every run of the sweep, map-free ones first, then by city. A participant's map runs go
+    task by task (all its QA map runs, then its editing ones), as the maps are drawn: a QA map run
+    that follows the render is followed by one whose maps all exist, so little is left to send
+    once the last map is drawn."""
     runs = []
     benches = {c.bench: Benchmark.open(c.bench) for c in plan.cities}
     for needs_maps in (False, True):
         for p in plan.participants:
             for city in plan.cities:
-                for modality in plan.modalities_of(p):
-                    if Modality(modality).has_image != needs_maps:
-                        continue
-                    for task in plan.tasks:
-                        line, start = display.follower(_label(plan, city, p, modality, task))
-                        line.total = _samples(benches[city.bench], task, plan.limit)
-                        display.add_total(line.total)
-                        runs.append(PlannedRun(city, p, modality, task, line, start))
+                mods = [m for m in plan.modalities_of(p) if Modality(m).has_image == needs_maps]
+                pairs = (
+                    [(m, t) for t in plan.tasks for m in mods]
+                    if needs_maps
+                    else [(m, t) for m in mods for t in plan.tasks]
+                )
+                for modality, task in pairs:
+                    bench = benches[city.bench]
+                    line, start = display.follower(_label(plan, city, p, modality, task))
+                    line.total = _samples(bench, task, plan.limit)
+                    display.add_total(line.total)
+                    runs.append(PlannedRun(city, p, modality, task, line, start, bench))
     return runs
 
 
@@ -118,33 +126,65 @@ async def _participant(
     # One connection pool for all of the participant's runs (a pool per run costs its set-up
     # and its TLS context every time).
     transport = AiohttpTransport(max_connections=spec.concurrency)
+
+    async def one(r: PlannedRun) -> None:
+        if p.name in stopped:
+            display.ended(r.line, "skipped", f"{p.name} stopped")
+            return
+        try:
+            r.summary = await run_benchmark_async(
+                r.bench,
+                spec,
+                r.modality,
+                r.task,
+                None,
+                r.run_dir,
+                transport,
+                progress=r.start,
+                limit=plan.limit,
+                map_png=_maps_of(renderer, r),
+            )
+        except RunStoppedError as exc:
+            stopped[p.name] = str(exc)
+            display.ended(r.line, "stopped", str(exc))
+            return
+        display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
+        if early is not None:
+            early.submit(r.city.bench, r.run_dir)
+
     try:
-        for r in runs:
-            if p.name in stopped:
-                display.ended(r.line, "skipped", f"{p.name} stopped")
-                continue
+        for group in _side_by_side(p, runs):
+            tasks = [asyncio.ensure_future(one(r)) for r in group]
             try:
-                r.summary = await run_benchmark_async(
-                    r.city.bench,
-                    spec,
-                    r.modality,
-                    r.task,
-                    None,
-                    r.run_dir,
-                    transport,
-                    progress=r.start,
-                    limit=plan.limit,
-                    map_png=_maps_of(renderer, r),
-                )
-            except RunStoppedError as exc:
-                stopped[p.name] = str(exc)
-                display.ended(r.line, "stopped", str(exc))
-                continue
-            display.ended(r.line, "complete" if not r.summary.failed else "incomplete")
-            if early is not None:
-                early.submit(r.city.bench, r.run_dir)
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for t in tasks:  # a failed run takes its siblings down with it, as the sweep ends
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
     finally:
         await transport.aclose()
+
+
+def _side_by_side(p: Participant, runs: list[PlannedRun]) -> list[list[PlannedRun]]:
+    """A participant's runs in the order given, as groups run together. A built-in agent's map runs
+    of one city and task (e.g. chance's image and together) go side by side: both follow the render,
+    so neither is left to run alone once the last map is drawn. They share the participant's
+    connection pool, so the agent's load stays what it was."""
+    groups: list[list[PlannedRun]] = []
+    for r in runs:
+        last = groups[-1][-1] if groups else None
+        if (
+            p.is_agent
+            and last is not None
+            and r.needs_maps
+            and last.needs_maps
+            and (r.city, r.task) == (last.city, last.task)
+        ):
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+    return groups
 
 
 async def _run_all(

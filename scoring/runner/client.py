@@ -24,7 +24,6 @@ the first samples all get server errors (a proxy in front of a dead backend).
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as _dt
 import email.utils
 import json
@@ -34,6 +33,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+try:  # SIMD base64 (~18x faster on a map); QGIS's own Python may lack it: the standard library then
+    from pybase64 import b64encode
+except ImportError:  # pragma: no cover - exercised only without the wheel
+    from base64 import b64encode  # type: ignore[assignment]
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
 from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
@@ -46,7 +50,7 @@ TIMEOUT_RETRIES = 1
 
 # ---- request building ------------------------------------------------------------------------
 def png_data_url(png: bytes) -> DataURL:
-    return DataURL(DATA_URL_PREFIX + base64.b64encode(png).decode("ascii"))
+    return DataURL(DATA_URL_PREFIX + b64encode(png).decode("ascii"))
 
 
 def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tuple[str, dict, dict]:

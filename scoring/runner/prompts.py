@@ -28,6 +28,7 @@ from scoring.benchmark import edit_reply_form
 from scoring.files import canonical_json
 from scoring.georef import grid_convergence_deg
 from scoring.mapsets import MapSet
+from scoring.memo import IdentityMemo
 from scoring.runner.client import png_data_url
 from scoring.runner.images import user_content
 from scoring.vocab import MAP_SET_MODALITIES, MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
@@ -67,6 +68,7 @@ def _env(prompts_dir: Path) -> jinja2.Environment:
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
+        auto_reload=False,  # templates are part of the installed package: no stat per request
     )
     # Globals, so that _common.j2's macros see them when imported without context.
     env.globals.update(answer_instructions=ANSWER_INSTRUCTIONS, open_refusal=OPEN_REFUSAL)
@@ -192,7 +194,7 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
         "crs_name": "",
     }
     if Modality(modality).has_coordinates:  # the image modality never sees coordinates
-        ctx["scene_json"] = json.dumps(scene, ensure_ascii=False, separators=(",", ":"))
+        ctx["scene_json"] = _scene_json(scene)
         ctx["crs_name"] = crs_name(scene)
     ctx["grid_north_deg"] = grid_north_on_map(instance) if Modality(modality).has_image else None
     # the cross-map templates say what each map shows (by the labels drawn) and where edits go
@@ -203,6 +205,13 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
     )
     ctx["edit_map_number"] = map_set.edit_map + 1 if map_set else 1
     return ctx
+
+
+# An instance's scene is sent in both forms, several modalities and by every run of a sweep
+# (which shares one read of the benchmark): serialised once per scene object.
+_scene_json: IdentityMemo[dict, str] = IdentityMemo(
+    lambda scene: json.dumps(scene, ensure_ascii=False, separators=(",", ":")), maxsize=2048
+)
 
 
 def grid_north_on_map(instance: dict) -> float | None:
@@ -232,8 +241,14 @@ def _vertices(coords: Any, xs: list[float], ys: list[float]) -> None:
 
 
 def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
+    return _render_blocks(name, (block,), ctx, prompts_dir)[0]
+
+
+def _render_blocks(name: str, blocks: tuple[str, ...], ctx: dict, prompts_dir: Path) -> list[str]:
+    """Blocks of one template rendered in one context (blocks only read it)."""
     tmpl = _env(prompts_dir).get_template(f"{name}.j2")
-    return "".join(tmpl.blocks[block](tmpl.new_context(ctx))).strip()
+    context = tmpl.new_context(ctx)
+    return ["".join(tmpl.blocks[b](context)).strip() for b in blocks]
 
 
 @lru_cache(maxsize=48)  # ~45 MB (PNGs and URLs); a map's forms, retries and parallel runs come close together
@@ -264,8 +279,7 @@ def build_messages(
     if Modality(modality).map_set and (map_set is None or not map_set.pngs):
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs its map set")
     ctx = _context(instance, modality, map_set)
-    system = _render_block(name, "system", ctx, prompts_dir)
-    user = _render_block(name, "user", ctx, prompts_dir)
+    system, user = _render_blocks(name, ("system", "user"), ctx, prompts_dir)
     if map_set is not None:
         labels = [f"Map {i + 1}" for i in range(len(map_set.pngs))]
         content: Any = user_content(user, [map_data_url(png) for png in map_set.pngs], labels)

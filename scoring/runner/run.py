@@ -13,7 +13,6 @@ import os
 import platform
 import subprocess
 import sys
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -26,6 +25,7 @@ from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.files import sha256_hex, write_json_atomic
 from scoring.mapsets import MapSet, images_sha256, read_map_set
+from scoring.memo import IdentityMemo
 from scoring.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
@@ -46,7 +46,10 @@ from scoring.runner.progress import RunObserver, SampleBar
 from scoring.vocab import MODALITIES, QA_FORMS, TASKS, Form, Modality, Task
 
 log = logging.getLogger(__name__)
-RECENT_DIGESTS = 64  # instances whose map and record digests a run keeps (its concurrency is far less)
+# A sweep's runs share one read of the benchmark: each instance is hashed once for all of them.
+_instance_sha256: IdentityMemo[dict, str] = IdentityMemo(instance_hash, maxsize=2048)
+# ... and each map it reads once for the runs showing it (~0.3 ms of SHA-256 a map)
+_image_sha256: IdentityMemo[bytes | MapSet, str] = IdentityMemo(images_sha256, maxsize=64)
 
 
 class RunStoppedError(SpatialGapError):
@@ -261,8 +264,8 @@ async def run_benchmark_async(
         raise InputError(f"--task: must be {' or '.join(TASKS)}, got {task!r}")
     forms = _forms(task, forms)
 
-    # -- benchmark
-    bench = Benchmark.open(bench_dir, (task,))
+    # -- benchmark (a sweep passes the Benchmark it read once for all its runs)
+    bench = bench_dir if isinstance(bench_dir, Benchmark) else Benchmark.open(bench_dir, (task,))
     bench_sha = bench.sha256
     instances = _instances(bench, task, ids, limit)
     if task == Task.QA and Form.MCQ in forms:
@@ -441,19 +444,8 @@ async def run_benchmark_async(
                 rec["retry_reason"] = reason
         return await journal.append_async(rec)
 
-    # An instance's forms (QA: open and MCQ) are sent side by side: hash its map and its record
-    # once, not per form (a map is ~0.3 ms of SHA-256).
-    recent: OrderedDict[str, tuple[Any, str | None, str]] = OrderedDict()
-
     def digests(inst: dict, img: bytes | MapSet | None) -> tuple[str | None, str]:
-        hit = recent.get(inst["id"])
-        if hit is not None and hit[0] is img:
-            return hit[1], hit[2]
-        out = (images_sha256(img) if img else None, instance_hash(inst))
-        recent[inst["id"]] = (img, *out)
-        if len(recent) > RECENT_DIGESTS:
-            recent.popitem(last=False)
-        return out
+        return (_image_sha256(img) if img else None, _instance_sha256(inst))
 
     async def process(inst: dict, form: str, probe: bool = False) -> dict | None:
         retry_state = {"retrying": False}

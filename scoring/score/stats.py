@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import ndtri
@@ -56,11 +57,27 @@ def cluster_bootstrap(
     keys = sorted(by)
     k = np.array([sum(by[c]) for c in keys], dtype=float)
     n = np.array([len(by[c]) for c in keys], dtype=float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(keys), size=(reps, len(keys)))
-    means = k[idx].sum(axis=1) / n[idx].sum(axis=1)
+    draws = resample_counts(len(keys), reps, seed)
+    means = (draws @ k) / (draws @ n)
     alpha = (1 - confidence) / 2
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+@lru_cache(maxsize=8)
+def resample_counts(m: int, reps: int, seed: int) -> np.ndarray:
+    """How often each of ``m`` clusters is drawn in each of ``reps`` resamples (reps x m): the draws
+    ``default_rng(seed).integers(0, m, (reps, m))``, counted. A resample's sums are then one product
+    with the per-cluster totals, and as those are whole numbers the sums are exact: equal to
+    summing the drawn clusters one by one. Kept per size, as a report's cells share sizes.
+
+    >>> resample_counts(3, 2, 0).sum(axis=1).tolist()
+    [3, 3]
+    """
+    idx = np.random.default_rng(seed).integers(0, m, size=(reps, m))
+    rows = (idx + (np.arange(reps) * m)[:, None]).ravel()
+    counts = np.bincount(rows, minlength=reps * m).reshape(reps, m).astype(np.int32)
+    counts.flags.writeable = False  # shared by every caller of the cache
+    return counts
 
 
 def proportion_ci(
@@ -106,7 +123,7 @@ def mcnemar(a: Iterable[bool], b: Iterable[bool], rule: str = "exact") -> dict:
         method = "chi2-cc"
         p = float(chi2.sf((abs(only_a - only_b) - 1) ** 2 / d, 1))
     else:
-        p = float(binomtest(only_a, d, 0.5).pvalue)
+        p = _exact_p(only_a, d)
     n = len(a)
     lo = hi = None
     if n:
@@ -127,6 +144,11 @@ def mcnemar(a: Iterable[bool], b: Iterable[bool], rule: str = "exact") -> dict:
         "p_value": min(1.0, p),
         "test": method,
     }
+
+
+@lru_cache(maxsize=4096)  # a report tests many pairs with the same discordant counts
+def _exact_p(k: int, n: int) -> float:
+    return float(binomtest(k, n, 0.5).pvalue)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -169,14 +191,10 @@ def mean_of_rates_ci(
         # scene one trial) keeps an honest interval, as in proportion_ci
         lo, hi = wilson(len(scenes) if k.any() else 0, len(scenes), confidence)
         return mean, lo, hi
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(scenes), size=(reps, len(scenes)))
-    means = np.empty(reps)
-    for start in range(0, reps, 100):  # chunks bound memory: groups x 100 x scenes
-        part = idx[start : start + 100]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rates = k[:, part].sum(axis=2) / n[:, part].sum(axis=2)  # groups x chunk
-        means[start : start + 100] = np.nanmean(rates, axis=0)
+    draws = resample_counts(len(scenes), reps, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = (k @ draws.T) / (n @ draws.T)  # groups x reps; whole-number sums, so exact
+    means = np.nanmean(rates, axis=0)
     alpha = (1 - confidence) / 2
     return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 

@@ -352,15 +352,27 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
     return before.geom_type not in lineal or before.is_simple
 
 
-def _read_scene(instance: dict):
-    from scoring.scene import Scene
+def _scene_of(instance: dict):
+    """The instance's initial scene, read once per instance: every run that edits it is scored
+    against the same one."""
+    from scoring.scene import shared_scene
 
-    return Scene.from_geojson(instance["scene"])
+    return shared_scene(instance["scene"])
 
 
-# The instance's initial scene, read once per instance: every run that edits it is scored against
-# the same one (scenes are never modified; an edit makes a new one).
-_scene_of = IdentityMemo(_read_scene, maxsize=4096)
+def _read_reference_geom(instance: dict):
+    """The target after the instance's reference edit (None when it cannot be applied)."""
+    target = instance.get("target", "F0")
+    try:
+        reference = instance.get("reference_edit") or {"operations": []}
+        ref = apply_edit(_scene_of(instance), target, reference, OPS)
+        return ref.scene.geom(target)
+    except (EditError, ValueError, shapely.errors.GEOSException):
+        return None
+
+
+# once per instance, however many runs edit it
+_reference_geom = IdentityMemo(_read_reference_geom, maxsize=4096)
 
 
 def _envelope(scene) -> tuple | None:
@@ -438,15 +450,14 @@ def score_edit(
         return Verdict("wrong", f"invalid edit: {exc}"[:300], value)
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
     quality = None
-    reference_geom = None
-    try:
-        ref = apply_edit(initial, target, instance.get("reference_edit") or {"operations": []}, OPS)
-        reference_geom = ref.scene.geom(target)
-        quality = round(float(edited.geom(target).hausdorff_distance(reference_geom)), 4)
-        if not math.isfinite(quality):
+    reference_geom = _reference_geom(instance)
+    if reference_geom is not None:
+        try:
+            quality = round(float(edited.geom(target).hausdorff_distance(reference_geom)), 4)
+        except (ValueError, shapely.errors.GEOSException):
             quality = None
-    except (EditError, ValueError, shapely.errors.GEOSException):
-        ref = None
+        if quality is not None and not math.isfinite(quality):
+            quality = None
 
     raster = None
     if image:

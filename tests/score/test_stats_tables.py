@@ -1,11 +1,21 @@
 """Statistics and summary cells on hand-made verdict rows (plain data, no model)."""
 
 import json
+import random
 
+import numpy as np
 import pytest
 
 from scoring.score.report import build_context
-from scoring.score.stats import cluster_bootstrap, mcnemar_exact, proportion_ci, quantiles, wilson
+from scoring.score.stats import (
+    cluster_bootstrap,
+    mcnemar_exact,
+    mean_of_rates_ci,
+    proportion_ci,
+    quantiles,
+    resample_counts,
+    wilson,
+)
 from scoring.score.tables import summary_cells
 
 
@@ -31,6 +41,48 @@ def test_clustered_bootstrap_is_seeded_and_wider_for_clustered_outcomes():
     assert proportion_ci(succ, [str(i) for i in range(len(succ))])[2] == "wilson"
     lo, hi, method = proportion_ci([1] * 10, ["a"] * 5 + ["b"] * 5)
     assert method == "wilson-scenes" and lo < 1 and hi == pytest.approx(1)
+
+
+def _bootstrap_by_drawing(successes, clusters, reps=2000, seed=20260101):
+    """The clustered bootstrap as its definition reads: draw clusters, sum what they hold."""
+    keys = sorted(set(clusters))
+    pairs = list(zip(successes, clusters, strict=True))
+    k = np.array([sum(s for s, c in pairs if c == key) for key in keys], dtype=float)
+    n = np.array([clusters.count(key) for key in keys], dtype=float)
+    idx = np.random.default_rng(seed).integers(0, len(keys), size=(reps, len(keys)))
+    means = k[idx].sum(axis=1) / n[idx].sum(axis=1)
+    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counted_resamples_give_exactly_the_drawn_resamples_interval(seed):
+    # the resamples are counted once per size and multiplied: the interval must be the same
+    # doubles as drawing the clusters and summing them
+    rng = random.Random(seed)
+    m = rng.choice([2, 7, 25, 160])
+    clusters = [f"s{rng.randrange(m)}" for _ in range(m * rng.choice([1, 2, 3]))]
+    rate = rng.random()
+    successes = [int(rng.random() < rate) for _ in clusters]
+    assert cluster_bootstrap(successes, clusters) == _bootstrap_by_drawing(successes, clusters)
+    counts = resample_counts(len(set(clusters)), 2000, 20260101)
+    assert counts.sum(axis=1).tolist() == [len(set(clusters))] * 2000 and not counts.flags.writeable
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mean_of_rates_interval_is_the_drawn_resamples_interval(seed):
+    rng = random.Random(seed)
+    scenes = [f"s{i}" for i in range(rng.choice([3, 20, 90]))]
+    groups = {g: [(s, int(rng.random() < 0.6)) for s in scenes if rng.random() < 0.8] for g in ("a", "b")}
+    names = sorted(g for g in groups if groups[g])
+    used = sorted({s for g in names for s, _ in groups[g]})
+    k = np.array([[sum(ok for s2, ok in groups[g] if s2 == s) for s in used] for g in names], dtype=float)
+    n = np.array([[sum(1 for s2, _ in groups[g] if s2 == s) for s in used] for g in names], dtype=float)
+    idx = np.random.default_rng(20260101).integers(0, len(used), size=(2000, len(used)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.nanmean(k[:, idx].sum(axis=2) / n[:, idx].sum(axis=2), axis=0)
+    assert k.any() and not (k == n).all()  # mixed outcomes: the bootstrap branch
+    _, lo, hi = mean_of_rates_ci(groups)
+    assert (lo, hi) == (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
 
 
 def test_mcnemar_exact():
