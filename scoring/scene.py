@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+import shapely
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
@@ -89,7 +91,48 @@ def snap(geom: BaseGeometry) -> BaseGeometry:
 
 
 def _geometry_json(geom: BaseGeometry) -> dict:
-    return _rounded(mapping(geom))
+    fast = _plain_geometry_json(geom)
+    return fast if fast is not None else _rounded(mapping(geom))
+
+
+def _pairs(xy: np.ndarray) -> list[list[float]]:
+    return [[round(x, 2), round(y, 2)] for x, y in xy.tolist()]
+
+
+def _rings(polygon: BaseGeometry) -> list[list[list[float]]]:
+    rings = shapely.get_rings(polygon)  # exterior first, as GeoJSON orders them
+    return [_pairs(shapely.get_coordinates(r)) for r in rings]
+
+
+def _plain_geometry_json(geom: BaseGeometry) -> dict | None:
+    """What ``_rounded(mapping(geom))`` gives, for a non-empty 2D point, line, polygon or
+    multi-part of one of them, read straight from the coordinate arrays (the same doubles);
+    None for anything else (mapping then). Saves building shapely's nested tuples part by part.
+
+    >>> from shapely.geometry import Polygon
+    >>> _plain_geometry_json(Polygon([(0, 0), (1.005, 0), (0, 1)]))
+    {'type': 'Polygon', 'coordinates': [[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]]}
+    """
+    if geom.is_empty or shapely.has_z(geom):
+        return None
+    kind = geom.geom_type
+    if kind == "Point":
+        coords: list = _pairs(shapely.get_coordinates(geom))[0]
+    elif kind == "LineString":
+        coords = _pairs(shapely.get_coordinates(geom))
+    elif kind == "Polygon":
+        coords = _rings(geom)
+    elif kind == "MultiPoint":
+        coords = _pairs(shapely.get_coordinates(geom))
+        if len(coords) != shapely.get_num_geometries(geom):  # an empty part: mapping says how
+            return None
+    elif kind == "MultiLineString":
+        coords = [_pairs(shapely.get_coordinates(p)) for p in shapely.get_parts(geom)]
+    elif kind == "MultiPolygon":
+        coords = [_rings(p) for p in shapely.get_parts(geom)]
+    else:
+        return None
+    return {"type": kind, "coordinates": coords}
 
 
 # GeoJSON geometry of a geometry, coordinates rounded to the 1 cm grid; read-only. Built once per

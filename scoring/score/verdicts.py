@@ -382,6 +382,9 @@ def _envelope(scene) -> tuple | None:
     return shapely.GeometryCollection(geoms).bounds
 
 
+_initial_envelope = IdentityMemo(_envelope, maxsize=4096)  # of an instance's shared initial scene
+
+
 @_never_raises
 def score_edit(
     instance: dict,
@@ -423,7 +426,7 @@ def score_edit(
     edited, changed, pixel_geom = result
 
     screen = _vertex_budget(edited.geom(target), initial.geom(target)) or screen_geometry(
-        edited.geom(target), instance, _envelope(initial)
+        edited.geom(target), instance, _initial_envelope(initial)
     )
     if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
         screen = "invalid"
