@@ -105,8 +105,9 @@ def test_pixel_blind_agents_get_requests_without_their_images():
     from scoring.runner.agents.registry import PIXEL_BLIND, get_agent, without_images
 
     get_agent("tools")
-    # tools computes from coordinates; chance seeds its answers with the whole request, maps included
-    assert "tools" in PIXEL_BLIND and "chance" not in PIXEL_BLIND and "centroid" not in PIXEL_BLIND
+    # tools and centroid compute from coordinates; chance seeds its answers with the whole
+    # request, maps included
+    assert "tools" in PIXEL_BLIND and "centroid" in PIXEL_BLIND and "chance" not in PIXEL_BLIND
     url = "data:image/png;base64," + "A" * 100
     msgs = [
         {"role": "system", "content": "s"},

@@ -12,7 +12,9 @@ An agent is a function ``(messages: list[dict]) -> str`` registered by name::
 
 Built in: `tools` (GIS operations over the scene: modules `tools`, `questions`, `instructions`,
 `edit_search`, `toolkits`), `centroid` (bounding boxes and centroids: `centroid`,
-`careless_edits`) and `chance` (random within the answer format).
+`careless_edits`) and `chance` (random within the answer format). Serving: `server`, which
+reads a request's head (`request_head`) and body (`request_body`: its maps are not run through
+the JSON scanner) cheaply; an agent process remembers the answers it computed (`answer_memo`).
 """
 
 from __future__ import annotations

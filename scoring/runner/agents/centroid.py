@@ -13,7 +13,7 @@ from scoring.runner.agents.toolkits import CARELESS
 from scoring.vocab import Task
 
 
-@agent("centroid")
+@agent("centroid", reads_images=False)
 def centroid(messages: list[dict]) -> str:
     """A careless analyst: bounding boxes and centroids only."""
     v = parse_prompt(messages)

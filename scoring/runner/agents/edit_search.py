@@ -14,6 +14,9 @@ from scoring.edits import EditError, apply_edit, does_nothing
 from scoring.facts import all_hold, constraint_scene
 from scoring.oracle import MEASURES, ref_point
 from scoring.oracle.seeding import translation, unit_vector
+from scoring.relations import edit_search as batched_search
+from scoring.relations.edit_search import satisfying_edits
+from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.instructions import parse_instruction
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS
@@ -137,14 +140,33 @@ class EditSearch:
         """Exact constructions first, then line searches along the directions the constraints
         point to, then every direction. The budget counts candidates, not seconds, so a prompt
         always gets the same reply (the hardest Helsinki, Stockholm and London edits need ~2500)."""
-        limit = self.max_disp if self.max_disp is not None else 150.0
-        for gen in (self.seeds(), self.line_searches(limit), self.generic(min(limit, 150.0))):
-            for ops in gen:
-                if self.tries >= max_tries:
-                    return None
-                if self.ok(ops):
-                    return ops
+        for ops in self.seeds():
+            if self.tries >= max_tries:
+                return None
+            if self.ok(ops):
+                return ops
+        if self.target == batched_search.TARGET:
+            # The translations that follow, often hundreds, are judged a chunk at a time by the
+            # builder's batched search, which gives each the verdict `ok` gives it. A check that
+            # raises (`ok` counts it as failing) sends the search back to one candidate at a time.
+            try:
+                budget = max(0, max_tries - self.tries)
+                found = satisfying_edits(self.scene, self.moves(), self.allowed, self.cons, budget)
+                return next((edit["operations"] for edit, _ in found), None)
+            except Exception:  # noqa: BLE001 - the one-by-one search meets it where it would
+                pass
+        for ops in self.moves():
+            if self.tries >= max_tries:
+                return None
+            if self.ok(ops):
+                return ops
         return None
+
+    def moves(self) -> Iterator[list[dict]]:
+        """The translations tried after the exact constructions."""
+        limit = self.max_disp if self.max_disp is not None else 150.0
+        yield from self.line_searches(limit)
+        yield from self.generic(min(limit, 150.0))
 
 
 def minimal_edit(allowed: list[EditOp], units: str | None) -> list[dict]:
@@ -175,13 +197,25 @@ def edit_reply(ops: list[dict] | None, allowed: list[EditOp], units: str | None)
     return json.dumps({"operations": ops})
 
 
+SEARCHES = AnswerMemo()
+
+
 def answer_edit_tools(v: PromptView) -> str:
     constraints, allowed = parse_instruction(v.text)
-    if v.scene is None or v.units == "pixels" or not v.target:
+    # a pixel-geometry reply is the same whatever the search finds: no search
+    if v.scene is None or v.units in ("pixels", "pixel_geometry") or not v.target or not constraints:
         return edit_reply(None, allowed, v.units)
+    scene, target = v.scene, v.target
+    if v.scene_text is None:  # a view not read from a prompt: nothing to key the memo by
+        ops = _searched(scene, target, constraints, allowed)
+    else:  # the same edit comes back in the other modality; repr keeps tuples and floats exact
+        key = (v.scene_text, target, repr(constraints), repr(allowed))
+        ops = SEARCHES.get(key, lambda: _searched(scene, target, constraints, allowed))
+    return edit_reply(ops, allowed, v.units)  # edit_reply only reads the memo's ops
+
+
+def _searched(scene: dict, target: str, constraints: list[dict], allowed: list[EditOp]) -> list[dict] | None:
     try:
-        scene = Scene.from_geojson(v.scene)
-        ops = EditSearch(scene, v.target, constraints, allowed).solve() if constraints else None
+        return EditSearch(Scene.from_geojson(scene), target, constraints, allowed).solve()
     except PROMPT_ERRORS:
-        ops = None
-    return edit_reply(ops, allowed, v.units)
+        return None

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.runner.agents.request_body import verbatim_bytes
 from scoring.runner.prompts import ANSWER_INSTRUCTIONS
 from scoring.vocab import Task
 
@@ -27,6 +28,7 @@ class PromptView:
     system: str = ""
     text: str = ""  # the first user turn's text
     scene: dict | None = None  # parsed GeoJSON (None in the image modality)
+    scene_text: str | None = None  # the GeoJSON as written in the prompt (what `scene` is parsed from)
     question: str | None = None
     choices: list[str] = field(default_factory=list)
     answer_category: str = "text"
@@ -88,11 +90,12 @@ def parse_prompt(messages: list[dict]) -> PromptView:
         v.text = message_text(users[0].get("content"))
         v.image_url = first_image_url(users[0].get("content"))
     v.corrective = len(users) > 1
-    v.task = Task.EDIT if ("editing benchmark" in v.system or '"operations"' in v.text) else Task.QA
+    v.task = Task.EDIT if _is_edit(v.system, v.text) else Task.QA
     m = re.search(r"```geojson\s*\n(.*?)\n```", v.text, flags=re.S)
     if m:
+        v.scene_text = m.group(1)
         try:
-            v.scene = json.loads(m.group(1))
+            v.scene = json.loads(v.scene_text)
         except ValueError:
             v.scene = None
     if isinstance(v.scene, dict):
@@ -127,6 +130,20 @@ def parse_prompt(messages: list[dict]) -> PromptView:
     return v
 
 
+def _is_edit(system: str, text: str) -> bool:
+    return "editing benchmark" in system or '"operations"' in text
+
+
+def is_edit_request(messages: list[dict]) -> bool:
+    """Whether parse_prompt reads `messages` as an edit (without reading the rest)."""
+    system = next((m for m in messages if m.get("role") == "system"), None)
+    user = next((m for m in messages if m.get("role") == "user"), None)
+    return _is_edit(
+        message_text(system.get("content")) if system is not None else "",
+        message_text(user.get("content")) if user is not None else "",
+    )
+
+
 def request_rng(messages: list[dict], extra: str = "") -> random.Random:
     """A deterministic RNG seeded by the request content: SHA-256 of the messages' JSON (sorted
     keys, UTF-8) followed by `extra`."""
@@ -147,7 +164,7 @@ def request_digest(messages: list[dict], extra: str = "") -> Any:
     .encode()), the same digest, but the megabyte data URL of a map is fed to the hash as it is
     instead of being copied through the JSON encoder on every request (that copy was most of an
     image request's cost in the chance agent)."""
-    blobs: list[bytes] = []
+    blobs: list[bytes | memoryview] = []
     light = _without_blobs(messages, blobs)
     text = json.dumps(light, sort_keys=True, ensure_ascii=False) + extra
     parts = _SLOT_RE.split(text) if blobs else [text]
@@ -161,11 +178,17 @@ def request_digest(messages: list[dict], extra: str = "") -> Any:
     return h
 
 
-def _without_blobs(value: Any, blobs: list[bytes]) -> Any:
+def _without_blobs(value: Any, blobs: list[bytes | memoryview]) -> Any:
     """`value` with each long string that JSON would copy verbatim replaced by a mark; the
     strings' bytes are appended to `blobs` in the order json.dumps(sort_keys=True) meets them."""
     if isinstance(value, str):
-        if len(value) >= _BIG_STRING and value.isascii():
+        if len(value) < _BIG_STRING:
+            return value
+        read = verbatim_bytes(value)  # checked when the request body was read
+        if read is not None:
+            blobs.append(read)
+            return _SLOT.format(len(blobs) - 1)
+        if value.isascii():
             raw = value.encode("ascii")
             if not raw.translate(None, _JSON_VERBATIM):
                 blobs.append(raw)

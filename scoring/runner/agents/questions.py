@@ -10,6 +10,7 @@ from typing import Any
 from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
 from scoring.relations import CATALOGUE
 from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval_contains
+from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
 from scoring.scene import Scene
@@ -222,13 +223,26 @@ def _pick_choice(value: Any, choices: list[str]) -> str | None:
     return "ABCD"[min(nums)[1]]
 
 
+ANSWERS = AnswerMemo()
+_UNSOLVED = object()  # the question could not be answered from this scene (a refusal)
+
+
+def _solved(scene: dict, question: str, toolkit: Toolkit) -> Any:
+    try:
+        return solve_question(Scene.from_geojson(scene), question, toolkit)
+    except PROMPT_ERRORS:
+        return _UNSOLVED
+
+
 def answer_qa(v: PromptView, toolkit: Toolkit) -> str:
     if v.scene is None or not v.question:
         return _refuse(v)
-    try:
-        scene = Scene.from_geojson(v.scene)
-        value = solve_question(scene, v.question, toolkit)
-    except PROMPT_ERRORS:
+    scene, question = v.scene, v.question
+    if v.scene_text is None:  # a view not read from a prompt: nothing to key the memo by
+        value = _solved(scene, question, toolkit)
+    else:  # the same scene and question come back in the other form and modality
+        value = ANSWERS.get((toolkit, v.scene_text, question), lambda: _solved(scene, question, toolkit))
+    if value is _UNSOLVED:
         return _refuse(v)
     if v.answer_category == "choice" and v.choices:
         letter = _pick_choice(value, v.choices)

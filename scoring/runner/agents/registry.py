@@ -12,6 +12,9 @@ AGENTS: dict[str, AgentFn] = {}
 # Agents that compute from the text and coordinates only: a server may hand them a request with
 # its images left out (a map is half a megabyte to copy to a worker process).
 PIXEL_BLIND: set[str] = set()
+# Which of an agent's requests are worth a worker process (a served agent with workers computes
+# the others itself: sending a prompt to a worker and back costs more than a quick answer).
+OFFLOADED: dict[str, Callable[[list[dict]], bool]] = {}
 # Modules imported on first lookup so that their @agent definitions register themselves (not at
 # import time: the tools agent loads the relation catalogue, which serving or running needs not).
 AGENT_MODULES: list[str] = [
@@ -21,12 +24,19 @@ AGENT_MODULES: list[str] = [
 ]
 
 
-def agent(name: str, *, reads_images: bool = True) -> Callable[[AgentFn], AgentFn]:
+def agent(
+    name: str, *, reads_images: bool = True, offload: Callable[[list[dict]], bool] | None = None
+) -> Callable[[AgentFn], AgentFn]:
     """Decorator registering `fn(messages) -> str` as agent `name`. ``reads_images=False``: its
-    replies never depend on the images sent (see `without_images`)."""
+    replies never depend on the images sent (see `without_images`). ``offload``: the requests a
+    server with worker processes sends to them (default: every request)."""
 
     def register(fn: AgentFn) -> AgentFn:
         AGENTS[name] = fn
+        if offload is None:
+            OFFLOADED.pop(name, None)
+        else:
+            OFFLOADED[name] = offload
         if reads_images:
             PIXEL_BLIND.discard(name)
         else:

@@ -8,30 +8,44 @@ are read."""
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
+import itertools
 import json
 import logging
 import multiprocessing
+import random
 import signal
+import socket
 import sys
 import threading
 import time
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from scoring.errors import InputError
 from scoring.runner.agents.prompt_view import message_text
-from scoring.runner.agents.registry import PIXEL_BLIND, AgentFn, get_agent, without_images
+from scoring.runner.agents.registry import OFFLOADED, PIXEL_BLIND, AgentFn, get_agent, without_images
+from scoring.runner.agents.request_body import loads_request
+from scoring.runner.agents.request_head import FastHeadMixin
 
 log = logging.getLogger(__name__)
 
 
 MAX_BODY = 256 * 1024 * 1024
+_SCENE_FENCE = "```geojson"
 STREAM_CHUNK = 64  # characters of the reply per server-sent event
 
 
 class _BadRequestError(Exception):
     pass
+
+
+# Completion ids need only be unique: uuid4 read the OS's random source on every reply.
+_ids = random.Random()
+
+
+def _completion_id() -> str:
+    return f"chatcmpl-{_ids.getrandbits(96):024x}"
 
 
 def _usage(text: str, messages: list[dict]) -> dict:
@@ -42,7 +56,7 @@ def _usage(text: str, messages: list[dict]) -> dict:
 
 def _completion(model: str, text: str, messages: list[dict]) -> dict:
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "id": _completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
@@ -53,7 +67,7 @@ def _completion(model: str, text: str, messages: list[dict]) -> dict:
 
 def _stream_events(model: str, text: str, messages: list[dict], with_usage: bool) -> list[dict]:
     """The ``chat.completion.chunk`` events of a streamed reply (OpenAI's format)."""
-    head: dict[str, Any] = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk"}
+    head: dict[str, Any] = {"id": _completion_id(), "object": "chat.completion.chunk"}
     head.update({"created": int(time.time()), "model": model})
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
@@ -85,27 +99,45 @@ class AgentServer(ThreadingHTTPServer):
         # CPU-bound agents (tools searches edits) would serialise on the GIL in one process;
         # a spawn-based pool lets one server use every core. Spawn, not fork: the server is
         # threaded and forking a threaded process can deadlock.
-        self.pool = None
-        if workers > 1:
-            self.pool = concurrent.futures.ProcessPoolExecutor(
-                workers,
+        # One single-process pool per worker, each given the requests of its own scenes (by the
+        # scene's text): the other form and modality of an instance then find its answer in
+        # that worker's memo (scoring.runner.agents.answer_memo) instead of computing it again.
+        self.pools = [
+            concurrent.futures.ProcessPoolExecutor(
+                1,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_pool_init,
                 initargs=(agent_name,),
             )
+            for _ in range(workers if workers > 1 else 0)
+        ]
+        self._turns = itertools.count()
         super().__init__(address, AgentHandler)
 
     def reply(self, messages: list[dict]) -> str:
-        if self.pool is None:
+        offload = OFFLOADED.get(self.agent_name)
+        if not self.pools or (offload is not None and not offload(messages)):
             return str(self.agent_fn(messages))
+        pool = self.pools[self._worker_of(messages)]
         if self.agent_name in PIXEL_BLIND:
             messages = without_images(messages)
-        return self.pool.submit(_pool_call, self.agent_name, messages).result()
+        return pool.submit(_pool_call, self.agent_name, messages).result()
+
+    def _worker_of(self, messages: list[dict]) -> int:
+        """The worker of the request's scene (the GeoJSON block of its first user turn); requests
+        without one take turns."""
+        user = next((m for m in messages if m.get("role") == "user"), None)
+        text = message_text(user.get("content")) if user is not None else ""
+        start = text.find(_SCENE_FENCE)
+        if start < 0:
+            return next(self._turns) % len(self.pools)
+        end = text.find("```", start + len(_SCENE_FENCE))
+        return hash(text[start:end]) % len(self.pools)
 
     def server_close(self) -> None:
         super().server_close()
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        for pool in self.pools:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def base_url(self) -> str:
@@ -113,13 +145,17 @@ class AgentServer(ThreadingHTTPServer):
         return f"http://{host!s}:{port}/v1"
 
 
-class AgentHandler(BaseHTTPRequestHandler):
+class AgentHandler(FastHeadMixin):
     protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
+    disable_nagle_algorithm = True  # a streamed reply is many writes: avoid 40 ms delayed-ACK stalls
+    # Buffered: a reply's headers and body leave in one send when the request is done (an
+    # unbuffered writer made two sends, each a trip through the loopback TCP stack).
+    wbufsize = 1 << 16
     server: AgentServer
 
     def log_message(self, fmt: str, *args: Any) -> None:
-        log.debug("%s " + fmt, self.address_string(), *args)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s " + fmt, self.address_string(), *args)
 
     def _send(self, status: int, payload: dict) -> None:
         body = json.dumps(payload).encode("utf-8")
@@ -155,7 +191,7 @@ class AgentHandler(BaseHTTPRequestHandler):
             code="model_not_found",
         )
 
-    def _read_body(self) -> bytes:
+    def _read_body(self) -> bytes | bytearray:
         """The request body, sent with Content-Length or chunked (as proxies may send it)."""
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             parts: list[bytes] = []
@@ -181,14 +217,31 @@ class AgentHandler(BaseHTTPRequestHandler):
             raise _BadRequestError("invalid Content-Length") from None
         if length > MAX_BODY:
             raise _BadRequestError("request too large")
-        return self.rfile.read(length)
+        return self._read_exactly(length)
+
+    def _read_exactly(self, length: int) -> bytes | bytearray:
+        """`length` bytes of the request (fewer if the client hangs up), read in one or two system
+        calls: what the buffered reader holds, then the rest straight from the socket with
+        MSG_WAITALL. Reading a map's half megabyte through the buffered reader made a call per
+        arriving segment, each releasing and retaking the GIL among the server's threads."""
+        body = bytearray(length)
+        view = memoryview(body)
+        got = self.rfile.readinto1(view) if length else 0  # the reader's buffer first: it is then empty
+        while 0 < got < length:
+            n = self.connection.recv_into(view[got:], length - got, socket.MSG_WAITALL)
+            if n == 0:
+                break
+            got += n
+        return body if got == length else bytes(view[:got])
 
     def do_POST(self) -> None:  # noqa: N802 - the name BaseHTTPRequestHandler dispatches to
         if self.path.split("?", 1)[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"no route POST {self.path}")
             return
         try:
-            req = json.loads(self._read_body() or b"null")
+            # an agent that does not read the pixels is not given them (nor are they decoded)
+            blank = self.server.agent_name in PIXEL_BLIND
+            req = loads_request(self._read_body() or b"null", blank_images=blank)
         except _BadRequestError as exc:
             self.close_connection = True
             self._error(413 if "large" in str(exc) else 400, str(exc))
@@ -243,10 +296,27 @@ def start_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[Age
     return server, thread
 
 
+def keep_freed_memory() -> None:
+    """Keep the memory of freed large buffers in this process (glibc). Each map request's body
+    and data URL are half-megabyte buffers; glibc gave them back to the kernel when freed and the
+    next request faulted the pages in again (some 140 page faults per request, a third of an
+    image request's cost). A no-op where the C library is not glibc."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_TRIM_THRESHOLD, 128 << 20)
+        libc.mallopt(_M_MMAP_THRESHOLD, 16 << 20)
+    except (OSError, AttributeError):
+        pass
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+
+
 def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> int:
     """Serve agent `name` until interrupted or terminated (blocking). Port 0 picks a free port
     (the URL is printed on stderr)."""
     fn = get_agent(name)
+    keep_freed_memory()  # the serving process is ours alone (not so a caller of start_server)
     if host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on non-loopback address %s", host)
     if workers < 1:

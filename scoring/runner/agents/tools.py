@@ -11,14 +11,14 @@ layer = 1 where only attribute edits are allowed). Deterministic."""
 from __future__ import annotations
 
 from scoring.runner.agents.edit_search import answer_edit_tools
-from scoring.runner.agents.prompt_view import parse_prompt
+from scoring.runner.agents.prompt_view import is_edit_request, parse_prompt
 from scoring.runner.agents.questions import answer_qa
 from scoring.runner.agents.registry import agent
 from scoring.runner.agents.toolkits import TOOLS
 from scoring.vocab import Task
 
 
-@agent("tools", reads_images=False)
+@agent("tools", reads_images=False, offload=is_edit_request)  # QA answers take a fraction of a ms
 def tools(messages: list[dict]) -> str:
     """A tool-using model: GIS operations over the scene in the prompt."""
     v = parse_prompt(messages)
