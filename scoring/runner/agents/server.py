@@ -8,7 +8,6 @@ are read."""
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import itertools
 import json
 import logging
@@ -23,6 +22,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from scoring.errors import InputError
+from scoring.process import keep_freed_memory
 from scoring.runner.agents.prompt_view import message_text
 from scoring.runner.agents.registry import OFFLOADED, PIXEL_BLIND, AgentFn, get_agent, without_images
 from scoring.runner.agents.request_body import loads_request
@@ -294,22 +294,6 @@ def start_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[Age
     thread = threading.Thread(target=server.serve_forever, name=f"agent-{name}", daemon=True)
     thread.start()
     return server, thread
-
-
-def keep_freed_memory() -> None:
-    """Keep the memory of freed large buffers in this process (glibc). Each map request's body
-    and data URL are half-megabyte buffers; glibc gave them back to the kernel when freed and the
-    next request faulted the pages in again (some 140 page faults per request, a third of an
-    image request's cost). A no-op where the C library is not glibc."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_TRIM_THRESHOLD, 128 << 20)
-        libc.mallopt(_M_MMAP_THRESHOLD, 16 << 20)
-    except (OSError, AttributeError):
-        pass
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
 def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> int:

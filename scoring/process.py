@@ -1,0 +1,21 @@
+"""Settings of a process the package owns whole (a command line, a served agent, a pool worker),
+never of one it shares (QGIS, a caller of the library)."""
+
+from __future__ import annotations
+
+import ctypes
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+
+
+def keep_freed_memory() -> None:
+    """Keep the memory of freed large buffers in this process (glibc). Maps, their data URLs and
+    the request bodies carrying them are half-megabyte to 7 MB buffers made and freed per map or
+    request; glibc gave them back to the kernel when freed and the next one faulted the pages in
+    again (some 140 page faults per map request). A no-op where the C library is not glibc."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_TRIM_THRESHOLD, 128 << 20)
+        libc.mallopt(_M_MMAP_THRESHOLD, 16 << 20)
+    except (OSError, AttributeError):
+        pass
