@@ -196,7 +196,7 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
     if Modality(modality).has_coordinates:  # the image modality never sees coordinates
         ctx["scene_json"] = _scene_json(scene)
         ctx["crs_name"] = crs_name(scene)
-    ctx["grid_north_deg"] = grid_north_on_map(instance) if Modality(modality).has_image else None
+    ctx["grid_north_deg"] = _grid_north(instance) if Modality(modality).has_image else None
     # the cross-map templates say what each map shows (by the labels drawn) and where edits go
     ctx["maps"] = (
         [{"role": m.get("role"), "features": m.get("features") or []} for m in map_set.maps]
@@ -240,6 +240,9 @@ def _vertices(coords: Any, xs: list[float], ys: list[float]) -> None:
         _vertices(c, xs, ys)
 
 
+_grid_north: IdentityMemo[dict, float | None] = IdentityMemo(grid_north_on_map, maxsize=2048)
+
+
 def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
     return _render_blocks(name, (block,), ctx, prompts_dir)[0]
 
@@ -256,6 +259,21 @@ def map_data_url(image_png: bytes) -> str:
     """The PNG as a data URL, encoded once per map however often it is sent. Keyed by the bytes
     themselves (hashed once per bytes object), so a re-rendered map is never served stale."""
     return png_data_url(image_png)
+
+
+# Every participant of a sweep is sent the same prompt for an instance, modality and form: its
+# texts are rendered once per instance object (a few instances' worth: the runs go side by side).
+_texts_of: IdentityMemo[dict, dict[tuple, tuple[str, str]]] = IdentityMemo(lambda i: {}, maxsize=512)
+
+
+def _prompt_texts(instance: dict, name: str, modality: str, prompts_dir: Path) -> tuple[str, str]:
+    texts = _texts_of(instance)
+    key = (name, modality, prompts_dir)
+    hit = texts.get(key)
+    if hit is None:
+        system, user = _render_blocks(name, ("system", "user"), _context(instance, modality), prompts_dir)
+        hit = texts[key] = (system, user)
+    return hit
 
 
 def build_messages(
@@ -278,8 +296,12 @@ def build_messages(
     map_set = image_png if isinstance(image_png, MapSet) else None
     if Modality(modality).map_set and (map_set is None or not map_set.pngs):
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs its map set")
-    ctx = _context(instance, modality, map_set)
-    system, user = _render_blocks(name, ("system", "user"), ctx, prompts_dir)
+    if map_set is None:
+        system, user = _prompt_texts(instance, name, modality, prompts_dir)
+    else:
+        system, user = _render_blocks(
+            name, ("system", "user"), _context(instance, modality, map_set), prompts_dir
+        )
     if map_set is not None:
         labels = [f"Map {i + 1}" for i in range(len(map_set.pngs))]
         content: Any = user_content(user, [map_data_url(png) for png in map_set.pngs], labels)

@@ -104,3 +104,19 @@ def test_agents_read_the_answer_instruction_back(instances):
             view = parse_prompt(build_messages(inst, "geojson", form, None))
             want = "choice" if form == "mcq" else answer_category(inst["answer_type"])
             assert view.answer_category == want, (inst["id"], form)
+
+
+def test_prompt_texts_are_kept_per_instance_object_never_for_another(instances):
+    # a sweep renders an instance's prompt once for every participant; a different instance
+    # object (even one equal but for its question) gets its own text
+    qa, _ = instances
+    inst = qa[3]
+    first = build_messages(inst, "geojson", "open", None)
+    assert build_messages(inst, "geojson", "open", None) == first
+    changed = json.loads(json.dumps(inst))
+    changed["question"] = "How far is F0 from F1, measured by a surveyor?"
+    assert "measured by a surveyor" in _text(build_messages(changed, "geojson", "open", None))
+    assert "measured by a surveyor" not in _text(build_messages(inst, "geojson", "open", None))
+    # each modality and form its own text
+    assert _text(build_messages(inst, "geojson", "mcq", None)) != _text(first)
+    assert "```geojson" not in _text(build_messages(inst, "image", "open", PNG))
