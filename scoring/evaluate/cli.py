@@ -83,7 +83,8 @@ def add_parser(sub) -> None:
         "--agent-workers",
         type=int,
         metavar="N",
-        help="processes each served agent computes replies in (default: all cores)",
+        help="processes each served agent computes replies in (default: 1; the built-in agents "
+        "take a few milliseconds a reply)",
     )
     p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
     add_executor_args(p)
