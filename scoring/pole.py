@@ -3,9 +3,10 @@ shapely.ops.polylabel finds it, point for point, at a fraction of the cost.
 
 shapely's polylabel measures each grid cell with three Python-level GEOS calls (a Point, a
 contains, a distance per ring); a map's label placement spent most of its time there. Here the
-cells of each step (the initial grid, then the four quadrants of a split cell) are measured in one
-vectorised call each. The queue, its order and every distance are those of shapely's algorithm
-(the same GEOS predicates on the same coordinates), so the labels land on the same pixels.
+cells of each step (the initial grid, then the four quadrants of a split cell, together with those
+of the cells likely to be split next) are measured in one vectorised call each. The queue, its
+order and every distance are those of shapely's algorithm (the same GEOS predicates on the same
+coordinates), so the labels land on the same pixels.
 """
 
 from __future__ import annotations
@@ -27,15 +28,16 @@ class _Cell(float):
     and `a < b` is then exactly shapely's Cell `a.max_distance > b.max_distance`, ties included
     (negation is exact), so the queue pops in the same order."""
 
-    __slots__ = ("x", "y", "h", "distance")
+    __slots__ = ("x", "y", "h", "distance", "quadrants")
     x: float
     y: float
     h: float  # half the cell's side
     distance: float  # signed distance from the centre to the outline
+    quadrants: list[float] | None  # the distances of its four quadrants' centres, once measured
 
     def __new__(cls, x: float, y: float, h: float, distance: float) -> _Cell:
         cell = super().__new__(cls, -(distance + h * _SQRT2))
-        cell.x, cell.y, cell.h, cell.distance = x, y, h, distance
+        cell.x, cell.y, cell.h, cell.distance, cell.quadrants = x, y, h, distance, None
         return cell
 
     @property
@@ -52,7 +54,7 @@ def _signed_distances(polygon: Any, rings: list[Any], xs: list[float], ys: list[
     d = lib.distance(pts, rings[0])
     for ring in rings[1:]:
         d = np.minimum(d, lib.distance(pts, ring))
-    return [v if ok else -v for v, ok in zip(d.tolist(), inside.tolist(), strict=True)]
+    return np.where(inside, d, -d).tolist()  # negation is exact: -0.0 outside, as -v gives
 
 
 def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:
@@ -98,8 +100,34 @@ def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:
         if cell.max_distance - best.distance <= tolerance:
             continue
         h = cell.h / 2.0
-        qx = [cell.x - h, cell.x + h, cell.x - h, cell.x + h]
-        qy = [cell.y - h, cell.y - h, cell.y + h, cell.y + h]
-        for x, y, d in zip(qx, qy, _signed_distances(polygon, rings, qx, qy), strict=True):
+        if cell.quadrants is None:
+            _measure_quadrants(polygon, rings, [cell, *_likely_next(queue, best.distance + tolerance)])
+        assert cell.quadrants is not None
+        qx = (cell.x - h, cell.x + h, cell.x - h, cell.x + h)
+        qy = (cell.y - h, cell.y - h, cell.y + h, cell.y + h)
+        for x, y, d in zip(qx, qy, cell.quadrants, strict=True):
             heappush(queue, _Cell(x, y, h, d))
     return Point(best.x, best.y)
+
+
+# Cells near the top of the queue whose quadrants are measured with the popped cell's, in one
+# GEOS call: most of them are split soon after. Distances are per point, whatever the batch, so
+# the queue and the result are unchanged; only the number of calls (~40 us each) drops.
+_LOOKAHEAD = 15  # the heap's first four levels
+
+
+def _likely_next(queue: list[_Cell], bar: float) -> list[_Cell]:
+    """Unmeasured cells among the first of the heap that would be split if popped now."""
+    return [c for c in queue[:_LOOKAHEAD] if c.quadrants is None and -float(c) > bar]
+
+
+def _measure_quadrants(polygon: Any, rings: list[Any], cells: list[_Cell]) -> None:
+    xs: list[float] = []
+    ys: list[float] = []
+    for c in cells:
+        h = c.h / 2.0
+        xs += (c.x - h, c.x + h, c.x - h, c.x + h)
+        ys += (c.y - h, c.y - h, c.y + h, c.y + h)
+    d = _signed_distances(polygon, rings, xs, ys)
+    for i, c in enumerate(cells):
+        c.quadrants = d[4 * i : 4 * i + 4]

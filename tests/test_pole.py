@@ -43,3 +43,11 @@ def test_invalid_polygon_refused_like_shapely():
     assert not shapely.is_valid(bowtie)
     with pytest.raises(TopologicalError):
         polylabel(bowtie)
+
+
+def test_deep_searches_match_shapely():
+    # a fine tolerance splits many cells: quadrants measured ahead in batches must not change
+    # which cells are split nor the point found
+    for poly in _polygons()[:6]:
+        ours, theirs = polylabel(poly, 0.1), shapely_polylabel(poly, 0.1)
+        assert (ours.x, ours.y) == (theirs.x, theirs.y), poly.wkt[:80]

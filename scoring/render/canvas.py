@@ -25,6 +25,7 @@ from matplotlib.transforms import (
 )
 
 import scoring.render.style  # noqa: F401 - first: selects Agg, silences Debian's stray mpl_toolkits
+from scoring.render.artists import rectangle, styled
 from scoring.render.labels import Box
 from scoring.render.png import encode_rgba_png
 from scoring.render.style import DPI, px_to_pt
@@ -74,7 +75,12 @@ class PixelLayer:
 
     def text(self, x, y, s, **kwargs) -> Text:
         kwargs = {"verticalalignment": "baseline", "horizontalalignment": "left", "clip_on": False, **kwargs}
-        return self.add_artist(MapText(x, y, text=s, transform=self.transData, **kwargs))
+        # MapText(x, y, text=s, transform=self.transData, **kwargs), from a template per style
+        t = styled(MapText, (0.0, 0.0), kwargs)
+        t.set_text(s)
+        t.set_position((x, y))
+        t.set_transform(self.transData)
+        return self.add_artist(t)
 
 
 # Text layouts (extent and line offsets about the anchor) by everything Text._get_layout reads:
@@ -167,7 +173,7 @@ class MapCanvas:
         x0, y0, x1, y1 = bbox
         add_patch(
             ax,
-            Rectangle(
+            rectangle(
                 (x0, y0),
                 x1 - x0,
                 y1 - y0,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.patches import Polygon as MplPolygon
-from matplotlib.patches import Rectangle
 
+from scoring.render.artists import rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.features import MapSubject, TaskFeature
 from scoring.render.labels import Box
@@ -97,7 +97,7 @@ def draw_scalebar(canvas: MapCanvas, ax, bbox: Box, bar: ScaleBar, z=50.0, role=
     for i in range(4):
         add_patch(
             ax,
-            Rectangle(
+            rectangle(
                 (bx + i * seg, by - 7),
                 seg,
                 7,
@@ -185,7 +185,7 @@ def draw_card(canvas: MapCanvas, ax, card: AttributeCard) -> None:
     f = card.feature
     x0, y0, x1, y1 = card.bbox
     canvas.panel(ax, card.bbox, z=50, edge=f.color)
-    add_patch(ax, Rectangle((x0, y0), 8, y1 - y0, facecolor=f.color, edgecolor="none", zorder=51))
+    add_patch(ax, rectangle((x0, y0), 8, y1 - y0, facecolor=f.color, edgecolor="none", zorder=51))
     canvas.text(
         ax,
         x0 + 18,

@@ -7,10 +7,10 @@ from typing import Any
 
 import shapely
 import shapely.ops
-from matplotlib.patches import Rectangle
 from shapely.geometry import box
 
 from scoring.georef import PixelTransform
+from scoring.render.artists import rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, TaskFeature, clearance, pixel_extent
@@ -182,7 +182,7 @@ def draw_inset(
     ax = canvas.axes(bb, zorder=5)
     add_patch(
         ax,
-        Rectangle(
+        rectangle(
             (bb[0], bb[1]),
             bb[2] - bb[0],
             bb[3] - bb[1],
@@ -229,7 +229,7 @@ def draw_inset(
     draw_scalebar(canvas, ax, sbb, bar, z=50, role="inset_scalebar")
     add_patch(
         ax,
-        Rectangle(
+        rectangle(
             (bb[0] + 1, bb[1] + 1),
             bb[2] - bb[0] - 2,
             bb[3] - bb[1] - 2,
@@ -288,7 +288,7 @@ def draw_inset_frame(canvas: MapCanvas, ax, ins: InsetPlan, task_union, n: int) 
     fx0, fy0, fx1, fy1 = ins.frame
     add_patch(
         ax,
-        Rectangle(
+        rectangle(
             (fx0, fy0),
             fx1 - fx0,
             fy1 - fy0,

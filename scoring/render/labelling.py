@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
-
+from scoring.render.artists import line2d, rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.features import TaskFeature, fid_key
 from scoring.render.labels import Box, LabelItem, Placement, is_large_polygon, place_labels
@@ -46,7 +44,7 @@ def draw_label(canvas: MapCanvas, ax, f: TaskFeature, pl: Placement, zbase: floa
     if pl.leader:
         (ax_, ay_), (bx_, by_) = pl.leader
         ax.add_line(
-            Line2D(
+            line2d(
                 [ax_, bx_],
                 [ay_, by_],
                 color="#ffffff",
@@ -56,7 +54,7 @@ def draw_label(canvas: MapCanvas, ax, f: TaskFeature, pl: Placement, zbase: floa
             )
         )
         ax.add_line(
-            Line2D(
+            line2d(
                 [ax_, bx_],
                 [ay_, by_],
                 color=ls["leader_color"],
@@ -69,7 +67,7 @@ def draw_label(canvas: MapCanvas, ax, f: TaskFeature, pl: Placement, zbase: floa
     ink = "#ffffff" if f.target else "#111111"
     add_patch(
         ax,
-        Rectangle(
+        rectangle(
             (x0 + bw / 2, y0 + bw / 2),
             (x1 - x0) - bw,
             (y1 - y0) - bw,

@@ -148,8 +148,11 @@ class _CandidateTests:
     """The collision tests of one item's candidate boxes, computed for a subset of them only:
     most candidates of a map never need testing once a cheaper one is known to be free."""
 
-    def __init__(self, item, c, boxes, obstacles, placed_boxes, leaders, soft_polygons):
-        self.item, self.c, self.boxes = item, c, boxes
+    def __init__(self, item, c, corners, obstacles, placed_boxes, leaders, soft_polygons):
+        self.item, self.c, self.corners = item, c, corners
+        # the candidate boxes, each made when first tested: most are never tested
+        self._boxes = np.empty(len(c), dtype=object)
+        self._made = np.zeros(len(c), dtype=bool)
         others = [obstacles[k] for k in obstacles if k != item.fid]
         # each union is tested against a few hundred candidate boxes: prepare it once
         self.others_u = _prepared(shapely.union_all(others)) if others else None
@@ -162,8 +165,17 @@ class _CandidateTests:
         self.soft = [poly for k, poly in soft_polygons.items() if k != item.fid]
         self.near = None
 
+    def boxes(self, idx: np.ndarray) -> np.ndarray:
+        """The boxes of candidates idx (shapely Polygons)."""
+        new = idx[~self._made[idx]]
+        if len(new):
+            x0, y0, x1, y1 = self.corners
+            self._boxes[new] = shapely.box(x0[new], y0[new], x1[new], y1[new])
+            self._made[new] = True
+        return self._boxes[idx]
+
     def _hit(self, geom, idx: np.ndarray) -> np.ndarray:
-        return shapely.intersects(self.boxes[idx], geom) if geom is not None else np.zeros(len(idx), bool)
+        return shapely.intersects(self.boxes(idx), geom) if geom is not None else np.zeros(len(idx), bool)
 
     def hits(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(own feature, other features, placed labels and furniture) hit by boxes idx."""
@@ -173,7 +185,7 @@ class _CandidateTests:
             # covering too much of its own polygon counts as hitting it (only tested where
             # the box is clear of the outline, hence inside or outside the polygon)
             free = idx[~hit_own]
-            cover = shapely.area(shapely.intersection(self.boxes[free], geom)) / geom.area
+            cover = shapely.area(shapely.intersection(self.boxes(free), geom)) / geom.area
             hit_own[~hit_own] = cover > MAX_POLYGON_COVER
         return hit_own, self._hit(self.others_u, idx), self._hit(self.placed, idx)
 
@@ -183,9 +195,9 @@ class _CandidateTests:
             # prefer positions that are not right next to another feature (ambiguous labels)
             if self.near is None:
                 self.near = _prepared(self.others_u.buffer(16, quad_segs=2))
-            cost += 15.0 * shapely.intersects(self.boxes[idx], self.near)
+            cost += 15.0 * shapely.intersects(self.boxes(idx), self.near)
         for poly in self.soft:
-            cost += 25.0 * shapely.intersects(self.boxes[idx], poly)
+            cost += 25.0 * shapely.intersects(self.boxes(idx), poly)
         return cost
 
     def leader_crosses(self, i: int, w: float, h: float) -> bool:
@@ -225,9 +237,9 @@ def place_labels(
         w, h = item.size
         c = _candidates(item)
         x0, y0 = c[:, 0], c[:, 1]
-        boxes = shapely.box(x0, y0, x0 + w, y0 + h)
-        inside = (x0 >= bx0) & (y0 >= by0) & (x0 + w <= bx1) & (y0 + h <= by1)
-        tests = _CandidateTests(item, c, boxes, obstacles, placed_boxes, leaders, soft_polygons)
+        x1, y1 = x0 + w, y0 + h
+        inside = (x0 >= bx0) & (y0 >= by0) & (x1 <= bx1) & (y1 <= by1)
+        tests = _CandidateTests(item, c, (x0, y0, x1, y1), obstacles, placed_boxes, leaders, soft_polygons)
         choice = _cheapest_free(tests, c, np.flatnonzero(inside), w, h)
         fallback = choice is None
         if choice is None:
@@ -248,7 +260,7 @@ def place_labels(
         displaced = bool(c[i, 6] > 0)
         leader = None
         if displaced:
-            seg = _leader(anchor[0], anchor[1], boxes[i])
+            seg = _leader(anchor[0], anchor[1], tests.boxes(np.array([i]))[0])
             leader = [list(map(float, seg[0])), list(map(float, seg[1]))]
             leaders.append(LineString(seg))
         placed[item.fid] = Placement(item.fid, bb, anchor, displaced, leader, fallback)

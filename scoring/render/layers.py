@@ -9,12 +9,16 @@ from typing import Any
 import matplotlib
 import numpy as np
 import shapely
-from matplotlib.collections import LineCollection, PathCollection
-from matplotlib.lines import Line2D
-from matplotlib.patches import PathPatch
 from shapely.geometry import box
 
 from scoring.georef import PixelTransform
+from scoring.render.artists import (
+    line2d,
+    line_collection,
+    line_collection_of_paths,
+    path_collection,
+    path_patch,
+)
 from scoring.render.canvas import add_patch
 from scoring.render.context import POOLS, ContextIndex
 from scoring.render.features import MapSubject, TaskFeature, fid_key
@@ -70,7 +74,7 @@ def draw_context(
             paths = poly_paths(geoms[water_at[polygonal[water_at] & (is_sea == sea)]])
             if paths:
                 ax.add_collection(
-                    PathCollection(
+                    path_collection(
                         paths,
                         facecolors=water["face"],
                         edgecolors=water["edge"],
@@ -84,7 +88,7 @@ def draw_context(
         paths = poly_paths(geoms[in_pool[pool] & polygonal])
         if paths:
             ax.add_collection(
-                PathCollection(
+                path_collection(
                     paths,
                     facecolors=st[pool]["face"],
                     edgecolors=st[pool]["edge"],
@@ -99,7 +103,7 @@ def draw_context(
     road = in_pool["road"]
     paths_lines = geoms[road & (kind == -1)]
     if len(paths_lines):
-        lc = LineCollection(
+        lc = line_collection(
             line_segments(paths_lines),
             colors=st["path"]["color"],
             linewidths=lw(st["path"]["width"]),
@@ -115,7 +119,7 @@ def draw_context(
         for ci in reversed(range(len(classes))):
             if class_paths[ci]:
                 ax.add_collection(
-                    _line_collection(
+                    line_collection_of_paths(
                         class_paths[ci],
                         colors=color,
                         linewidths=lw(classes[ci]["width"] * zoom + widen),
@@ -129,7 +133,7 @@ def draw_context(
     if len(pois):
         xy = points_xy(pois)
         ax.add_line(
-            Line2D(
+            line2d(
                 xy[:, 0],
                 xy[:, 1],
                 ls="none",
@@ -145,13 +149,6 @@ def draw_context(
 
 
 _POLYGONAL = (shapely.GeometryType.POLYGON, shapely.GeometryType.MULTIPOLYGON)
-
-
-def _line_collection(paths, **kwargs) -> LineCollection:
-    """LineCollection(segments, **kwargs) for the paths it would build from them (shared)."""
-    lc = LineCollection([], **kwargs)
-    vars(lc)["_paths"] = paths  # what set_segments stores (matplotlib pinned)
-    return lc
 
 
 def draw_task(
@@ -194,12 +191,12 @@ def draw_task(
                 # hide the context underneath (often the very same OSM object) for a clean fill
                 add_patch(
                     ax,
-                    PathPatch(path, facecolor=style["background"], edgecolor="none", zorder=z_halo - 0.1),
+                    path_patch(path, facecolor=style["background"], edgecolor="none", zorder=z_halo - 0.1),
                 )
             face = matplotlib.colors.to_rgba(f.color, alpha)
             add_patch(
                 ax,
-                PathPatch(
+                path_patch(
                     path,
                     facecolor="none",
                     edgecolor=halo,
@@ -210,13 +207,13 @@ def draw_task(
             )
             add_patch(
                 ax,
-                PathPatch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round", zorder=z),
+                path_patch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round", zorder=z),
             )
         elif gt in ("LineString", "MultiLineString"):
             w = t["target_line_width"] if f.target else t["line_width"]
             segs = line_segments([g])
             ax.add_collection(
-                LineCollection(
+                line_collection(
                     segs,
                     colors=halo,
                     linewidths=lw(w + 2 * t["halo_width"]),
@@ -227,7 +224,7 @@ def draw_task(
                 autolim=False,
             )
             ax.add_collection(
-                LineCollection(
+                line_collection(
                     segs, colors=f.color, linewidths=lw(w), capstyle="round", joinstyle="round", zorder=z
                 ),
                 autolim=False,
@@ -236,7 +233,7 @@ def draw_task(
             size = t["target_point_size"] if f.target else t["point_size"]
             xy = points_xy([g])
             ax.add_line(
-                Line2D(
+                line2d(
                     xy[:, 0],
                     xy[:, 1],
                     ls="none",
@@ -249,7 +246,7 @@ def draw_task(
                 )
             )
             ax.add_line(
-                Line2D(
+                line2d(
                     xy[:, 0],
                     xy[:, 1],
                     ls="none",
@@ -268,7 +265,7 @@ def draw_task(
         if len(xy):
             cst = style["task"]["crossing"]
             ax.add_line(
-                Line2D(
+                line2d(
                     xy[:, 0],
                     xy[:, 1],
                     ls="none",

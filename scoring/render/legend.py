@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-from matplotlib.lines import Line2D
-from matplotlib.patches import Rectangle
 from shapely.geometry import box
 
+from scoring.render.artists import line2d, rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.features import MapSubject
 from scoring.render.labels import Box, place_box
@@ -133,7 +132,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
         if kind == "crossing":
             cst = t["crossing"]
             ax.add_line(
-                Line2D(
+                line2d(
                     [sx + 17],
                     [y],
                     ls="none",
@@ -150,7 +149,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
             gt = f.geom_px.geom_type
             if gt in ("Point", "MultiPoint"):
                 ax.add_line(
-                    Line2D(
+                    line2d(
                         [sx + 17],
                         [y],
                         ls="none",
@@ -164,7 +163,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
                 )
             elif gt in ("LineString", "MultiLineString"):
                 ax.add_line(
-                    Line2D(
+                    line2d(
                         [sx + 2, sx + 32],
                         [y, y],
                         color=f.color,
@@ -176,7 +175,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
             else:
                 add_patch(
                     ax,
-                    Rectangle(
+                    rectangle(
                         (sx + 4, y - 8),
                         26,
                         16,
@@ -190,7 +189,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
             p = obj
             if p == "road":
                 ax.add_line(
-                    Line2D(
+                    line2d(
                         [sx + 2, sx + 32],
                         [y, y],
                         color=c["road_casing"],
@@ -200,7 +199,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
                     )
                 )
                 ax.add_line(
-                    Line2D(
+                    line2d(
                         [sx + 2, sx + 32],
                         [y, y],
                         color=c["road_fill"],
@@ -211,7 +210,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
                 )
             elif p == "poi":
                 ax.add_line(
-                    Line2D(
+                    line2d(
                         [sx + 17],
                         [y],
                         ls="none",
@@ -226,7 +225,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
                 edge = c[p]["edge"] if c[p]["edge"] != "none" else c[p]["face"]
                 add_patch(
                     ax,
-                    Rectangle(
+                    rectangle(
                         (sx + 4, y - 8),
                         26,
                         16,

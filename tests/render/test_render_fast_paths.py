@@ -118,8 +118,8 @@ def test_lazy_label_search_picks_what_testing_every_candidate_picks(seed):
     for item in items:
         c = _candidates(item)
         w, h = item.size
-        boxes = shapely.box(c[:, 0], c[:, 1], c[:, 0] + w, c[:, 1] + h)
-        tests = _CandidateTests(item, c, boxes, obstacles, placed, leaders, soft)
+        corners = (c[:, 0], c[:, 1], c[:, 0] + w, c[:, 1] + h)
+        tests = _CandidateTests(item, c, corners, obstacles, placed, leaders, soft)
         idx = np.arange(len(c))
         assert _cheapest_free(tests, c, idx, w, h) == _exhaustive(tests, c, idx, w, h)
 
