@@ -159,20 +159,20 @@ def test_map_runs_go_task_by_task_and_an_agents_side_by_side(evaluated):
     def of(p):
         return [r for r in runs if r.participant is p]
 
-    # map-free runs first; then the map runs of the QA maps (drawn first), then of the editing ones
+    # map-free runs first; then the map runs of the editing maps (drawn first), then of the QA ones
     assert [(r.modality, r.task) for r in of(chance)] == [
         ("geojson", "qa"),
         ("geojson", "edit"),
-        ("image", "qa"),
-        ("together", "qa"),
         ("image", "edit"),
         ("together", "edit"),
+        ("image", "qa"),
+        ("together", "qa"),
     ]
     assert [[(r.modality, r.task) for r in g] for g in _side_by_side(chance, of(chance))] == [
         [("geojson", "qa")],
         [("geojson", "edit")],
-        [("image", "qa"), ("together", "qa")],
         [("image", "edit"), ("together", "edit")],
+        [("image", "qa"), ("together", "qa")],
     ]
     # a configured model takes its runs one at a time (its concurrency is the load it accepts)
     assert all(len(g) == 1 for g in _side_by_side(model, of(model)))

@@ -212,6 +212,8 @@ class MapRenderer:
     async def _render(self, bench: Path, ids: list[str], modality: str = "image") -> None:
         cmd = [sys.executable, "-m", "scoring", "render", "--bench", str(bench), "--jobs", str(self.jobs)]
         cmd += ["--no-progress", "--modalities", modality]
+        if modality == "image":
+            cmd += ["--edit-first"]  # the map runs go editing first (scoring.evaluate.sweep.plan_runs)
         if self.scheduler:
             cmd += ["--scheduler", self.scheduler]
         # Only the missing maps, so an interrupted render resumes where it stopped.

@@ -71,11 +71,13 @@ def _samples(bench: Benchmark, task: str, limit: int | None) -> int:
     return n * (len(QA_FORMS) if task == Task.QA else 1)
 
 
+_MAP_ORDER = (Task.EDIT, Task.QA)  # the order `spatialgap render --edit-first` draws the maps in
+
+
 def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
     """Every run of the sweep, map-free ones first, then by city. A participant's map runs go
-    task by task (all its QA map runs, then its editing ones), as the maps are drawn: a QA map run
-    that follows the render is followed by one whose maps all exist, so little is left to send
-    once the last map is drawn."""
+    task by task as the maps are drawn (editing first, then QA: the render draws them in that
+    order), so the runs left when the last map is drawn are QA runs, the quickest to score."""
     runs = []
     benches = {c.bench: Benchmark.open(c.bench) for c in plan.cities}
     for needs_maps in (False, True):
@@ -83,7 +85,7 @@ def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
             for city in plan.cities:
                 mods = [m for m in plan.modalities_of(p) if Modality(m).has_image == needs_maps]
                 pairs = (
-                    [(m, t) for t in plan.tasks for m in mods]
+                    [(m, t) for t in sorted(plan.tasks, key=_MAP_ORDER.index) for m in mods]
                     if needs_maps
                     else [(m, t) for m in mods for t in plan.tasks]
                 )

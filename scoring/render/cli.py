@@ -6,9 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
+from scoring.benchmark import Benchmark
 from scoring.errors import InputError
 from scoring.execute import add_executor_args, executor_from_args
-from scoring.vocab import Modality
+from scoring.vocab import Modality, Task
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -28,6 +29,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="worker processes (default: number of CPUs)",
     )
     p.add_argument("--ids", nargs="+", metavar="ID", help="render only these instance ids")
+    p.add_argument(
+        "--edit-first",
+        action="store_true",
+        help="draw the editing instances' maps before the QA ones (a sweep then ends on QA runs, "
+        "the quickest to score)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_executor_args(p)
     p.add_argument(
@@ -55,10 +62,19 @@ def run(args: argparse.Namespace) -> int:
             f"--modalities: unknown {bad[0] if bad else '(empty)'!r} (expected {', '.join(drawable)})"
         )
     if Modality.IMAGE in modalities:
+        bench = Benchmark.open(args.bench)
+        ids = args.ids
+        if args.edit_first:
+            wanted = {i["id"] for i in bench.select(args.ids)} if args.ids else None
+            ids = [
+                i["id"]
+                for t in (Task.EDIT, Task.QA)
+                for i in bench.of_task(t)
+                if not wanted or i["id"] in wanted
+            ]
+            ids = ids or None
         with executor_from_args(args, args.jobs) as executor:
-            summary = render_benchmark(
-                args.bench, progress=not args.no_progress, ids=args.ids, executor=executor
-            )
+            summary = render_benchmark(bench, progress=not args.no_progress, ids=ids, executor=executor)
         print(
             f"rendered {len(summary.rendered)} maps into {summary.out_dir} "
             f"({summary.maps_per_second:.1f} maps/s)"

@@ -6,6 +6,7 @@ import os
 import pytest
 
 import scoring.files
+from scoring.benchmark import Benchmark
 from scoring.errors import InputError
 from scoring.render import ContextIndex, render_instance, render_map
 from scoring.render.sidecar import write_map_files
@@ -140,3 +141,27 @@ def test_map_files_are_whole_ordinary_files_after_rewrites(bench, instances, tmp
     assert paths["sidecar"].read_text().startswith("{")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())
     assert {p.stat().st_mode & 0o777 for p in paths.values()} == {0o640}
+
+
+def test_cli_edit_first_draws_the_editing_maps_first(bench, monkeypatch, capsys):
+    # a sweep's map runs follow the render editing first, so it must draw in that order
+    import scoring.render.batch as batch
+
+    drawn = []
+
+    def record(bench_dir, progress, ids, executor):
+        drawn.append(list(ids))
+        return argparse.Namespace(rendered=list(ids), out_dir="maps", maps_per_second=1.0)
+
+    monkeypatch.setattr(batch, "render_benchmark", record)
+    chosen = ["helsinki-qa-O06-002", "helsinki-edit-D02-005", "helsinki-qa-M12-004"]
+    args = _parse(["render", "--bench", str(bench), "--edit-first", "--ids", *chosen, "--no-progress"])
+    assert args.func(args) == 0
+    qa_in_file_order = [i["id"] for i in Benchmark.open(bench).of_task("qa") if i["id"] in chosen]
+    assert drawn[-1] == ["helsinki-edit-D02-005", *qa_in_file_order]
+    args = _parse(["render", "--bench", str(bench), "--edit-first", "--no-progress"])
+    assert args.func(args) == 0
+    tasks = [i.split("-")[1] for i in drawn[-1]]
+    assert tasks == sorted(tasks, key=["edit", "qa"].index) and {"edit", "qa"} == set(tasks)
+    with pytest.raises(InputError, match="unknown instance"):
+        args.func(_parse(["render", "--bench", str(bench), "--edit-first", "--ids", "nope", "--no-progress"]))
