@@ -12,7 +12,7 @@ import socket
 import pytest
 from runner_helpers import qa_instance
 
-from scoring.runner.agents import edit_search, get_agent, parse_prompt, start_server
+from scoring.runner.agents import edit_search, get_agent, parse_prompt
 from scoring.runner.agents.edit_search import SEARCHES, EditSearch
 from scoring.runner.agents.instructions import parse_instruction
 from scoring.runner.agents.prompt_view import request_digest
@@ -110,14 +110,6 @@ def test_verbatim_check():
 
 
 # ---- the request head, read without the email parser
-
-
-@pytest.fixture(scope="module")
-def chance():
-    srv, _ = start_server("chance")
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def exchange(srv, raw: bytes) -> bytes:

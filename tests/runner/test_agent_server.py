@@ -3,19 +3,9 @@
 import http.client
 import json
 
-import pytest
 from runner_helpers import qa_instance
 
-from scoring.runner.agents import start_server
 from scoring.runner.prompts import build_messages
-
-
-@pytest.fixture(scope="module")
-def chance():
-    srv, _ = start_server("chance")
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def request(srv, method, path, body=None, headers=None, chunked=False):
