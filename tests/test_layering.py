@@ -25,7 +25,8 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "scoring.build",
         ),
     ),
-    ("render", ("scoring.render",)),
+    # the package loads its drawing modules lazily: import them by name
+    ("render", ("scoring.render", "scoring.render.batch", "scoring.render.multi", "scoring.render.cli")),
     ("runner", ("scoring.runner", "scoring.runner.agents")),
     ("score", ("scoring.answers", "scoring.score", "scoring.frieda")),
 ]
@@ -67,4 +68,4 @@ def test_scorer_runner_and_georeferencing_load_no_matplotlib():
     heavy = [m for m in loaded if _in(m, ("matplotlib", "scoring.render", "qgis"))]
     assert heavy == []
     # the check can see matplotlib: the renderer does load it
-    assert any(_in(m, ("matplotlib",)) for m in _loaded_after_import(("scoring.render",)))
+    assert any(_in(m, ("matplotlib",)) for m in _loaded_after_import(("scoring.render.renderer",)))

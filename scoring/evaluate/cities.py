@@ -16,12 +16,13 @@ from scoring import __version__
 from scoring.benchmark import Benchmark, load_manifest
 from scoring.build import build_benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
+from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import City
 from scoring.execute import Executor
 from scoring.extract import default_osm_path
 from scoring.files import read_json, sha256_file
 from scoring.mapsets import MapSet, read_map_set, set_path
-from scoring.render import RENDERER_VERSION
+from scoring.render.version import RENDERER_VERSION
 
 MAP_POLL_S = 0.25
 RECENT_MAPS = 48  # ~20 MB of PNGs
@@ -142,7 +143,13 @@ class MapRenderer:
 
     scheduler: str | None = None  # a Dask scheduler the render joins (evaluate on a cluster)
 
-    def __init__(self, work: list[tuple[Path, list[str]]], jobs: int | None, sets: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        work: list[tuple[Path, list[str]]],
+        jobs: int | None,
+        sets: tuple[str, ...] = (),
+        early: EarlyRender | None = None,
+    ):
         self.work = work
         self.sets = sets  # map-set modalities (image-multi, image-context), drawn after the maps
         self._recent: OrderedDict[Path, bytes] = OrderedDict()
@@ -150,6 +157,7 @@ class MapRenderer:
         self.done: dict[Path, asyncio.Future[None]] = {}
         self.seconds = 0.0
         self._proc: asyncio.subprocess.Process | None = None
+        self.early = early  # a render started before its benchmark was built, waiting for ids
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -158,7 +166,10 @@ class MapRenderer:
         t0 = time.perf_counter()
         try:
             for bench, ids in self.work:
-                if ids:
+                if self.early is not None and self.early.bench == bench:
+                    early, self.early = self.early, None
+                    await early.render(ids)
+                elif ids:
                     await self._render(bench, ids)
                 for modality in self.sets:
                     todo = [
@@ -241,6 +252,9 @@ class MapRenderer:
 
     def stop(self) -> None:
         """Interrupt a render in progress (SIGINT: its worker pool is shut down too)."""
+        if self.early is not None:
+            early, self.early = self.early, None
+            early.stop()
         proc, self._proc = self._proc, None  # signalled once: a second SIGINT would cut its clean-up
         if proc is not None and proc.returncode is None:
             proc.send_signal(signal.SIGINT)

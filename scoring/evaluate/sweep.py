@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +25,7 @@ from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.cities import MapRenderer, prepare, say
 from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
 from scoring.evaluate.early import EarlyScorer
+from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
 from scoring.execute import Executor, LocalExecutor
@@ -226,6 +228,17 @@ def _start_agents_meanwhile(plan: SweepPlan) -> Future[dict[str, AgentProcess]]:
         pool.shutdown(wait=False)
 
 
+def _start_render_meanwhile(plan: SweepPlan) -> EarlyRender | None:
+    """The render of the first city whose benchmark is about to be built (all its maps to draw),
+    started now so that it loads while the selfcheck and the build run."""
+    for city in plan.cities:
+        if plan.wants_maps(city):
+            if plan.force or not (city.bench / "manifest.json").exists():
+                return EarlyRender(city.bench, plan.jobs or os.cpu_count() or 1)
+            return None
+    return None
+
+
 def _stop_agents(starting: Future[dict[str, AgentProcess]]) -> None:
     """Stop the agents once started (waits for a start in progress; a failed start left none)."""
     try:
@@ -245,6 +258,7 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     # The agents start (an interpreter and its imports each) while the selfcheck and the builds
     # run: the render, the job's critical path, then begins as soon as the benchmarks exist.
     starting = _start_agents_meanwhile(plan)
+    early_render = None if on_cluster else _start_render_meanwhile(plan)
     try:
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
         drift = run_selfcheck()
@@ -260,11 +274,13 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
             work.append((city.bench, missing))
     except BaseException:
         _stop_agents(starting)
+        if early_render is not None:
+            early_render.stop()
         raise
     t_prepare = time.perf_counter() - t0
 
     display = SweepDisplay(plan.progress)
-    renderer = MapRenderer(work, plan.jobs, plan.map_sets())
+    renderer = MapRenderer(work, plan.jobs, plan.map_sets(), early_render)
     renderer.scheduler = executor.address if executor is not None and on_cluster else None
     agents: dict[str, AgentProcess] = {}
     early: EarlyScorer | None = None

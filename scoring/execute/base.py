@@ -104,22 +104,22 @@ class LocalExecutor(Executor):
         items = list(items)
         if start_method not in START_METHODS:
             raise ValueError(f"start_method: one of {START_METHODS}, got {start_method!r}")
-        bar = progress_bar(sum(weights) if weights else len(items), desc, unit, progress)
-        try:
-            jobs = min(self.workers, len(items))
-            if jobs <= 1:
+        total = sum(weights) if weights else len(items)
+        jobs = min(self.workers, len(items))
+        if jobs <= 1:
+            with progress_bar(total, desc, unit, progress) as bar:
                 for i, item in enumerate(items):
                     r = fn(item, shared)
                     bar.update(weights[i] if weights else 1)
                     yield r
-                return
-            ctx = mp.get_context(start_method)
-            # imap keeps the items' order; one item per dispatch since shards are already
-            # batches (render) or uneven (build), and the last ones should not queue behind a slow one.
-            with ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,)) as pool:
+            return
+        ctx = mp.get_context(start_method)
+        # imap keeps the items' order; one item per dispatch since shards are already
+        # batches (render) or uneven (build), and the last ones should not queue behind a slow one.
+        # The pool is started before the progress bar, whose monitor thread a fork must not find.
+        with ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,)) as pool:
+            with progress_bar(total, desc, unit, progress) as bar:
                 jobs_ = ((fn, item) for item in items)
                 for i, r in enumerate(pool.imap(_call, jobs_, chunksize=1)):
                     bar.update(weights[i] if weights else 1)
                     yield r
-        finally:
-            bar.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 from pathlib import Path
 
 from scoring.benchmark import Benchmark
@@ -28,7 +30,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes (default: number of CPUs)",
     )
-    p.add_argument("--ids", nargs="+", metavar="ID", help="render only these instance ids")
+    ids = p.add_mutually_exclusive_group()
+    ids.add_argument("--ids", nargs="+", metavar="ID", help="render only these instance ids")
+    ids.add_argument(
+        "--ids-file",
+        metavar="FILE",
+        help="render only the instance ids listed in FILE (whitespace-separated; - reads standard "
+        "input, after the renderer has loaded: a caller may start it while the benchmark is "
+        "still being built); an empty list draws nothing",
+    )
     p.add_argument(
         "--edit-first",
         action="store_true",
@@ -61,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             f"--modalities: unknown {bad[0] if bad else '(empty)'!r} (expected {', '.join(drawable)})"
         )
+    if args.ids_file is not None:
+        args.ids = _read_ids(args.ids_file)
+        if not args.ids:
+            print("no instance ids given: nothing to render")
+            return 0
     if Modality.IMAGE in modalities:
         bench = Benchmark.open(args.bench)
         ids = args.ids
@@ -74,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
             ]
             ids = ids or None
         with executor_from_args(args, args.jobs) as executor:
-            summary = render_benchmark(bench, progress=not args.no_progress, ids=ids, executor=executor)
+            summary = render_benchmark(
+                bench,
+                progress=not args.no_progress,
+                ids=ids,
+                executor=executor,
+                start_method=_start_method(),
+            )
         print(
             f"rendered {len(summary.rendered)} maps into {summary.out_dir} "
             f"({summary.maps_per_second:.1f} maps/s)"
@@ -87,3 +108,22 @@ def run(args: argparse.Namespace) -> int:
         written = ", ".join(f"{n} {m}" for m, n in s.sets.items())
         print(f"rendered {s.maps} maps for {written} map sets into {s.out_dir} ({s.seconds:.1f} s)")
     return 0
+
+
+def _read_ids(name: str) -> list[str]:
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--ids-file {name}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"--ids-file {name}: not UTF-8 text") from None
+    return text.split()
+
+
+def _start_method() -> str:
+    """'fork' where it is safe and cheaper: Linux, this command's own process with no other
+    thread (workers then inherit the loaded renderer instead of importing and warming it up
+    each); elsewhere 'spawn' (macOS system frameworks do not survive a fork)."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"

@@ -149,7 +149,7 @@ def test_cli_edit_first_draws_the_editing_maps_first(bench, monkeypatch, capsys)
 
     drawn = []
 
-    def record(bench_dir, progress, ids, executor):
+    def record(bench_dir, progress, ids, executor, start_method):
         drawn.append(list(ids))
         return argparse.Namespace(rendered=list(ids), out_dir="maps", maps_per_second=1.0)
 

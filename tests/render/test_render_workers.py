@@ -1,6 +1,9 @@
 """Who writes the maps: local pool workers write their own files, a distributed executor's workers
 hand the bytes back to be written by the caller; the files are the same either way."""
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,3 +54,40 @@ def test_workers_write_into_the_directory_given(bench, tmp_path):
         assert (tmp_path / f"{iid}.png").read_bytes() == (bench / "maps" / f"{iid}.png").read_bytes()
     with pytest.raises(ValueError, match="out_dir"):
         render_batch_to_files(inst, MapContext.of(Benchmark.open(bench)))
+
+
+def _copy_without_maps(bench: Path, dest: Path) -> Path:
+    shutil.copytree(bench, dest, ignore=shutil.ignore_patterns("maps"))
+    return dest
+
+
+def _render_cli(bench: Path, stdin: str, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "scoring", "render", "--bench", str(bench), "--no-progress", *extra]
+    return subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_reads_ids_from_stdin_and_forked_workers_draw_the_same_maps(bench, tmp_path):
+    # `spatialgap render` forks its workers from a warmed-up parent (Linux): same files as the
+    # session's maps, drawn by spawned workers
+    copy = _copy_without_maps(bench, tmp_path / "b")
+    ids = [i["id"] for i in Benchmark.open(copy).all_instances()]
+    done = _render_cli(copy, "\n".join(ids[:5]) + "\n", "--jobs", "2", "--ids-file", "-")
+    assert done.returncode == 0, done.stderr
+    assert "rendered 5 maps" in done.stdout
+    drawn = _files(copy / "maps")
+    assert len(drawn) == 4 * 5
+    assert drawn == {name: (bench / "maps" / name).read_bytes() for name in drawn}
+
+
+def test_cli_with_an_empty_id_list_draws_nothing(bench, tmp_path):
+    # a sweep that started the render early and then needs no map closes its input empty
+    missing = tmp_path / "not-built-yet"
+    done = _render_cli(missing, "", "--ids-file", "-")
+    assert done.returncode == 0, done.stderr
+    assert "nothing to render" in done.stdout and not missing.exists()
+    absent = tmp_path / "absent.txt"
+    bad = _render_cli(bench, "", "--ids-file", str(absent))
+    assert bad.returncode != 0
+    assert bad.stderr.strip().splitlines() == [
+        f"spatialgap render: error: --ids-file {absent}: cannot read (No such file or directory)"
+    ]
