@@ -4,6 +4,8 @@ never of one it shares (QGIS, a caller of the library)."""
 from __future__ import annotations
 
 import ctypes
+import importlib
+import os
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
@@ -19,3 +21,16 @@ def keep_freed_memory() -> None:
         libc.mallopt(_M_MMAP_THRESHOLD, 16 << 20)
     except (OSError, AttributeError):
         pass
+
+
+def lower_priority(niceness: int) -> None:
+    """Yield the cores to the other processes of a job (a pool initializer: this module is light
+    to import in a spawned worker). A no-op where processes have no niceness."""
+    if hasattr(os, "nice"):
+        os.nice(niceness)
+
+
+def preload(module: str) -> None:
+    """Import ``module`` now (a spawned worker's first task while its parent is still starting up:
+    the import then costs no time when the first real task comes)."""
+    importlib.import_module(module)

@@ -5,25 +5,25 @@ tables instead of scoring every run on one core."""
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from scoring.process import lower_priority, preload
 from scoring.score.results import score_run_dir
 
 NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
 
 
-def _lower_priority() -> None:
-    if hasattr(os, "nice"):
-        os.nice(NICENESS)
-
-
 class EarlyScorer:
     def __init__(self, only_recorded: bool):
         self.only_recorded = only_recorded
-        # spawn, not fork: the sweep's process runs threads (agent start-up, the event loop's pool)
-        self._pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_lower_priority)
+        # spawn, not fork: the sweep's process runs threads (agent start-up, the event loop's pool).
+        # The worker imports only the scorer (its initializer lives in a light module), and starts
+        # now: created before the build, it loads while a core is still partly idle.
+        self._pool = ProcessPoolExecutor(
+            1, mp_context=mp.get_context("spawn"), initializer=lower_priority, initargs=(NICENESS,)
+        )
+        self._pool.submit(preload, score_run_dir.__module__)
         self._futures: dict[str, Future] = {}
 
     def submit(self, bench: Path, run_dir: Path) -> None:

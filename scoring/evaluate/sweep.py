@@ -259,6 +259,8 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     # run: the render, the job's critical path, then begins as soon as the benchmarks exist.
     starting = _start_agents_meanwhile(plan)
     early_render = None if on_cluster else _start_render_meanwhile(plan)
+    # each run scored as it ends, by a worker that loads the scorer meanwhile too
+    early = None if on_cluster else EarlyScorer(only_recorded=plan.limit is not None)
     try:
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
         drift = run_selfcheck()
@@ -276,6 +278,8 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
         _stop_agents(starting)
         if early_render is not None:
             early_render.stop()
+        if early is not None:
+            early.close(abandon=True)
         raise
     t_prepare = time.perf_counter() - t0
 
@@ -283,7 +287,6 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     renderer = MapRenderer(work, plan.jobs, plan.map_sets(), early_render)
     renderer.scheduler = executor.address if executor is not None and on_cluster else None
     agents: dict[str, AgentProcess] = {}
-    early: EarlyScorer | None = None
     try:
         runs = plan_runs(plan, display)
         agents = starting.result()
@@ -293,7 +296,6 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
             specs = {p.name: _spec(p, agents) for p in plan.participants}
             sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
         else:
-            early = EarlyScorer(only_recorded=plan.limit is not None)
             sweep = _run_all(plan, runs, agents, renderer, display, early)
         stopped, t_runs = asyncio.run(sweep)
     except BaseException:
