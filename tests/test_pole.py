@@ -51,3 +51,26 @@ def test_deep_searches_match_shapely():
     for poly in _polygons()[:6]:
         ours, theirs = polylabel(poly, 0.1), shapely_polylabel(poly, 0.1)
         assert (ours.x, ours.y) == (theirs.x, theirs.y), poly.wkt[:80]
+
+
+def test_the_search_without_idle_cells_finds_what_queueing_every_cell_finds():
+    # _search leaves out cells that can change nothing and gives up (None) when two live cells
+    # share a priority; where it finishes, its point is the every-cell search's
+    import scoring.pole as pole
+
+    finished = 0
+    for poly in _polygons():
+        prepared = shapely.from_wkb(shapely.to_wkb(poly))
+        shapely.prepare(prepared)
+        outline = poly.exterior if not poly.interiors else poly.boundary
+        minx, miny, maxx, maxy = poly.bounds
+        h = min(maxx - minx, maxy - miny) / 2.0
+        cx, cy = poly.centroid.coords[0]
+        (d,) = pole._signed_distances(prepared, outline, [cx], [cy])
+        grid = ([minx + h], [miny + h], pole._signed_distances(prepared, outline, [minx + h], [miny + h]))
+        fast = pole._search(prepared, outline, grid, h, pole._Cell(cx, cy, 0, d), 0.3)
+        every = pole._search_cells(prepared, outline, grid, h, pole._Cell(cx, cy, 0, d), 0.3)
+        if fast is not None:
+            finished += 1
+            assert fast == every, poly.wkt[:80]
+    assert finished > len(_polygons()) // 2

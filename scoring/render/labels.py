@@ -7,6 +7,7 @@ ties are broken by that order.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ from typing import Any
 
 import numpy as np
 import shapely
-from shapely.geometry import LineString, box
+from shapely import lib
+from shapely.geometry import LineString
 
 from scoring.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
+from scoring.render.label_obstacles import CandidateTests, MapObstacles, is_large_polygon
 
 Box = tuple[float, float, float, float]
 
@@ -34,9 +37,8 @@ DIRECTIONS = [
 ]
 RING_STEPS = (2.0, 9.0, 20.0, 36.0, 60.0, 95.0, 140.0, 200.0)
 DISPLACED_STEP = 20.0  # beyond clearance + this many px a label gets a leader line
-LARGE_POLYGON_PX2 = 12000.0  # polygons larger than this may carry labels over their interior
-MAX_POLYGON_COVER = 0.08  # ... as long as the label covers at most this share of the polygon
-CANDIDATE_BATCH = 64  # candidates tested together (vectorised) while searching the cheapest
+CANDIDATE_BATCH = 64  # candidates tested together (vectorised) while searching the cheapest ...
+FIRST_BATCH = 8  # ... after a first few, which hold the place taken on most maps
 
 
 @dataclass
@@ -67,10 +69,6 @@ class Placement:
         }
 
 
-def is_large_polygon(geom) -> bool:
-    return geom.geom_type in ("Polygon", "MultiPolygon") and geom.area >= LARGE_POLYGON_PX2
-
-
 def obstacle_for(geom, clearance: float):
     """What a label must not touch: the drawn feature, or only the outline of a large polygon."""
     if is_large_polygon(geom):
@@ -78,36 +76,39 @@ def obstacle_for(geom, clearance: float):
     return geom.buffer(clearance, quad_segs=4)
 
 
+_POLYGON_FRACS = np.array((0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875))
+_LINE_FRACS = np.array((0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92))
+_POLYGON_PEN = np.array([0.0] + [4.0] * len(_POLYGON_FRACS))
+_LINE_PEN = 2.0 * np.arange(len(_LINE_FRACS))
+
+
+def _anchors(geom) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate anchor points (n x 2) and their preference penalties: a point's own, a
+    polygon's inside point then 8 points along its outline, 7 points along a line (each
+    series interpolated in one call)."""
+    gt = geom.geom_type
+    if gt in ("Point", "MultiPoint"):
+        p = geom if gt == "Point" else geom.geoms[0]
+        return np.array([[p.x, p.y]]), np.zeros(1)
+    if gt in ("Polygon", "MultiPolygon"):
+        p = inside_point(geom)
+        along = shapely.line_interpolate_point(geom.boundary, _POLYGON_FRACS, normalized=True)
+        return np.vstack([[[p.x, p.y]], shapely.get_coordinates(along)]), _POLYGON_PEN
+    along = shapely.line_interpolate_point(geom, _LINE_FRACS, normalized=True)
+    return shapely.get_coordinates(along), _LINE_PEN
+
+
 def anchor_points(geom) -> list[tuple[tuple[float, float], float]]:
     """Candidate anchor points with a small preference penalty each."""
-    gt = geom.geom_type
-    if gt == "Point":
-        return [((geom.x, geom.y), 0.0)]
-    if gt == "MultiPoint":
-        p = geom.geoms[0]
-        return [((p.x, p.y), 0.0)]
-    if gt in ("Polygon", "MultiPolygon"):
-        line = geom.boundary
-        fracs = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)
-        p = inside_point(geom)
-        out = [((p.x, p.y), 0.0)]
-        for f in fracs:
-            p = line.interpolate(f, normalized=True)
-            out.append(((p.x, p.y), 4.0))
-        return out
-    # lines
-    line_fracs = (0.5, 0.35, 0.65, 0.2, 0.8, 0.08, 0.92)
-    out = []
-    for i, f in enumerate(line_fracs):
-        p = geom.interpolate(f, normalized=True)
-        out.append(((p.x, p.y), 2.0 * i))
-    return out
+    xy, pen = _anchors(geom)
+    return [((float(x), float(y)), float(p)) for (x, y), p in zip(xy, pen, strict=True)]
 
 
 def inside_point(geom):
     """A point inside a polygon, far from its outline: the pole of inaccessibility of its largest
     part (a thin curved polygon's centroid can lie outside it)."""
     part = max(getattr(geom, "geoms", [geom]), key=lambda g: g.area)
+    shapely.prepare(part)  # (in place: polylabel then needs no prepared copy)
     try:
         p = polylabel(part, tolerance=0.5)
     except (ValueError, shapely.errors.GEOSException):
@@ -128,88 +129,22 @@ def _candidates(item: LabelItem):
     boxes: per anchor, the centred box (large polygons), then ring by ring, direction by
     direction. Vectorised with the very float operations, in the same order, of a loop."""
     w, h = item.size
-    anchors = anchor_points(item.geom)
-    centred = is_large_polygon(item.geom)  # centred on the anchor inside a large polygon
+    xy, pen = _anchors(item.geom)
+    ax, ay = xy[:, :1], xy[:, 1:]  # one row per anchor, one column per (ring, direction)
     d = item.clearance + _RING
-    blocks = []
-    for ai, ((ax, ay), apen) in enumerate(anchors):
-        if ai == 0 and centred:
-            blocks.append(np.array([[ax - w / 2, ay - h / 2, ax, ay, 0.0, apen + 6.0, 0.0]]))
-        x0 = np.where(_UX > 0.1, ax + d * _UX, np.where(_UX < -0.1, ax + d * _UX - w, ax - w / 2))
-        y0 = np.where(_UY > 0.1, ay + d * _UY, np.where(_UY < -0.1, ay + d * _UY - h, ay - h / 2))
-        cost = _RING_COST + apen + np.where(_DISPLACED, 12.0, 0.0)
-        blocks.append(
-            np.column_stack([x0, y0, np.full_like(d, ax), np.full_like(d, ay), d, cost, _DISPLACED])
-        )
-    return np.concatenate(blocks)
-
-
-class _CandidateTests:
-    """The collision tests of one item's candidate boxes, computed for a subset of them only:
-    most candidates of a map never need testing once a cheaper one is known to be free."""
-
-    def __init__(self, item, c, corners, obstacles, placed_boxes, leaders, soft_polygons):
-        self.item, self.c, self.corners = item, c, corners
-        # the candidate boxes, each made when first tested: most are never tested
-        self._boxes = np.empty(len(c), dtype=object)
-        self._made = np.zeros(len(c), dtype=bool)
-        others = [obstacles[k] for k in obstacles if k != item.fid]
-        # each union is tested against a few hundred candidate boxes: prepare it once
-        self.others_u = _prepared(shapely.union_all(others)) if others else None
-        own = obstacles.get(item.fid)
-        self.own = _prepared(own) if own is not None else None
-        # each box grown by 3 px (what a mitred buffer of a box is)
-        grown = np.asarray(placed_boxes, dtype=float).reshape(-1, 4) + (-3.0, -3.0, 3.0, 3.0)
-        self.placed = _prepared(shapely.union_all(shapely.box(*grown.T))) if placed_boxes else None
-        self.leaders = shapely.union_all(leaders) if leaders else None
-        self.soft = [poly for k, poly in soft_polygons.items() if k != item.fid]
-        self.near = None
-
-    def boxes(self, idx: np.ndarray) -> np.ndarray:
-        """The boxes of candidates idx (shapely Polygons)."""
-        new = idx[~self._made[idx]]
-        if len(new):
-            x0, y0, x1, y1 = self.corners
-            self._boxes[new] = shapely.box(x0[new], y0[new], x1[new], y1[new])
-            self._made[new] = True
-        return self._boxes[idx]
-
-    def _hit(self, geom, idx: np.ndarray) -> np.ndarray:
-        return shapely.intersects(self.boxes(idx), geom) if geom is not None else np.zeros(len(idx), bool)
-
-    def hits(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(own feature, other features, placed labels and furniture) hit by boxes idx."""
-        hit_own = self._hit(self.own, idx)
-        geom = self.item.geom
-        if is_large_polygon(geom):
-            # covering too much of its own polygon counts as hitting it (only tested where
-            # the box is clear of the outline, hence inside or outside the polygon)
-            free = idx[~hit_own]
-            cover = shapely.area(shapely.intersection(self.boxes(free), geom)) / geom.area
-            hit_own[~hit_own] = cover > MAX_POLYGON_COVER
-        return hit_own, self._hit(self.others_u, idx), self._hit(self.placed, idx)
-
-    def cost(self, idx: np.ndarray) -> np.ndarray:
-        cost = self.c[idx, 5].copy()
-        if self.others_u is not None:
-            # prefer positions that are not right next to another feature (ambiguous labels)
-            if self.near is None:
-                self.near = _prepared(self.others_u.buffer(16, quad_segs=2))
-            cost += 15.0 * shapely.intersects(self.boxes(idx), self.near)
-        for poly in self.soft:
-            cost += 25.0 * shapely.intersects(self.boxes(idx), poly)
-        return cost
-
-    def leader_crosses(self, i: int, w: float, h: float) -> bool:
-        """Whether the leader of displaced candidate i crosses a label or another feature."""
-        ax_, ay_, x0, y0 = self.c[i, 2], self.c[i, 3], self.c[i, 0], self.c[i, 1]
-        end = (np.clip(ax_, x0, x0 + w), np.clip(ay_, y0, y0 + h))
-        lg = shapely.linestrings(np.array([[[ax_, ay_], end]]))
-        return any(
-            bool(shapely.intersects(lg, g)[0])
-            for g in (self.placed, self.others_u, self.leaders)
-            if g is not None
-        )
+    rows = np.empty((len(xy), len(d), 7))
+    rows[:, :, 0] = np.where(_UX > 0.1, ax + d * _UX, np.where(_UX < -0.1, ax + d * _UX - w, ax - w / 2))
+    rows[:, :, 1] = np.where(_UY > 0.1, ay + d * _UY, np.where(_UY < -0.1, ay + d * _UY - h, ay - h / 2))
+    rows[:, :, 2] = ax
+    rows[:, :, 3] = ay
+    rows[:, :, 4] = d
+    rows[:, :, 5] = _RING_COST + pen[:, None] + np.where(_DISPLACED, 12.0, 0.0)
+    rows[:, :, 6] = _DISPLACED
+    rows = rows.reshape(-1, 7)
+    if is_large_polygon(item.geom):  # first, the box centred on the anchor inside the polygon
+        (x, y), p = xy[0], pen[0]
+        rows = np.vstack([[[x - w / 2, y - h / 2, x, y, 0.0, p + 6.0, 0.0]], rows])
+    return rows
 
 
 def place_labels(
@@ -228,7 +163,7 @@ def place_labels(
     Each label takes the cheapest free candidate (ties: the first generated); only when none
     is free are all candidates tested, to minimise the damage.
     """
-    soft_polygons = soft_polygons or {}
+    index = MapObstacles(obstacles, soft_polygons or {})
     placed: dict[str, Placement] = {}
     placed_boxes: list[Box] = list(blocked)
     leaders: list[LineString] = []
@@ -239,7 +174,7 @@ def place_labels(
         x0, y0 = c[:, 0], c[:, 1]
         x1, y1 = x0 + w, y0 + h
         inside = (x0 >= bx0) & (y0 >= by0) & (x1 <= bx1) & (y1 <= by1)
-        tests = _CandidateTests(item, c, (x0, y0, x1, y1), obstacles, placed_boxes, leaders, soft_polygons)
+        tests = CandidateTests(item, c, (x0, y0, x1, y1), index, placed_boxes, list(leaders))
         choice = _cheapest_free(tests, c, np.flatnonzero(inside), w, h)
         fallback = choice is None
         if choice is None:
@@ -268,29 +203,59 @@ def place_labels(
     return placed
 
 
-def _cheapest_free(tests: _CandidateTests, c: np.ndarray, idx: np.ndarray, w: float, h: float) -> int | None:
+def _cheapest_free(tests: CandidateTests, c: np.ndarray, idx: np.ndarray, w: float, h: float) -> int | None:
     """The free candidate of least (cost, index) among idx, or None. Candidates are tested in
     batches by their base cost, a lower bound of their cost, until no untested one can win:
-    on most maps a label finds its place among the first batch of a few hundred candidates."""
+    on most maps a label takes the very first candidate, so the first batches are small."""
     order = idx[np.argsort(c[idx, 5], kind="stable")]
     best: tuple[float, int] | None = None
-    for start in range(0, len(order), CANDIDATE_BATCH):
-        batch = order[start : start + CANDIDATE_BATCH]
-        if best is not None and c[batch[0], 5] > best[0]:
-            break
-        hit_own, hit_others, hit_labels = tests.hits(batch)
-        free = batch[~(hit_own | hit_others | hit_labels)]
-        if not len(free):
-            continue
-        cost = tests.cost(free)
-        for j in np.lexsort((free, cost)):
-            key = (float(cost[j]), int(free[j]))
-            if best is not None and key >= best:
+    start = 0
+    for size in _batch_sizes(len(order)):
+        batch = order[start : start + size]
+        start += size
+        if best is not None:
+            if c[batch[0], 5] > best[0]:
                 break
-            if not c[key[1], 6] or not tests.leader_crosses(key[1], w, h):
-                best = key
-                break
+            batch = batch[c[batch, 5] <= best[0]]  # the others cost more than best already
+        free = batch[tests.free(batch)]
+        if len(free):
+            best = _cheapest_of(tests, c, free, w, h, best)
     return None if best is None else best[1]
+
+
+def _batch_sizes(n: int):
+    """FIRST_BATCH, then doubling up to CANDIDATE_BATCH, until n candidates are covered."""
+    size, done = FIRST_BATCH, 0
+    while done < n:
+        yield size
+        done += size
+        size = min(2 * size, CANDIDATE_BATCH)
+
+
+def _cheapest_of(
+    tests: CandidateTests, c: np.ndarray, free: np.ndarray, w: float, h: float, best: tuple[float, int] | None
+) -> tuple[float, int] | None:
+    """best, or the free candidate of least (cost, index) below it whose leader (if any) is
+    clear. A candidate whose nearness to other features is unsure enters at its cost without
+    the nearness penalty (a lower bound) and is settled only if it comes first."""
+    near, unsure = tests.near_bounds(free)
+    soft = tests.soft_hits(free)
+    cost = tests.cost_of(c[free, 5], near, soft)
+    queue = [(float(cost[j]), int(free[j]), j) for j in np.lexsort((free, cost))]
+    while queue:
+        key_cost, i, j = heapq.heappop(queue)  # (sorted, the queue is a heap)
+        key = (key_cost, i)
+        if best is not None and key >= best:
+            break
+        if unsure[j]:
+            unsure[j] = False
+            if tests.near_exact(free[j : j + 1])[0]:
+                exact = tests.cost_of(c[free[j : j + 1], 5], np.ones(1, bool), [s[j : j + 1] for s in soft])
+                heapq.heappush(queue, (float(exact[0]), i, j))
+                continue
+        if not c[i, 6] or not tests.leader_crosses(i, w, h):
+            return key
+    return best
 
 
 def _prepared(geom):
@@ -318,25 +283,37 @@ def place_box(
     touching neither obstacles nor blocked boxes; otherwise the one overlapping them least.
     With `near`, free slots are ranked by distance to that point instead of by order."""
     w, h = size
-    best: Box = (0.0, 0.0, w, h)  # replaced by the first slot: `slots` is never empty
-    best_key = None
-    # each blocked box grown by 6 px (what a mitred buffer of a box is)
-    grown = np.asarray(blocked, dtype=float).reshape(-1, 4) + (-6.0, -6.0, 6.0, 6.0)
-    blk = shapely.union_all(shapely.box(*grown.T)) if blocked else None
+    corners = []
+    for x0, y0 in slots:  # Python numbers, as given: the chosen box is returned as such
+        corners.append((min(max(x0, bounds[0]), bounds[2] - w), min(max(y0, bounds[1]), bounds[3] - h)))
+    xy = np.array(corners, dtype=float).reshape(-1, 2)
+    x0s, y0s = xy[:, 0], xy[:, 1]
+    x1s, y1s = x0s + w, y0s + h
+    boxes = lib.box(x0s, y0s, x1s, y1s, True)
+    overlap = np.zeros(len(corners))
     # an overlap is measured only where a prepared test finds one: the rest is exactly 0
-    obst = _prepared(obstacles) if obstacles is not None and not obstacles.is_empty else None
-    blk = _prepared(blk) if blk is not None else None
-    for order, (x0, y0) in enumerate(slots):
-        x0 = min(max(x0, bounds[0]), bounds[2] - w)
-        y0 = min(max(y0, bounds[1]), bounds[3] - h)
-        b = box(x0, y0, x0 + w, y0 + h)
-        overlap = 0.0
-        if obst is not None and obst.intersects(b):
-            overlap += b.intersection(obst).area
-        if blk is not None and blk.intersects(b):
-            overlap += 10.0 * b.intersection(blk).area
+    if obstacles is not None and not obstacles.is_empty:
+        hit = lib.intersects(_prepared(obstacles), boxes)
+        if hit.any():
+            overlap[hit] += lib.area(lib.intersection(boxes[hit], obstacles))
+    if blocked:
+        # each blocked box grown by 6 px (what a mitred buffer of a box is); a slot touches
+        # their union where it touches one of them
+        grown = np.asarray(blocked, dtype=float).reshape(-1, 4) + (-6.0, -6.0, 6.0, 6.0)
+        hit = (
+            (x0s[:, None] <= grown[:, 2])
+            & (grown[:, 0] <= x1s[:, None])
+            & (y0s[:, None] <= grown[:, 3])
+            & (grown[:, 1] <= y1s[:, None])
+        ).any(axis=1)
+        if hit.any():
+            blk = shapely.union_all(shapely.box(*grown.T))
+            overlap[hit] += 10.0 * lib.area(lib.intersection(boxes[hit], blk))
+    best_key = None
+    best: Box = (0.0, 0.0, w, h)  # replaced by the first slot: `slots` is never empty
+    for order, ((x0, y0), ov) in enumerate(zip(corners, overlap.tolist(), strict=True)):
         rank = order if near is None else math.hypot(x0 + w / 2 - near[0], y0 + h / 2 - near[1])
-        key = (overlap, rank, order)
+        key = (ov, rank, order)
         if best_key is None or key < best_key:
             best, best_key = (x0, y0, x0 + w, y0 + h), key
     return best

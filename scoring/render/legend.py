@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+import shapely
 from shapely.geometry import box
 
 from scoring.render.artists import line2d, rectangle
 from scoring.render.canvas import MapCanvas, add_patch
-from scoring.render.features import MapSubject
-from scoring.render.labels import Box, place_box
+from scoring.render.features import MapSubject, geom_type
+from scoring.render.labels import Box, boxes_overlap, place_box
 from scoring.render.layers import crossings
 from scoring.render.style import font, px_to_pt
 
@@ -96,14 +97,21 @@ def place_legend(
             break
         layout = legend_layout(canvas, rows, ncols)
         bb = place_box(layout.size, slots_for(layout.size), task_union, blocked, full)
-        hidden = box(*bb).intersection(task_union).area + 10.0 * sum(
-            box(*bb).intersection(box(*o)).area for o in blocked
-        )
+        hidden = hidden_area(bb, task_union, blocked)
         options.append((hidden, ncols, bb, layout))
         if hidden == 0.0:
             break
     _, _, bbox, layout = min(options, key=lambda o: (o[0], o[1]))
     return bbox, layout
+
+
+def hidden_area(bb: Box, task_union, blocked: list[Box]) -> float:
+    """What a panel at bb hides: the task geometry it covers, plus 10 x the blocked boxes it
+    overlaps. An overlay is computed only where there is one: the others' areas are exactly 0
+    (nothing, or a shared edge), and adding 0.0 changes no sum."""
+    b = box(*bb)
+    hidden = b.intersection(task_union).area if shapely.intersects(task_union, b) else 0.0
+    return hidden + 10.0 * sum(b.intersection(box(*o)).area for o in blocked if boxes_overlap(bb, o))
 
 
 def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) -> None:
@@ -146,7 +154,7 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
             )
         elif kind == "task":
             f = obj
-            gt = f.geom_px.geom_type
+            gt = geom_type(f.geom_px)
             if gt in ("Point", "MultiPoint"):
                 ax.add_line(
                     line2d(

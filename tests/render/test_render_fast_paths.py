@@ -10,10 +10,10 @@ import shapely
 from PIL import Image
 from shapely.geometry import LineString, MultiPolygon, Point, Polygon
 
+from scoring.render.label_obstacles import CandidateTests, MapObstacles
 from scoring.render.labels import (
     LabelItem,
     _candidates,
-    _CandidateTests,
     _cheapest_free,
     obstacle_for,
     place_labels,
@@ -96,7 +96,7 @@ def _scene(seed: int):
     return items, obstacles
 
 
-def _exhaustive(tests: _CandidateTests, c: np.ndarray, idx: np.ndarray, w: float, h: float) -> int | None:
+def _exhaustive(tests: CandidateTests, c: np.ndarray, idx: np.ndarray, w: float, h: float) -> int | None:
     """Every candidate tested, as the search did before it became lazy."""
     hit_own, hit_others, hit_labels = tests.hits(idx)
     ok = ~(hit_own | hit_others | hit_labels)
@@ -119,7 +119,7 @@ def test_lazy_label_search_picks_what_testing_every_candidate_picks(seed):
         c = _candidates(item)
         w, h = item.size
         corners = (c[:, 0], c[:, 1], c[:, 0] + w, c[:, 1] + h)
-        tests = _CandidateTests(item, c, corners, obstacles, placed, leaders, soft)
+        tests = CandidateTests(item, c, corners, MapObstacles(obstacles, soft), placed, leaders)
         idx = np.arange(len(c))
         assert _cheapest_free(tests, c, idx, w, h) == _exhaustive(tests, c, idx, w, h)
 
