@@ -11,6 +11,7 @@ from typing import Any
 
 import matplotlib
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -27,6 +28,7 @@ from matplotlib.transforms import (
 import scoring.render.style  # noqa: F401 - first: selects Agg, silences Debian's stray mpl_toolkits
 from scoring.render.artists import rectangle, styled
 from scoring.render.labels import Box
+from scoring.render.paint import MATPLOTLIB_MIRRORED, paint_figure
 from scoring.render.png import encode_rgba_png
 from scoring.render.style import DPI, px_to_pt
 
@@ -59,12 +61,15 @@ class PixelLayer:
         self.z = zorder
 
     def add_artist(self, artist):
-        artist.set_figure(self.figure)
-        if not artist.is_transform_set():
-            artist.set_transform(self.transData)
-        if artist.get_clip_path() is None:
-            artist.set_clip_box(self.clipbox)
-        artist.set_zorder(artist.get_zorder() + self.z)
+        if _quiet(artist):
+            _place_quietly(artist, self.figure, self.transData, self.clipbox, self.z)
+        else:
+            artist.set_figure(self.figure)
+            if not artist.is_transform_set():
+                artist.set_transform(self.transData)
+            if artist.get_clip_path() is None:
+                artist.set_clip_box(self.clipbox)
+            artist.set_zorder(artist.get_zorder() + self.z)
         return self.figure.add_artist(artist)
 
     def add_collection(self, collection, autolim: bool = False):
@@ -81,6 +86,44 @@ class PixelLayer:
         t.set_position((x, y))
         t.set_transform(self.transData)
         return self.add_artist(t)
+
+
+def _quiet(artist: Artist) -> bool:
+    """An artist nobody listens to (no 'pchanged' callback, no stale callback: a fresh one or a
+    template's copy), outside any figure: its setters change its state and notify no one."""
+    own = vars(artist)
+    return (
+        MATPLOTLIB_MIRRORED  # the setters as matplotlib 3.9 has them (3.10's figure is a property)
+        and own["figure"] is None
+        and own["stale_callback"] is None
+        and not own["_callbacks"].callbacks.get("pchanged")
+        and not own["_animated"]
+    )
+
+
+def _place_quietly(artist: Artist, fig: Figure, transform, clipbox, dz: float) -> None:
+    """What PixelLayer.add_artist's setters do to a quiet artist (set_figure, set_transform
+    unless set, set_clip_box unless clipped to a path, set_zorder(z + dz)): their assignments and
+    `stale = True`, with no one to notify (~9 us an artist). A class's own setter (Line2D's
+    set_transform, Text's set_clip_box) is called as it is."""
+    own = vars(artist)
+    cls = type(artist)
+    own["figure"] = fig
+    if not own["_transformSet"]:
+        if cls.set_transform is Artist.set_transform:
+            own["_transform"] = transform
+            own["_transformSet"] = True
+        else:
+            artist.set_transform(transform)
+    if own["_clippath"] is None:
+        if cls.set_clip_box is Artist.set_clip_box:
+            own["clipbox"] = clipbox
+        else:
+            artist.set_clip_box(clipbox)
+    level = artist.zorder + dz  # the class's default when never set
+    if level != artist.zorder:
+        own["zorder"] = level
+    own["_stale"] = True  # set_figure's, whatever else changed
 
 
 # Text layouts (extent and line offsets about the anchor) by everything Text._get_layout reads:
@@ -194,12 +237,14 @@ class MapCanvas:
         if blank is None or blank[0] != face:
             r.clear()
             self.fig.patch.draw(r)
-            blank = _BLANKS[r] = (face, r.copy_from_bbox(self.fig.bbox))
+            _BLANKS[r] = (face, r.copy_from_bbox(self.fig.bbox), _uniform_pixel(r))
+        elif blank[2] is not None:  # one colour: written over the last map, not copied
+            np.asarray(r.buffer_rgba()).view(np.uint32).reshape(-1).fill(blank[2])
         else:
             r.restore_region(blank[1])
         self.fig.patch.set_visible(False)
         try:
-            self.fig.draw(r)
+            paint_figure(self.fig, r)  # what self.fig.draw(r) draws, with less Python per artist
         finally:
             self.fig.patch.set_visible(True)
         return encode_rgba_png(r.buffer_rgba(), self.n, self.n)
@@ -213,8 +258,16 @@ class MapCanvas:
         self.agg._lastKey = None
 
 
-# The blank map of each renderer (reused map after map), with its background colour.
-_BLANKS: weakref.WeakKeyDictionary[RendererAgg, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+# The blank map of each renderer (reused map after map), with its background colour and, when
+# all its pixels are one colour (as the map's figure patch draws them), that pixel.
+_BLANKS: weakref.WeakKeyDictionary[RendererAgg, tuple[Any, Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _uniform_pixel(r: RendererAgg) -> np.uint32 | None:
+    """The renderer's one pixel value (RGBA bytes as a uint32) if every pixel has it."""
+    pixels = np.asarray(r.buffer_rgba()).view(np.uint32).reshape(-1)
+    return pixels[0] if (pixels == pixels[0]).all() else None
+
 
 # One idle RendererAgg per thread, reused map after map: rasterise() first copies the blank map
 # over the last one, and its text metrics stay cached (matplotlib caches them per renderer).

@@ -6,9 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from matplotlib.patches import Polygon as MplPolygon
-
-from scoring.render.artists import rectangle
+from scoring.render.artists import polygon, rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.features import MapSubject, TaskFeature
 from scoring.render.labels import Box
@@ -132,7 +130,7 @@ def draw_north(canvas: MapCanvas, ax, bbox: Box, z=50.0) -> None:
     mid = bot - 10
     add_patch(
         ax,
-        MplPolygon(
+        polygon(
             [(cx, top), (cx - 13, bot), (cx, mid)],
             closed=True,
             facecolor="#222222",
@@ -143,7 +141,7 @@ def draw_north(canvas: MapCanvas, ax, bbox: Box, z=50.0) -> None:
     )
     add_patch(
         ax,
-        MplPolygon(
+        polygon(
             [(cx, top), (cx + 13, bot), (cx, mid)],
             closed=True,
             facecolor="#ffffff",

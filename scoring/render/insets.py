@@ -13,7 +13,7 @@ from scoring.georef import PixelTransform
 from scoring.render.artists import rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.context import ContextIndex
-from scoring.render.features import MapSubject, TaskFeature, clearance, pixel_extent
+from scoring.render.features import MapSubject, TaskFeature, clearance, geom_type, pixel_extent
 from scoring.render.furniture import MARGIN, draw_scalebar, scalebar_layout
 from scoring.render.labelling import draw_label, place_feature_labels
 from scoring.render.labels import Box, obstacle_for, place_box
@@ -47,7 +47,7 @@ def plan_insets(
     focus: dict[str, Any] = {}
     need: dict[str, float] = {}  # magnification each one needs to become readable
     for f in subject.features:
-        if f.geom_px.geom_type not in ("Point", "MultiPoint"):
+        if geom_type(f.geom_px) not in ("Point", "MultiPoint"):
             ext = pixel_extent(f)
             if ext < ist["min_feature_px"]:
                 focus[f.fid] = f.geom_px
@@ -127,7 +127,7 @@ def plan_insets(
 def crowding(f: TaskFeature, features: list[TaskFeature], task_style: dict[str, Any]) -> list:
     """For a point whose marker merges with another task point, or sits on another feature's
     stroke or outline (inside or outside?), the nearest points of those neighbours; else []."""
-    if f.geom_px.geom_type not in ("Point", "MultiPoint"):
+    if geom_type(f.geom_px) not in ("Point", "MultiPoint"):
         return []
     t = task_style
     r = (t["target_point_size"] if f.target else t["point_size"]) / 2.0
@@ -136,11 +136,11 @@ def crowding(f: TaskFeature, features: list[TaskFeature], task_style: dict[str, 
         if o is f:
             continue
         og = o.geom_px
-        if og.geom_type in ("Point", "MultiPoint"):
+        if geom_type(og) in ("Point", "MultiPoint"):
             ro = (t["target_point_size"] if o.target else t["point_size"]) / 2.0
             gap = r + ro + 4.0
         else:
-            if og.geom_type in ("Polygon", "MultiPolygon"):
+            if geom_type(og) in ("Polygon", "MultiPolygon"):
                 og = og.boundary
             gap = r + clearance(o, task_style) + 1.0
         if f.geom_px.distance(og) < gap:

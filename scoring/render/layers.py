@@ -21,8 +21,13 @@ from scoring.render.artists import (
 )
 from scoring.render.canvas import add_patch
 from scoring.render.context import POOLS, ContextIndex
-from scoring.render.features import MapSubject, TaskFeature, fid_key
-from scoring.render.shapes import line_paths, line_segments, points_xy, poly_path, poly_paths
+from scoring.render.features import MapSubject, TaskFeature, fid_key, geom_type
+from scoring.render.shapes import (
+    line_paths,
+    line_segments_each,
+    points_xy,
+    poly_paths_each,
+)
 from scoring.render.style import px_to_pt
 
 
@@ -67,11 +72,18 @@ def draw_context(
     zoom = min(max(math.sqrt(0.3 / max(pt.ground_pixel_size(), 1e-6)), 0.75), 1.8)
     # water: the sea (derived from the coastline) under everything, lakes, rivers and
     # basins over land use (a pond in a park) but under buildings, roads and POIs
+    # the paths of every polygon drawn (water, areas, buildings) made in one pass
+    drawn = np.flatnonzero(polygonal & (in_pool["water"] | in_pool["area"] | in_pool["building"]))
+    path_at = dict(zip(drawn.tolist(), poly_paths_each(geoms[drawn]), strict=True))
+
+    def poly_paths_at(positions: np.ndarray) -> list:
+        return [p for i in positions.tolist() if (p := path_at[i]) is not None]
+
     water = st.get("water")
     if water is not None:
         is_sea = np.array([context.props[j].get("water") == "sea" for j in idx[water_at]], dtype=bool)
         for sea, z in ((True, zbase - 0.2), (False, zbase + 0.05)):
-            paths = poly_paths(geoms[water_at[polygonal[water_at] & (is_sea == sea)]])
+            paths = poly_paths_at(water_at[polygonal[water_at] & (is_sea == sea)])
             if paths:
                 ax.add_collection(
                     path_collection(
@@ -85,7 +97,7 @@ def draw_context(
                 )
     # land use / areas, then buildings (polygon POIs are drawn as dots, not as buildings)
     for pool, z in (("area", zbase), ("building", zbase + 0.1)):
-        paths = poly_paths(geoms[in_pool[pool] & polygonal])
+        paths = poly_paths_at(np.flatnonzero(in_pool[pool] & polygonal))
         if paths:
             ax.add_collection(
                 path_collection(
@@ -100,11 +112,14 @@ def draw_context(
     # roads: casings of every class first, then fills, so junctions merge
     classes = st["road_classes"]
     kind = context.road_kinds([c["highways"] for c in classes], st["path"]["highways"])[idx]
-    road = in_pool["road"]
-    paths_lines = geoms[road & (kind == -1)]
-    if len(paths_lines):
+    # every road's segments in one pass, then gathered by kind (in order, as if made apart)
+    roads = np.flatnonzero(in_pool["road"])
+    segments_of: dict[int, list[np.ndarray]] = {}
+    for rk, segs in zip(kind[roads].tolist(), line_segments_each(geoms[roads]), strict=True):
+        segments_of.setdefault(rk, []).extend(segs)
+    if -1 in segments_of:
         lc = line_collection(
-            line_segments(paths_lines),
+            segments_of[-1],
             colors=st["path"]["color"],
             linewidths=lw(st["path"]["width"]),
             linestyles=[(0, tuple(lw(v) / lw(st["path"]["width"]) for v in st["path"]["dash"]))],
@@ -114,7 +129,7 @@ def draw_context(
         )
         ax.add_collection(lc, autolim=False)
     # each class's paths are built once, for its casing and its fill
-    class_paths = [line_paths(line_segments(geoms[road & (kind == ci)])) for ci in range(len(classes))]
+    class_paths = [line_paths(segments_of.get(ci, [])) for ci in range(len(classes))]
     for color, widen, z in ((st["road_casing"], 2.0, zbase + 0.3), (st["road_fill"], 0.0, zbase + 0.4)):
         for ci in reversed(range(len(classes))):
             if class_paths[ci]:
@@ -149,6 +164,8 @@ def draw_context(
 
 
 _POLYGONAL = (shapely.GeometryType.POLYGON, shapely.GeometryType.MULTIPOLYGON)
+_POLYGON_TYPES = ("Polygon", "MultiPolygon")
+_LINE_TYPES = ("LineString", "MultiLineString")
 
 
 def draw_task(
@@ -173,16 +190,21 @@ def draw_task(
     # feature coincides with it (equal / shared edges) a fringe of the target colour shows
     feats = sorted(
         subject.features,
-        key=lambda f: (order.get(geoms_by_fid[f.fid].geom_type, 3), not f.target, fid_key(f.fid)),
+        key=lambda f: (order.get(geom_type(geoms_by_fid[f.fid]), 3), not f.target, fid_key(f.fid)),
     )
-    for f in feats:
+    # every feature's path and segments made in one pass (each as made of it alone)
+    types = [geom_type(geoms_by_fid[f.fid]) for f in feats]
+    polygons = [geoms_by_fid[f.fid] for f, gt in zip(feats, types, strict=True) if gt in _POLYGON_TYPES]
+    lines = [geoms_by_fid[f.fid] for f, gt in zip(feats, types, strict=True) if gt in _LINE_TYPES]
+    polygon_paths = iter(poly_paths_each(polygons))
+    line_segs = iter(line_segments_each(lines))
+    for f, gt in zip(feats, types, strict=True):
         g = geoms_by_fid[f.fid]
-        gt = g.geom_type
         rank = order.get(gt, 3)
         z_halo = zbase + rank - 0.5 if rank == 0 else zbase + 0.5  # line/point halos under all strokes
         z = zbase + rank
-        if gt in ("Polygon", "MultiPolygon"):
-            path = poly_path([g])
+        if gt in _POLYGON_TYPES:
+            path = next(polygon_paths)
             if path is None:
                 continue
             ew = t["target_polygon_edge_width"] if f.target else t["polygon_edge_width"]
@@ -209,9 +231,9 @@ def draw_task(
                 ax,
                 path_patch(path, facecolor=face, edgecolor=f.color, lw=lw(ew), joinstyle="round", zorder=z),
             )
-        elif gt in ("LineString", "MultiLineString"):
+        elif gt in _LINE_TYPES:
             w = t["target_line_width"] if f.target else t["line_width"]
-            segs = line_segments([g])
+            segs = next(line_segs)
             ax.add_collection(
                 line_collection(
                     segs,
@@ -284,12 +306,12 @@ def crossings(features: list[TaskFeature], geoms_by_fid: dict[str, Any]) -> np.n
     lines = [
         geoms_by_fid[f.fid]
         for f in features
-        if geoms_by_fid[f.fid].geom_type in ("LineString", "MultiLineString")
+        if geom_type(geoms_by_fid[f.fid]) in ("LineString", "MultiLineString")
     ]
     pts = []
     for i, a in enumerate(lines):
         for b in lines[i + 1 :]:
             for part in shapely.get_parts(a.intersection(b)):
-                p = part if part.geom_type == "Point" else part.representative_point()
+                p = part if geom_type(part) == "Point" else part.representative_point()
                 pts.append((round(p.x, 3), round(p.y, 3)))
     return np.array(sorted(set(pts)), dtype=float).reshape(-1, 2)

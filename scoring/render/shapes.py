@@ -91,6 +91,12 @@ def _polygon_paths(geoms: list[Any], merge: bool = False) -> list[MplPath | None
     return _ring_paths(rings, part_owner[ring_part], len(arr))
 
 
+def poly_paths_each(geoms) -> list[MplPath | None]:
+    """The path of each geometry's polygons (None where it has none), in one pass over all of
+    them: each is the path poly_paths would make of that geometry alone."""
+    return _polygon_paths(list(geoms))
+
+
 def poly_path(geoms) -> MplPath | None:
     """One compound path of every polygon in `geoms` (None if there is none)."""
     return _polygon_paths(list(geoms), merge=True)[0]
@@ -115,6 +121,25 @@ def line_segments(geoms) -> list[np.ndarray]:
     coords, part_of = shapely.get_coordinates(parts, return_index=True)
     cuts = np.flatnonzero(np.diff(part_of)) + 1
     return np.split(coords, cuts) if len(coords) else []
+
+
+def line_segments_each(geoms) -> list[list[np.ndarray]]:
+    """line_segments of each geometry, in one pass over all of them (same vertex arrays)."""
+    arr = _array(geoms)
+    if not len(arr):
+        return []
+    polygonal = np.isin(shapely.get_type_id(arr), _POLYGONAL)
+    if polygonal.any():
+        arr = arr.copy()
+        arr[polygonal] = shapely.boundary(arr[polygonal])
+    parts, owner = shapely.get_parts(arr, return_index=True)
+    keep = np.isin(shapely.get_type_id(parts), _LINEAR) & ~shapely.is_empty(parts)
+    parts, owner = parts[keep], owner[keep]
+    coords, part_of = shapely.get_coordinates(parts, return_index=True)
+    # a line that is not empty has two positions or more: one segment per part, in order
+    segments = np.split(coords, np.flatnonzero(np.diff(part_of)) + 1) if len(coords) else []
+    bounds = np.searchsorted(owner, np.arange(len(arr) + 1)).tolist()
+    return [segments[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def points_xy(geoms) -> np.ndarray:

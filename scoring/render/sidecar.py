@@ -3,7 +3,6 @@ file and the GDAL .aux.xml that let QGIS or GDAL place the PNG."""
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from functools import lru_cache
@@ -17,11 +16,12 @@ import shapely
 
 from scoring.errors import OutputError
 from scoring.georef import PixelTransform, grid_convergence_at, m3857_to_lonlat
-from scoring.render.features import MapSubject
+from scoring.render.features import MapSubject, geom_type
 from scoring.render.furniture import ATTRIBUTION, AttributeCard, ScaleBar
 from scoring.render.labels import Box, Placement
 from scoring.render.layers import crossings
 from scoring.render.png import PNG_DEFLATE
+from scoring.render.sidecar_json import dumps_indent1
 from scoring.render.style import DPI
 from scoring.render.version import RENDERER_VERSION, SIDECAR_SCHEMA
 
@@ -61,7 +61,7 @@ def sidecar_record(
         b = f.geom_px.bounds
         feats[f.fid] = {
             "kind": f.kind,
-            "geometry_type": f.geom_task.geom_type,
+            "geometry_type": geom_type(f.geom_task),
             "color": f.color,
             "target": f.target,
             "pixel_bbox": [round(v, 2) for v in b],
@@ -188,8 +188,9 @@ def write_map_files(out_dir: Path, png: bytes, record: dict[str, Any]) -> dict[s
         "aux": out_dir / f"{iid}.png.aux.xml",
     }
     try:
-        # not write_json_atomic: a NaN grid convergence is written as NaN, as it always was
-        _write_durably(paths["sidecar"], (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode())
+        # not write_json_atomic: a NaN grid convergence is written as NaN, as it always was;
+        # json.dumps(record, indent=1, ensure_ascii=False), NaN written as NaN as it always was
+        _write_durably(paths["sidecar"], (dumps_indent1(record) + "\n").encode())
         _write_durably(paths["world"], world_file(gt).encode("ascii"))
         _write_durably(paths["aux"], aux_xml(gt).encode())
         _write_durably(paths["png"], png)

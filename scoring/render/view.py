@@ -37,15 +37,25 @@ def fix_view(
     """The map's pixel transform, framed on the scene and what scoring.framing adds (for an edit,
     the target after the reference edit), and the names of what was framed. Sets each task
     feature's EPSG:3857 and pixel geometry."""
-    for f in subject.features:
-        f.geom_3857 = to_3857(f.geom_task, subject.task_epsg)
+    feats = subject.features
+    # every feature in one call each way: PROJ and the affine work point by point, so each
+    # geometry comes out as it would alone
+    for f, g in zip(feats, to_3857(_array([f.geom_task for f in feats]), subject.task_epsg), strict=True):
+        f.geom_3857 = g
     extra, framed = framed_3857(instance, subject.task_epsg)
     x_min, y_max, res = compute_view([f.geom_3857 for f in subject.features] + extra, style)
     n = int(style["image_px"])
     pt = PixelTransform.from_view(x_min, y_max, res, n, n, subject.task_epsg)
-    for f in subject.features:
-        f.geom_px = pt.geometry_3857_to_pixel(f.geom_3857)
+    for f, g in zip(feats, pt.geometry_3857_to_pixel(_array([f.geom_3857 for f in feats])), strict=True):
+        f.geom_px = g
     return pt, framed
+
+
+def _array(geoms: list) -> np.ndarray:
+    """A 1-d object array of shapely geometries."""
+    arr = np.empty(len(geoms), dtype=object)
+    arr[:] = geoms
+    return arr
 
 
 def ground_per_3857(x: float, y: float) -> float:

@@ -5,7 +5,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import PathPatch, Rectangle
+from matplotlib.patches import PathPatch, Polygon, Rectangle
 from matplotlib.path import Path
 
 from scoring.render import artists
@@ -36,6 +36,7 @@ def _draw(make, shift: float) -> np.ndarray:
         make(Line2D, [0.1, 0.9 - shift], [0.5, 0.6], ls="none", marker="o", ms=9, mfc="#00ff00", zorder=3),
         make(Rectangle, (0.6 - shift, 0.2), 0.3, 0.2, facecolor=(1, 1, 1, 0.8), edgecolor="#333333", lw=1.2),
         make(PathPatch, _square(0.3, 0.3 + shift, 0.25), facecolor="none", edgecolor="#8800aa", lw=3),
+        make(Polygon, [(0.2, 0.2), (0.45, 0.8 - shift), (0.7, 0.3)], closed=True, facecolor="#222", lw=1.6),
     ):
         a.set_transform(fig.transFigure)
         fig.add_artist(a)
@@ -49,6 +50,7 @@ _FROM_TEMPLATE = {
     Line2D: artists.line2d,
     Rectangle: artists.rectangle,
     PathPatch: artists.path_patch,
+    Polygon: artists.polygon,
 }
 
 
