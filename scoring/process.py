@@ -34,3 +34,17 @@ def preload(module: str) -> None:
     """Import ``module`` now (a spawned worker's first task while its parent is still starting up:
     the import then costs no time when the first real task comes)."""
     importlib.import_module(module)
+
+
+# Thread pools of the numerical libraries a command's process loads (OpenBLAS, OpenMP, MKL).
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread in this process and the ones it starts, unless the user chose otherwise.
+    A command's parallelism is its processes (build and render pools, agents, scorer): the BLAS
+    calls made here are small (bootstrap counts, affine transforms), and OpenBLAS's extra threads
+    spin after each one, burning a core for nothing (2 CPU-s of the main job's last 4 s). Must
+    run before numpy is imported."""
+    for name in _BLAS_THREADS:
+        os.environ.setdefault(name, "1")

@@ -1,7 +1,12 @@
-"""keep_freed_memory: a process that keeps freed large buffers stops faulting their pages in again."""
+"""Process settings of the commands: freed large buffers kept (no page faults to get them back), one
+BLAS thread (the parallelism is processes)."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 PROBE = """
 import resource, sys
@@ -28,3 +33,40 @@ def test_freed_map_buffers_are_reused_without_page_faults():
     # depends on the kernel's huge pages and the load); kept, it is reused: far fewer faults, and
     # at most a handful per buffer
     assert kept < max(default / 5, 60 * 20), (default, kept)
+
+
+THREADS_PROBE = """
+import os, sys
+if sys.argv[1] == "command":
+    from scoring.cli import main
+    try:
+        main(["--version"])  # what every `spatialgap` command does first
+    except SystemExit:
+        pass
+import numpy as np
+np.ones((64, 64)) @ np.ones((64, 64))  # a BLAS call: its thread pool is up
+status = open("/proc/self/status").read()
+print(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
+"""
+
+
+def _threads(mode: str, **env: str) -> int:
+    environ = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS_PROBE, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**environ, **env},
+    )
+    return int(out.stdout.split()[-1])  # after the version line
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc to count threads")
+def test_a_command_runs_numpy_with_one_blas_thread_unless_told_otherwise():
+    # parallelism comes from processes: BLAS helper threads only spin (measured: 2 CPU-s of 4 in
+    # the main job's scoring and report)
+    assert _threads("command") == 1
+    if (os.cpu_count() or 1) > 1:  # the probe sees BLAS threads where there are cores for them
+        assert _threads("plain") > 1
+        assert _threads("command", OPENBLAS_NUM_THREADS="2") > 1  # the user's choice stands
