@@ -4,6 +4,7 @@ never of one it shares (QGIS, a caller of the library)."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import os
 
@@ -48,3 +49,12 @@ def one_blas_thread() -> None:
     run before numpy is imported."""
     for name in _BLAS_THREADS:
         os.environ.setdefault(name, "1")
+
+
+def fewer_collections() -> None:
+    """Run the cycle collector less often. A sweep's process holds its benchmarks and journals
+    (millions of objects) for minutes while each request allocates thousands of short-lived
+    containers: at the default thresholds the collector ran some 1,600 times and walked
+    everything 11 times (1.9 CPU-s of a sweep's client); at these, 80 times and 0 to 1 (0.35 s).
+    The containers are freed by reference counting, so memory stays bounded."""
+    gc.set_threshold(10_000, 20, 20)

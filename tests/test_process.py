@@ -70,3 +70,36 @@ def test_a_command_runs_numpy_with_one_blas_thread_unless_told_otherwise():
     if (os.cpu_count() or 1) > 1:  # the probe sees BLAS threads where there are cores for them
         assert _threads("plain") > 1
         assert _threads("command", OPENBLAS_NUM_THREADS="2") > 1  # the user's choice stands
+
+
+def _full_collections(tuned: bool) -> int:
+    """Full collections while a process holding many objects handles many small allocations."""
+    import gc
+
+    from scoring.process import fewer_collections
+
+    before = gc.get_threshold()
+    full = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(1)
+
+    held = [[i] for i in range(200_000)]  # a benchmark's worth of long-lived containers
+    journal = []
+    try:
+        if tuned:
+            fewer_collections()
+        gc.callbacks.append(count)
+        for i in range(80_000):  # a sweep's requests: each leaves a record of a few containers
+            journal.append({"key": str(i), "reply": {"choices": [{"message": {"content": "A"}}]}})
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*before)
+    del held, journal
+    return len(full)
+
+
+def test_fewer_collections_walks_the_held_objects_far_less_often():
+    default, tuned = _full_collections(False), _full_collections(True)
+    assert default >= 3 and tuned <= 1, (default, tuned)

@@ -21,7 +21,7 @@ from scoring.evaluate.plan import (
 from scoring.evaluate.sweep import evaluate
 from scoring.execute import add_executor_args, executor_from_args
 from scoring.files import read_jsonl
-from scoring.process import keep_freed_memory
+from scoring.process import fewer_collections, keep_freed_memory
 from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Protocol
 
 CORRECT = ("correct", "correct_refusal")
@@ -139,6 +139,7 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 def _cli(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
     keep_freed_memory()  # every map request builds and frees half-megabyte buffers
+    fewer_collections()
     try:
         with executor_from_args(args, args.jobs) as executor:
             rec = evaluate(plan, executor)
