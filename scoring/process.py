@@ -26,9 +26,11 @@ def keep_freed_memory() -> None:
 
 def lower_priority(niceness: int) -> None:
     """Yield the cores to the other processes of a job (a pool initializer: this module is light
-    to import in a spawned worker). A no-op where processes have no niceness."""
+    to import in a spawned worker), collecting cycles less often as its results pile up. The
+    niceness is a no-op where processes have none."""
     if hasattr(os, "nice"):
         os.nice(niceness)
+    fewer_collections()
 
 
 def preload(module: str) -> None:

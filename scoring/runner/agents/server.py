@@ -22,7 +22,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from scoring.errors import InputError
-from scoring.process import keep_freed_memory
+from scoring.process import fewer_collections, keep_freed_memory
 from scoring.runner.agents.prompt_view import message_text
 from scoring.runner.agents.registry import OFFLOADED, PIXEL_BLIND, AgentFn, get_agent, without_images
 from scoring.runner.agents.request_body import loads_request
@@ -301,6 +301,7 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1
     (the URL is printed on stderr)."""
     fn = get_agent(name)
     keep_freed_memory()  # the serving process is ours alone (not so a caller of start_server)
+    fewer_collections()  # its memos grow request after request
     if host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("serving on non-loopback address %s", host)
     if workers < 1:
