@@ -72,24 +72,27 @@ def test_a_command_runs_numpy_with_one_blas_thread_unless_told_otherwise():
         assert _threads("command", OPENBLAS_NUM_THREADS="2") > 1  # the user's choice stands
 
 
-def _full_collections(tuned: bool) -> int:
-    """Full collections while a process holding many objects handles many small allocations."""
+def _collections(tuned: bool) -> int:
+    """Collections (of any generation) while a process keeps a record per request."""
     import gc
 
     from scoring.process import fewer_collections
 
     before = gc.get_threshold()
-    full = []
+    done: list[int] = []
 
     def count(phase: str, info: dict) -> None:
-        if phase == "stop" and info["generation"] == 2:
-            full.append(1)
+        if phase == "stop":
+            done.append(info["generation"])
 
     held = [[i] for i in range(200_000)]  # a benchmark's worth of long-lived containers
     journal = []
     try:
+        gc.collect()
         if tuned:
             fewer_collections()
+        else:  # CPython's defaults (an earlier test may have run a command in this process)
+            gc.set_threshold(700, 10, 10)
         gc.callbacks.append(count)
         for i in range(80_000):  # a sweep's requests: each leaves a record of a few containers
             journal.append({"key": str(i), "reply": {"choices": [{"message": {"content": "A"}}]}})
@@ -97,9 +100,11 @@ def _full_collections(tuned: bool) -> int:
         gc.callbacks.remove(count)
         gc.set_threshold(*before)
     del held, journal
-    return len(full)
+    return len(done)
 
 
-def test_fewer_collections_walks_the_held_objects_far_less_often():
-    default, tuned = _full_collections(False), _full_collections(True)
-    assert default >= 3 and tuned <= 1, (default, tuned)
+def test_fewer_collections_runs_the_collector_far_less_often():
+    # each collection walks the young objects; a full one (how often depends on what else the
+    # process holds) walks everything
+    default, tuned = _collections(False), _collections(True)
+    assert tuned * 5 < default, (default, tuned)
