@@ -258,10 +258,13 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     # The agents start (an interpreter and its imports each) while the selfcheck and the builds
     # run: the render, the job's critical path, then begins as soon as the benchmarks exist.
     starting = _start_agents_meanwhile(plan)
-    early_render = None if on_cluster else _start_render_meanwhile(plan)
-    # each run scored as it ends, by a worker that loads the scorer meanwhile too
-    early = None if on_cluster else EarlyScorer(only_recorded=plan.limit is not None)
+    early_render: EarlyRender | None = None
+    early: EarlyScorer | None = None
     try:
+        if not on_cluster:
+            early_render = _start_render_meanwhile(plan)
+            # each run scored as it ends, by a worker that loads the scorer meanwhile too
+            early = EarlyScorer(only_recorded=plan.limit is not None)
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
         drift = run_selfcheck()
         if drift:
