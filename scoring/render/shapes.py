@@ -109,18 +109,7 @@ def poly_paths(geoms) -> list[MplPath]:
 
 def line_segments(geoms) -> list[np.ndarray]:
     """Vertex arrays of every line (polygons: their boundary)."""
-    arr = _array(geoms)
-    if not len(arr):
-        return []
-    polygonal = np.isin(shapely.get_type_id(arr), _POLYGONAL)
-    if polygonal.any():
-        arr = arr.copy()
-        arr[polygonal] = shapely.boundary(arr[polygonal])
-    parts = shapely.get_parts(arr)
-    parts = parts[np.isin(shapely.get_type_id(parts), _LINEAR) & ~shapely.is_empty(parts)]
-    coords, part_of = shapely.get_coordinates(parts, return_index=True)
-    cuts = np.flatnonzero(np.diff(part_of)) + 1
-    return np.split(coords, cuts) if len(coords) else []
+    return [segment for each in line_segments_each(geoms) for segment in each]
 
 
 def line_segments_each(geoms) -> list[list[np.ndarray]]:
