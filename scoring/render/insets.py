@@ -16,7 +16,7 @@ from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, TaskFeature, clearance, geom_type, pixel_extent
 from scoring.render.furniture import MARGIN, draw_scalebar, scalebar_layout
 from scoring.render.labelling import draw_label, place_feature_labels
-from scoring.render.labels import Box, obstacle_for, place_box
+from scoring.render.labels import Box, hidden_area, obstacle_for, place_box
 from scoring.render.layers import draw_context, draw_task
 from scoring.render.style import font, px_to_pt
 from scoring.render.view import ground_per_3857
@@ -110,8 +110,7 @@ def plan_insets(
                 (0.0, 0.0, float(n), float(n)),
                 near=(pcx, pcy),
             )
-            hidden = box(*bb).intersection(task_union).area
-            hidden += 10.0 * sum(box(*bb).intersection(box(*o)).area for o in blocked + [frame])
+            hidden = hidden_area(bb, task_union, blocked + [frame])
             tries.append((hidden, size, side, frame, bb))
             if hidden == 0.0:
                 break

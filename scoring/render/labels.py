@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import shapely
 from shapely import lib
-from shapely.geometry import LineString
+from shapely.geometry import LineString, box
 
 from scoring.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
 from scoring.render.label_obstacles import CandidateTests, MapObstacles, is_large_polygon
@@ -321,3 +321,12 @@ def place_box(
 
 def boxes_overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def hidden_area(bb: Box, task_union, blocked: list[Box]) -> float:
+    """What a panel at bb hides: the task geometry it covers, plus 10 x the blocked boxes it
+    overlaps. An overlay is computed only where there is one: the others' areas are exactly 0
+    (nothing, or a shared edge), and adding 0.0 changes no sum."""
+    b = box(*bb)
+    hidden = b.intersection(task_union).area if shapely.intersects(task_union, b) else 0.0
+    return hidden + 10.0 * sum(b.intersection(box(*o)).area for o in blocked if boxes_overlap(bb, o))

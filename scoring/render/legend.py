@@ -6,13 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-import shapely
-from shapely.geometry import box
 
 from scoring.render.artists import line2d, rectangle
 from scoring.render.canvas import MapCanvas, add_patch
 from scoring.render.features import MapSubject, geom_type
-from scoring.render.labels import Box, boxes_overlap, place_box
+from scoring.render.labels import Box, hidden_area, place_box
 from scoring.render.layers import crossings
 from scoring.render.style import font, px_to_pt
 
@@ -103,15 +101,6 @@ def place_legend(
             break
     _, _, bbox, layout = min(options, key=lambda o: (o[0], o[1]))
     return bbox, layout
-
-
-def hidden_area(bb: Box, task_union, blocked: list[Box]) -> float:
-    """What a panel at bb hides: the task geometry it covers, plus 10 x the blocked boxes it
-    overlaps. An overlay is computed only where there is one: the others' areas are exactly 0
-    (nothing, or a shared edge), and adding 0.0 changes no sum."""
-    b = box(*bb)
-    hidden = b.intersection(task_union).area if shapely.intersects(task_union, b) else 0.0
-    return hidden + 10.0 * sum(b.intersection(box(*o)).area for o in blocked if boxes_overlap(bb, o))
 
 
 def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) -> None:

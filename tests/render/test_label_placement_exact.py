@@ -24,12 +24,12 @@ from scoring.render.labels import (
     _candidates,
     _leader,
     anchor_points,
+    hidden_area,
     is_large_polygon,
     obstacle_for,
     place_box,
     place_labels,
 )
-from scoring.render.legend import hidden_area
 
 
 class _UnionTests:
