@@ -3,7 +3,7 @@ character, without the standard library's pure-Python indenting encoder (its gen
 ~0.5 ms a map; the C encoder does not indent). The same rules in the same order: strings through
 the encoder json uses (encode_basestring), floats by float.__repr__ with NaN and infinities
 spelt as json spells them, ',' between items and ': ' after keys, one space an indentation level.
-tests/render/test_render_sidecar_json.py compares it with json.dumps."""
+tests/render/test_render_shortcuts.py compares it with json.dumps."""
 
 from __future__ import annotations
 
