@@ -1,3 +1,3 @@
-from scoring.cli import main
+from scoring.cli import run
 
-raise SystemExit(main())
+run()

@@ -7,6 +7,7 @@ import ctypes
 import gc
 import importlib
 import os
+from typing import Any
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
@@ -37,6 +38,16 @@ def preload(module: str) -> None:
     """Import ``module`` now (a spawned worker's first task while its parent is still starting up:
     the import then costs no time when the first real task comes)."""
     importlib.import_module(module)
+
+
+def call(module: str, name: str, *args: Any) -> Any:
+    """``module.name(*args)``: a task for a worker whose parent has not imported ``module`` (the
+    sweep's scorer, started before the sweep loads the scorer).
+
+    >>> call("math", "hypot", 3.0, 4.0)
+    5.0
+    """
+    return getattr(importlib.import_module(module), name)(*args)
 
 
 # Thread pools of the numerical libraries a command's process loads (OpenBLAS, OpenMP, MKL).

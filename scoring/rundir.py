@@ -334,9 +334,12 @@ def _number(dirname: str, base: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def load_run(run_dir: Path, bench_sha: str | None = None) -> tuple[dict, dict[str, dict]]:
-    """(manifest, final predictions by sample id) of a run directory. InputError when it is not a
-    run directory, or (given ``bench_sha``) when it was run on another benchmark."""
+def load_run(
+    run_dir: Path, bench_sha: str | None = None, finals: bool = True
+) -> tuple[dict, dict[str, dict]]:
+    """(manifest, final predictions by sample id) of a run directory (``finals`` False: the
+    checks and the manifest only, no predictions read). InputError when it is not a run
+    directory, or (given ``bench_sha``) when it was run on another benchmark."""
     run_dir = Path(run_dir)
     if not (run_dir / RUN_MANIFEST).is_file() or not (run_dir / PREDICTIONS).is_file():
         raise InputError(f"{run_dir}: not a run directory (needs {RUN_MANIFEST} and {PREDICTIONS})")
@@ -346,7 +349,7 @@ def load_run(run_dir: Path, bench_sha: str | None = None) -> tuple[dict, dict[st
         raise InputError(
             f"{run_dir}: was run on another benchmark (manifest sha256 {run_sha[:12]}… != {bench_sha[:12]}…)"
         )
-    return manifest, final_predictions(run_dir / PREDICTIONS)
+    return manifest, final_predictions(run_dir / PREDICTIONS) if finals else {}
 
 
 def now_iso() -> str:

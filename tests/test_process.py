@@ -108,3 +108,36 @@ def test_fewer_collections_runs_the_collector_far_less_often():
     # process holds) walks everything
     default, tuned = _collections(False), _collections(True)
     assert tuned * 5 < default, (default, tuned)
+
+
+EXIT_PROBE = """
+import atexit, sys
+from pathlib import Path
+import scoring.cli
+marker = Path(sys.argv[1])
+atexit.register(lambda: marker.write_text("exit handlers ran"))
+sys.argv = ["spatialgap", *sys.argv[2:]]
+scoring.cli.run()
+print("not reached: run() ends the process")
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "stream", "expected"),
+    [
+        (["--version"], 0, "stdout", "spatialgap "),  # argparse's own exit
+        (["selfcheck"], 0, "stdout", "selfcheck passed"),  # main() returns: the fast exit
+        (["report", "--results", "/nonexistent", "--out", "/nonexistent/r.html"], 2, "stderr", "error:"),
+    ],
+)
+def test_the_command_exits_with_its_code_its_output_whole_and_its_exit_handlers_run(
+    tmp_path, argv, code, stream, expected
+):
+    marker = tmp_path / "atexit"
+    out = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, str(marker), *argv], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == code, out.stderr[-500:]
+    assert expected in getattr(out, stream)  # piped output is flushed before the process ends
+    assert "not reached" not in out.stdout
+    assert marker.read_text() == "exit handlers ran"

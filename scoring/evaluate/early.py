@@ -8,10 +8,11 @@ import multiprocessing as mp
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from scoring.process import lower_priority, preload
-from scoring.score.results import score_run_dir
+from scoring.process import call, lower_priority, preload
 
 NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
+# Named, not imported: the sweep's command starts this scorer before it loads the scorer itself.
+SCORER = ("scoring.score.results", "score_run_dir")
 
 
 class EarlyScorer:
@@ -23,12 +24,12 @@ class EarlyScorer:
         self._pool = ProcessPoolExecutor(
             1, mp_context=mp.get_context("spawn"), initializer=lower_priority, initargs=(NICENESS,)
         )
-        self._pool.submit(preload, score_run_dir.__module__)
+        self._pool.submit(preload, SCORER[0])
         self._futures: dict[str, Future] = {}
 
     def submit(self, bench: Path, run_dir: Path) -> None:
         self._futures[str(run_dir)] = self._pool.submit(
-            score_run_dir, str(bench), str(run_dir), self.only_recorded
+            call, *SCORER, str(bench), str(run_dir), self.only_recorded
         )
 
     def results(self) -> dict[str, tuple]:

@@ -27,6 +27,21 @@ class EarlyRender:
         self._proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
+        self._sent = False
+
+    def send(self, ids: list[str]) -> None:
+        """Hand the ids over (once; an empty list ends the render): it starts drawing now, while
+        the sweep plans its runs. A render that died meanwhile reports in `render`."""
+        if self._sent:
+            return
+        self._sent = True
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write("\n".join(ids).encode("ascii"))
+            stdin.close()
+        except BrokenPipeError:
+            pass
 
     async def render(self, ids: list[str]) -> None:
         """Draw the maps of ``ids`` (none: the render ends at once), raising its error if it fails."""
@@ -34,10 +49,10 @@ class EarlyRender:
 
         if ids:
             say(f"rendering {len(ids)} maps of {self.bench} in the background")
-        data = "\n".join(ids).encode("ascii")
+        self.send(ids)
         try:
             # in a thread: the event loop keeps sending requests meanwhile
-            _, err = await asyncio.to_thread(self._proc.communicate, data)
+            err = await asyncio.to_thread(self._wait)
         finally:
             if self._proc.poll() is None:  # interrupted: let the render shut its pool down
                 self._interrupt()
@@ -45,13 +60,21 @@ class EarlyRender:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             raise SpatialGapError(f"rendering the maps of {self.bench} failed: {tail[0]}")
 
+    def _wait(self) -> bytes:
+        """Its standard error, once it exits (its only pipe left: reading it to the end first
+        cannot block the render)."""
+        assert self._proc.stderr is not None
+        err = self._proc.stderr.read()
+        self._proc.wait()
+        return err
+
     def stop(self) -> None:
         """End the render: unused, it reads no ids and exits; drawing, it is interrupted."""
         if self._proc.poll() is not None:
             return
         try:
             self._proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
+        except (OSError, ValueError):  # already closed by `send`
             pass
         try:
             self._proc.wait(timeout=1.0)

@@ -12,22 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
-from scoring.evaluate.agents import AgentProcess, start_agents
+from scoring.evaluate import startup
+from scoring.evaluate.agents import AgentProcess
 from scoring.evaluate.cities import MapRenderer, prepare, say
 from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
 from scoring.evaluate.early import EarlyScorer
-from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
+from scoring.evaluate.startup import Startup
 from scoring.execute import Executor, LocalExecutor
 from scoring.files import write_json_atomic
 from scoring.runner.config import ModelSpec
@@ -218,53 +217,19 @@ async def _run_all(
     return stopped, time.perf_counter() - t0
 
 
-def _start_agents_meanwhile(plan: SweepPlan) -> Future[dict[str, AgentProcess]]:
-    """The plan's built-in agents, starting in a background thread."""
-    names = [p.name for p in plan.participants if p.is_agent]
-    pool = ThreadPoolExecutor(1, thread_name_prefix="start-agents")
-    try:
-        return pool.submit(start_agents, names, plan.agent_workers)
-    finally:
-        pool.shutdown(wait=False)
-
-
-def _start_render_meanwhile(plan: SweepPlan) -> EarlyRender | None:
-    """The render of the first city whose benchmark is about to be built (all its maps to draw),
-    started now so that it loads while the selfcheck and the build run."""
-    for city in plan.cities:
-        if plan.wants_maps(city):
-            if plan.force or not (city.bench / "manifest.json").exists():
-                return EarlyRender(city.bench, plan.jobs or os.cpu_count() or 1)
-            return None
-    return None
-
-
-def _stop_agents(starting: Future[dict[str, AgentProcess]]) -> None:
-    """Stop the agents once started (waits for a start in progress; a failed start left none)."""
-    try:
-        agents = starting.result()
-    except Exception:  # noqa: BLE001 - its error, if any, is raised where the agents are used
-        return
-    for a in agents.values():
-        a.stop()
-
-
-def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
+def evaluate(plan: SweepPlan, executor: Executor | None = None, started: Startup | None = None) -> dict:
     """Run the whole sweep; returns the record also written to OUT/evaluate.json. ``executor``:
     where builds, maps, runs and scoring go (default: local processes; a Dask one sends each
-    build shard, map batch, run and scored run to the cluster)."""
+    build shard, map batch, run and scored run to the cluster). ``started``: what
+    `scoring.evaluate.startup.start` began for this plan (else started here)."""
     on_cluster = executor is not None and executor.distributed
     t0 = time.perf_counter()
-    # The agents start (an interpreter and its imports each) while the selfcheck and the builds
-    # run: the render, the job's critical path, then begins as soon as the benchmarks exist.
-    starting = _start_agents_meanwhile(plan)
-    early_render: EarlyRender | None = None
-    early: EarlyScorer | None = None
+    # The agents, the render and the scorer load (an interpreter and its imports each) while the
+    # selfcheck and the builds run: the render, the job's critical path, then begins as soon as
+    # the benchmarks exist.
+    started = started if started is not None else startup.start(plan, on_cluster)
+    early_render, early = started.render, started.scorer
     try:
-        if not on_cluster:
-            early_render = _start_render_meanwhile(plan)
-            # each run scored as it ends, by a worker that loads the scorer meanwhile too
-            early = EarlyScorer(only_recorded=plan.limit is not None)
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
         drift = run_selfcheck()
         if drift:
@@ -278,13 +243,13 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
             missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city), executor)
             work.append((city.bench, missing))
     except BaseException:
-        _stop_agents(starting)
-        if early_render is not None:
-            early_render.stop()
-        if early is not None:
-            early.close(abandon=True)
+        started.abandon()
         raise
     t_prepare = time.perf_counter() - t0
+    if early_render is not None:
+        for bench, missing in work:
+            if bench == early_render.bench:
+                early_render.send(missing)  # it draws while the runs are planned
 
     display = SweepDisplay(plan.progress)
     renderer = MapRenderer(work, plan.jobs, plan.map_sets(), early_render)
@@ -292,7 +257,7 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
     agents: dict[str, AgentProcess] = {}
     try:
         runs = plan_runs(plan, display)
-        agents = starting.result()
+        agents = started.agents.result()
         for name, a in agents.items():
             display.write(f"serving {name} at {a.base_url}")
         if on_cluster:
@@ -307,7 +272,7 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None) -> dict:
         raise
     finally:
         renderer.stop()
-        _stop_agents(starting)
+        started.stop_agents()
         display.close()
 
     t1 = time.perf_counter()

@@ -206,13 +206,21 @@ def score_run_dir(bench_dir: str | Path, run_dir: str | Path, only_recorded: boo
     return fingerprint, score_run_shard((Path(run_dir), manifest, finals, only_recorded), bench)
 
 
-def _load_runs(bench: Benchmark, run_dirs: list) -> list[tuple[Path, dict, dict[str, dict]]]:
-    """(run dir, manifest, finals) of each run; InputError when two runs cover the same model,
-    modality and form (one of them would be scored twice)."""
-    loaded = []
+def _load_runs(
+    bench: Benchmark, run_dirs: list, prescored: Mapping[str, tuple]
+) -> tuple[list[tuple[Path, dict, dict[str, dict] | None]], dict[str, list[dict]]]:
+    """((run dir, manifest, finals) of each run, rows of the runs prescored from their unchanged
+    journal: those are not read again, their finals are None); InputError when two runs cover the
+    same model, modality and form (one of them would be scored twice)."""
+    loaded: list[tuple[Path, dict, dict[str, dict] | None]] = []
+    ready: dict[str, list[dict]] = {}
     seen: dict[tuple, str] = {}
     for rd in map(Path, run_dirs):
-        manifest, finals = load_run(rd, bench.sha256)
+        done = prescored.get(str(rd))
+        unchanged = done is not None and (rd / PREDICTIONS).is_file() and done[0] == journal_fingerprint(rd)
+        manifest, finals = load_run(rd, bench.sha256, finals=not unchanged)
+        if unchanged and done is not None:
+            ready[str(rd)] = done[1]
         key = (_model_name(manifest), manifest.get("modality"), manifest.get("task"))
         for form in manifest.get("forms") or []:
             if (key, form) in seen:
@@ -220,8 +228,8 @@ def _load_runs(bench: Benchmark, run_dirs: list) -> list[tuple[Path, dict, dict[
                     f"{rd}: model {key[0]} / {key[1]} / {form} is already scored from {seen[(key, form)]}"
                 )
             seen[(key, form)] = str(rd)
-        loaded.append((rd, manifest, finals))
-    return loaded
+        loaded.append((rd, manifest, None if unchanged else finals))
+    return loaded, ready
 
 
 def _n_samples(bench: Benchmark, manifest: dict) -> int:
@@ -256,7 +264,7 @@ def score_runs(
     if not run_dirs:
         raise InputError("no run directory given")
     bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
-    loaded = _load_runs(bench, run_dirs)
+    loaded, ready = _load_runs(bench, run_dirs, prescored or {})
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -264,13 +272,8 @@ def score_runs(
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
     selfcheck_result = _selfcheck() if selfcheck else None
     rows: list[dict] = []
-    shards = [(rd, m, finals, only_recorded) for rd, m, finals in loaded]
-    ready = {
-        str(rd): done[1]
-        for rd, _, _, _ in shards
-        if (done := (prescored or {}).get(str(rd))) is not None and done[0] == journal_fingerprint(rd)
-    }
-    todo = [s for s in shards if str(s[0]) not in ready]
+    # the runs not prescored (their journals read above)
+    todo = [(rd, m, finals, only_recorded) for rd, m, finals in loaded if finals is not None]
     # The benchmark and the journals live until scoring ends: out of the collector's sight, a full
     # collection no longer walks their millions of objects in the middle of one sample's scoring.
     # Unfrozen after, so a long-lived caller (QGIS) keeps collecting its own cycles.
@@ -287,8 +290,8 @@ def score_runs(
         )
         for shard, run_rows in zip(todo, scored, strict=True):
             ready[str(shard[0])] = run_rows
-        for shard in shards:  # in the runs' order, wherever and whenever they were scored
-            rows.extend(ready[str(shard[0])])
+        for rd, _, _ in loaded:  # in the runs' order, wherever and whenever they were scored
+            rows.extend(ready[str(rd)])
     finally:
         gc.unfreeze()
 

@@ -102,15 +102,14 @@ def table2(rows: list[dict]) -> dict:
     with data) per model x input type x task (QA: open and MCQ pooled; edit: strict CSR)."""
     cities = _order(r.get("city") for r in rows)
     by_city = _group(rows, "model", "modality", "city")
+    by_kind: defaultdict[tuple, list[dict]] = defaultdict(list)  # one pass, in the rows' order
+    for r in rows:
+        by_kind[(r["model"], r["modality"], _task_kind(r))].append(r)
     out = []
     for model in _order(r["model"] for r in rows):
         for modality in _order((r["modality"] for r in rows if r["model"] == model), MODALITIES):
             for kind in TASK_KINDS:
-                mine = [
-                    r
-                    for r in rows
-                    if r["model"] == model and r["modality"] == modality and _task_kind(r) == kind
-                ]
+                mine = by_kind.get((model, modality, kind))
                 if not mine:
                     continue
                 cells = []
@@ -168,14 +167,14 @@ def table4(rows: list[dict]) -> dict:
 def figure2(rows: list[dict]) -> list[dict]:
     """QA accuracy averaged over open and MCQ (unweighted) per model x input type, with a 95 %
     interval resampling scenes; `forms` names the forms that ran (one only: not an average)."""
+    by_form = _group(rows, "model", "modality", "form")  # one pass, in the rows' order
     out = []
     for model in _order(r["model"] for r in rows):
         for modality in MODALITIES:
             groups: dict[str, Sequence[tuple[str, int]]] = {
                 str(form): [
                     (str(r.get("scene") or r["id"]), int(r["verdict"] in SUCCESS))
-                    for r in rows
-                    if r["model"] == model and r["modality"] == modality and r["form"] == form
+                    for r in by_form.get((model, modality, form), ())
                 ]
                 for form in (QAForm.OPEN, QAForm.MCQ)
             }

@@ -43,6 +43,19 @@ def test_started_before_the_build_it_draws_the_maps_it_is_then_given(source, tmp
     assert renderer.early is None  # used up: the renderer's stop() has nothing left to end
 
 
+def test_the_ids_sent_early_start_the_drawing_and_the_render_then_waits_for_it(source, tmp_path):
+    bench = tmp_path / "helsinki"
+    early = EarlyRender(bench, jobs=1)
+    shutil.copytree(source, bench, ignore=shutil.ignore_patterns("maps"))
+    ids = [i["id"] for i in Benchmark.open(bench).all_instances()][:2]
+    early.send(ids)  # as the sweep does right after the build, before it plans its runs
+    early.send(ids)  # once only
+    assert early._wait() == b"" and early._proc.returncode == 0  # drawn with no run waiting
+    assert sorted(p.name for p in (bench / "maps").glob("*.png")) == sorted(f"{i}.png" for i in ids)
+    renderer = MapRenderer([(bench, ids)], jobs=1, early=early)
+    assert asyncio.run(_first_map(renderer, bench, ids[0])).startswith(b"\x89PNG")
+
+
 def test_unused_it_ends_without_drawing(source, tmp_path):
     bench = tmp_path / "helsinki"
     early = EarlyRender(bench, jobs=2)

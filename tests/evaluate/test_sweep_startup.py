@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+import scoring.evaluate.startup as startup
 import scoring.evaluate.sweep as sweep
 from scoring.errors import InputError
 from scoring.evaluate.plan import AGENT_MODALITIES, City, Participant, SweepPlan
@@ -28,8 +29,8 @@ def test_agents_start_during_the_build_and_stop_when_it_fails(tmp_path, monkeypa
         seen["agents_up_during_build"] = started.wait(120)
         raise InputError("not an OSM extract")
 
-    real_start = sweep.start_agents
-    monkeypatch.setattr(sweep, "start_agents", start_agents)
+    real_start = startup.start_agents
+    monkeypatch.setattr(startup, "start_agents", start_agents)
     monkeypatch.setattr(sweep, "run_selfcheck", lambda: [])
     monkeypatch.setattr(sweep, "prepare", prepare)
     plan = SweepPlan(

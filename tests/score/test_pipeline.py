@@ -113,7 +113,10 @@ def test_score_writes_every_sample(small_bench, runs, tmp_path, qa, edits):
     assert (tmp_path / "again" / "verdicts.jsonl").read_bytes() == (res / "verdicts.jsonl").read_bytes()
 
 
-def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(small_bench, runs, tmp_path):
+def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(
+    small_bench, runs, tmp_path, monkeypatch
+):
+    import scoring.rundir
     from scoring.score.results import score_run_dir
 
     chosen = [runs[("geojson", "qa")], runs[("image", "edit")]]
@@ -127,6 +130,11 @@ def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(small
     # and they are used: rows planted under a journal's current fingerprint come out as given
     fingerprint, rows = early[str(chosen[0])]
     planted = [{**r, "reason": "planted"} for r in rows]
+    read = []  # the journals read again: only the run not prescored (the sweep's last seconds)
+    real_finals = scoring.rundir.final_predictions
+    monkeypatch.setattr(
+        scoring.rundir, "final_predictions", lambda p: read.append(p.parent) or real_finals(p)
+    )
     score_runs(
         small_bench,
         chosen,
@@ -136,6 +144,7 @@ def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(small
     )
     out = [json.loads(x) for x in (tmp_path / "planted" / "verdicts.jsonl").read_text().splitlines()]
     assert sum(r["reason"] == "planted" for r in out) == len(rows)
+    assert read == [chosen[1]]
     # a stale fingerprint (the journal changed since) is ignored: the run is scored again
     stale = {str(chosen[0]): ((fingerprint[0] + 1, fingerprint[1]), planted)}
     score_runs(small_bench, chosen, tmp_path / "stale", selfcheck=False, prescored=stale)
