@@ -223,11 +223,11 @@ def evaluate(plan: SweepPlan, executor: Executor | None = None, started: Startup
     build shard, map batch, run and scored run to the cluster). ``started``: what
     `scoring.evaluate.startup.start` began for this plan (else started here)."""
     on_cluster = executor is not None and executor.distributed
-    t0 = time.perf_counter()
     # The agents, the render and the scorer load (an interpreter and its imports each) while the
     # selfcheck and the builds run: the render, the job's critical path, then begins as soon as
     # the benchmarks exist.
     started = started if started is not None else startup.start(plan, on_cluster)
+    t0 = started.t0  # the sweep's time counts from there (the command's imports of the sweep too)
     early_render, early = started.render, started.scorer
     try:
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
