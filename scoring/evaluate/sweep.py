@@ -26,7 +26,6 @@ from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
 from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
-from scoring.evaluate.startup import Startup
 from scoring.execute import Executor, LocalExecutor
 from scoring.files import write_json_atomic
 from scoring.runner.config import ModelSpec
@@ -217,7 +216,9 @@ async def _run_all(
     return stopped, time.perf_counter() - t0
 
 
-def evaluate(plan: SweepPlan, executor: Executor | None = None, started: Startup | None = None) -> dict:
+def evaluate(
+    plan: SweepPlan, executor: Executor | None = None, started: startup.Startup | None = None
+) -> dict:
     """Run the whole sweep; returns the record also written to OUT/evaluate.json. ``executor``:
     where builds, maps, runs and scoring go (default: local processes; a Dask one sends each
     build shard, map batch, run and scored run to the cluster). ``started``: what
