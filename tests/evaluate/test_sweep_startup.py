@@ -2,6 +2,8 @@
 critical path, then starts as soon as the benchmark exists), and a failed build leaves no agent
 process behind."""
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -44,3 +46,18 @@ def test_agents_start_during_the_build_and_stop_when_it_fails(tmp_path, monkeypa
     assert seen["agents_up_during_build"]
     assert len(processes) == 1
     assert all(p.poll() is not None for p in processes), "an agent outlived the failed build"
+
+
+def test_the_command_starts_its_children_before_it_loads_the_sweep():
+    # `spatialgap evaluate` imports scoring.evaluate.cli, starts the agents, render and scorer
+    # (scoring.evaluate.startup), and only then the sweep: its 1.4 CPU-s of imports (matplotlib,
+    # scipy, aiohttp) then run beside the children's instead of before them.
+    probe = (
+        "import sys, scoring.evaluate.cli, scoring.evaluate.startup\n"
+        "heavy = ('matplotlib', 'scipy', 'aiohttp', 'scoring.evaluate.sweep', 'scoring.score.results')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "from scoring.evaluate import evaluate\n"
+        "print(evaluate.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["[]", "scoring.evaluate.sweep"]
