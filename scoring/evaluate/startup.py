@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.early import EarlyScorer
@@ -25,9 +25,9 @@ class Startup:
     using them)."""
 
     agents: Future[dict[str, AgentProcess]]  # starting in a background thread
+    t0: float  # when the sweep began (time.perf_counter)
     render: EarlyRender | None = None  # waiting for the first city's map ids
     scorer: EarlyScorer | None = None  # scores each run as it ends
-    t0: float = field(default_factory=time.perf_counter)  # when the sweep began
 
     def stop_agents(self) -> None:
         """Stop the agents once started (waits for a start in progress; a failed start left none)."""
@@ -49,7 +49,7 @@ class Startup:
 def start(plan: SweepPlan, on_cluster: bool) -> Startup:
     """Start the plan's agents, and locally the early render and scorer, without waiting for any."""
     t0 = time.perf_counter()
-    started = Startup(_start_agents_meanwhile(plan), t0=t0)
+    started = Startup(_start_agents_meanwhile(plan), t0)
     try:
         if not on_cluster:
             started.render = _start_render_meanwhile(plan)
