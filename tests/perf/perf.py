@@ -88,6 +88,8 @@ def perf_evaluate(tmp: Path) -> dict:
     """The main job (`make run`: build, render, every reference agent over every task and modality
     it reads through real loopback HTTP, score, report), then scoring speed over its runs."""
     work = tmp / "evaluate"
+    # the VM's speed drifts by up to 1.5x within an hour: the probe says which phase this was
+    probe_before = perf_script("speed_probe.py")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(
@@ -109,6 +111,7 @@ def perf_evaluate(tmp: Path) -> dict:
         "cpu_s": round(cpu, 1),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "seconds": rec["seconds"],
+        "speed_probe": {"before": probe_before, "after": perf_script("speed_probe.py")},
     }
     runs = [a for run in rec["runs"] for a in ("--run", run["run_dir"])]
     out["scoring"] = perf_script("score_perf.py", "--bench", str(work / "bench"), *runs)
