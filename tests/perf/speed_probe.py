@@ -1,9 +1,9 @@
 """How fast this machine is right now: a fixed CPU workload that uses none of the package.
 
-A virtual machine's speed drifts with what its host runs (on the 2-core development VM the same
-`make run` took 56 s in one hour and 90 s in another, with 1.5x the CPU-seconds, no steal time
-reported). Timing this probe beside a figure says which phase the figure was measured in:
-compare figures at similar probe times, or scale by the probe's ratio.
+A virtual machine's speed drifts with what its host runs: on the 2-core development VM the same
+`make run` took 56 s in one hour and 90 s in another, with 1.5x the CPU-seconds and nothing else
+running in the VM. Timing this probe beside a figure says which phase the figure was measured
+in: compare figures taken at similar probe times.
 
     .venv/bin/python tests/perf/speed_probe.py   # prints JSON
 """
@@ -36,7 +36,7 @@ def _deflate() -> int:
 
 def _memory() -> int:
     """Copies of a buffer larger than the cache, as a map's 9 MB canvas is copied and scanned: a
-    neighbour on the host slows this before it slows the interpreter."""
+    neighbour on the host competing for memory bandwidth slows this more than the loops above."""
     big = bytearray(_BUFFER) * 8  # 32 MiB
     return sum(len(bytes(big)) for _ in range(4))
 
