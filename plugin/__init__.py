@@ -14,14 +14,14 @@ def _expose_scoring() -> None:
 
 def classFactory(iface):  # noqa: N802 - QGIS's required name
     _expose_scoring()
-    from .installer import expose_private_dir
+    from .install.installer import expose_private_dir
 
     expose_private_dir()  # what the Install dependencies dialog installed, before scoring loads
-    from .deps import missing_dependencies
+    from .install.deps import missing_dependencies
 
     missing = missing_dependencies()
     if missing:
-        from .missing import MissingDependenciesPlugin
+        from .install.missing import MissingDependenciesPlugin
 
         return MissingDependenciesPlugin(iface, missing)
     from .main import SpatialGapPlugin

@@ -6,12 +6,12 @@ from qgis.core import QgsApplication
 from qgis.PyQt.QtCore import QCoreApplication
 from qgis.PyQt.QtWidgets import QAction
 
-from . import memory
-from .dock import SpatialGapDock
-from .i18n import install_translator, tr
-from .icons import icon
-from .processing_provider import SpatialGapProvider
-from .settings_dialog import EndpointsDialog
+from .algorithms.provider import SpatialGapProvider
+from .core import memory
+from .gui.dock import SpatialGapDock
+from .gui.settings_dialog import EndpointsDialog
+from .utils.i18n import install_translator, tr
+from .utils.icons import icon
 
 
 class SpatialGapPlugin:

@@ -16,12 +16,12 @@ from collections.abc import Iterable
 
 from scoring import __version__
 from scoring.errors import SpatialGapError
-from scoring.process import one_blas_thread
+from scoring.support.process import one_blas_thread
 
 # Stage modules in data-flow order, with the commands each registers (setting `func`).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "scoring.build": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
-    "scoring.reference_doc": ("reference",),  # catalogue -> resources/relations.md
+    "scoring.build.builder": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
+    "scoring.relations.reference": ("reference",),  # catalogue -> resources/relations.md
     "scoring.render.cli": ("render",),  # instances -> rendered maps
     "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts

@@ -29,7 +29,7 @@ class Modality(StrEnum):
     GEOJSON = "geojson"  # the scene as GeoJSON in the task CRS; no image
     IMAGE = "image"  # the annotated 1536x1536 map; no coordinates in the text
     TOGETHER = "together"  # both
-    # Cross-map settings, drawn from the same instances and oracle facts (scoring/mapsets.py):
+    # Cross-map settings, drawn from the same instances and oracle facts (scoring/formats/mapsets.py):
     IMAGE_MULTI = "image-multi"  # the scene split over two maps at different scales
     IMAGE_CONTEXT = "image-context"  # the instance's map among distractor maps of the same city
 

@@ -21,7 +21,7 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def helsinki_bench(tmp_path_factory):
     """The full default benchmark (embedded Helsinki, 25 per relation per task), built once."""
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
 
     out = tmp_path_factory.mktemp("bench") / "helsinki"
     build_benchmark(None, out, seed=0, jobs=2, progress=False)

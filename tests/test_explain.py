@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scoring.explain import directed_lines, measured_sentence
+from scoring.constraints.explain import directed_lines, measured_sentence
 
 
 def test_a_predicate_reads_as_what_holds():

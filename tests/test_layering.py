@@ -13,16 +13,25 @@ import pytest
 # In the order data flows; modules shared by every stage (errors, files, paths, vocab, benchmark)
 # belong to none.
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("extract", ("scoring.georef", "scoring.pools", "scoring.water", "scoring.extract", "scoring.vector")),
+    (
+        "extract",
+        (
+            "scoring.geometry.georef",
+            "scoring.extract.pools",
+            "scoring.extract.water",
+            "scoring.extract.osm",
+            "scoring.extract.vector",
+        ),
+    ),
     (
         "build",
         (
-            "scoring.scene",
+            "scoring.geometry.scene",
             "scoring.oracle",
-            "scoring.facts",
-            "scoring.edits",
+            "scoring.constraints.facts",
+            "scoring.constraints.edits",
             "scoring.relations",
-            "scoring.build",
+            "scoring.build.builder",
         ),
     ),
     # the package loads its drawing modules lazily: import them by name
@@ -63,7 +72,13 @@ def test_a_stage_imports_no_later_stage(position):
 
 def test_scorer_runner_and_georeferencing_load_no_matplotlib():
     loaded = _loaded_after_import(
-        ("scoring.score", "scoring.runner", "scoring.runner.agents", "scoring.answers", "scoring.georef")
+        (
+            "scoring.score",
+            "scoring.runner",
+            "scoring.runner.agents",
+            "scoring.answers",
+            "scoring.geometry.georef",
+        )
     )
     heavy = [m for m in loaded if _in(m, ("matplotlib", "scoring.render", "qgis"))]
     assert heavy == []

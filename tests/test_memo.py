@@ -2,12 +2,12 @@
 
 import doctest
 
-import scoring.memo
-from scoring.memo import IdentityMemo
+import scoring.support.memo
+from scoring.support.memo import IdentityMemo
 
 
 def test_examples():
-    assert doctest.testmod(scoring.memo).failed == 0
+    assert doctest.testmod(scoring.support.memo).failed == 0
 
 
 def test_equal_but_distinct_objects_are_computed_apart_and_the_memo_is_bounded():

@@ -8,7 +8,7 @@ from shapely.errors import TopologicalError
 from shapely.geometry import LineString, Point, Polygon
 from shapely.ops import polylabel as shapely_polylabel
 
-from scoring.pole import polylabel
+from scoring.geometry.pole import polylabel
 
 
 def _polygons():
@@ -56,7 +56,7 @@ def test_deep_searches_match_shapely():
 def test_the_search_without_idle_cells_finds_what_queueing_every_cell_finds():
     # _search leaves out cells that can change nothing and gives up (None) when two live cells
     # share a priority; where it finishes, its point is the every-cell search's
-    import scoring.pole as pole
+    import scoring.geometry.pole as pole
 
     finished = 0
     for poly in _polygons():

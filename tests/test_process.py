@@ -11,7 +11,7 @@ import pytest
 PROBE = """
 import resource, sys
 if sys.argv[1] == "keep":
-    from scoring.process import keep_freed_memory
+    from scoring.support.process import keep_freed_memory
     keep_freed_memory()
 import numpy as np
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -76,7 +76,7 @@ def _collections(tuned: bool) -> int:
     """Collections (of any generation) while a process keeps a record per request."""
     import gc
 
-    from scoring.process import fewer_collections
+    from scoring.support.process import fewer_collections
 
     before = gc.get_threshold()
     done: list[int] = []

@@ -8,9 +8,9 @@ import pytest
 from shapely import wkt
 from shapely.geometry import shape
 
-import scoring.scene
-from scoring.benchmark import Benchmark
-from scoring.scene import _plain_geometry_json, _rounded, mapping
+import scoring.geometry.scene
+from scoring.formats.benchmark import Benchmark
+from scoring.geometry.scene import _plain_geometry_json, _rounded, mapping
 
 SHAPES = [
     "POINT (385123.455 6672001.125)",
@@ -23,7 +23,7 @@ SHAPES = [
 
 
 def test_examples():
-    assert doctest.testmod(scoring.scene).failed == 0
+    assert doctest.testmod(scoring.geometry.scene).failed == 0
 
 
 @pytest.mark.parametrize("text", SHAPES)

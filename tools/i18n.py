@@ -3,7 +3,7 @@
     python tools/i18n.py update   # add new strings (unfinished), mark vanished ones obsolete
     python tools/i18n.py check    # exit 1 if a string lacks a finished translation
 
-Every plugin string uses the single context "SpatialGap" (plugin/i18n.py). An update edits the
+Every plugin string uses the single context "SpatialGap" (plugin/utils/i18n.py). An update edits the
 file in place: existing translations, the file's language code, other contexts, locations and
 comments stay as they are, and a file with nothing to change is not rewritten."""
 
@@ -22,9 +22,9 @@ RETIRED = ("obsolete", "vanished")  # Qt's types for a message whose source is g
 
 
 def plugin_strings(root: Path = ROOT) -> list[str]:
-    """Literal arguments of tr(...) calls in plugin/*.py, in first-seen order."""
+    """Literal arguments of tr(...) calls in plugin/**/*.py, in first-seen order."""
     seen: dict[str, None] = {}
-    for path in sorted((root / "plugin").glob("*.py")):
+    for path in sorted((root / "plugin").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (

@@ -66,8 +66,7 @@ def members() -> list[tuple[Path, str]]:
             if p.is_file() and not is_excluded(p.relative_to(src).as_posix()):
                 out.append((p, f"{TOP}/{dest}/{p.relative_to(src).as_posix()}".replace("//", "/")))
 
-    for p in sorted((ROOT / "plugin").glob("*.py")):
-        out.append((p, f"{TOP}/{p.name}"))
+    add_tree(ROOT / "plugin", "", "*.py")
     add_tree(ROOT / "scoring", "scoring")
     add_tree(ROOT / "resources", "resources")
     qms = compiled_translations()

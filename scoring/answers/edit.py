@@ -22,9 +22,9 @@ from scoring.answers.base import (
     top_level_objects,
 )
 from scoring.answers.text import THINK_CLOSE, preprocess, refusal_in
-from scoring.benchmark import edit_reply_form
-from scoring.edits import OPS, EditError, apply_edit
-from scoring.scene import shared_scene
+from scoring.constraints.edits import OPS, EditError, apply_edit
+from scoring.formats.benchmark import edit_reply_form
+from scoring.geometry.scene import shared_scene
 from scoring.vocab import MODALITIES, Modality
 
 MAX_OPERATIONS = 20

@@ -13,16 +13,16 @@ from collections import OrderedDict
 from pathlib import Path
 
 from scoring import __version__
-from scoring.benchmark import Benchmark, load_manifest
-from scoring.build import build_benchmark
+from scoring.build.builder import build_benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import City
 from scoring.execute import Executor
-from scoring.extract import default_osm_path
-from scoring.files import read_json, sha256_file
-from scoring.mapsets import MapSet, read_map_set, set_path
+from scoring.extract.osm import default_osm_path
+from scoring.formats.benchmark import Benchmark, load_manifest
+from scoring.formats.mapsets import MapSet, read_map_set, set_path
 from scoring.render.version import RENDERER_VERSION
+from scoring.support.files import read_json, sha256_file
 
 MAP_POLL_S = 0.25
 RECENT_MAPS = 48  # ~20 MB of PNGs

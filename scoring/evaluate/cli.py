@@ -20,8 +20,8 @@ from scoring.evaluate.plan import (
     participants,
 )
 from scoring.execute import add_executor_args, executor_from_args
-from scoring.files import read_jsonl
-from scoring.process import fewer_collections, keep_freed_memory
+from scoring.support.files import read_jsonl
+from scoring.support.process import fewer_collections, keep_freed_memory
 from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Protocol
 
 CORRECT = ("correct", "correct_refusal")

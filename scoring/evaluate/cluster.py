@@ -21,7 +21,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.execute import Executor
-from scoring.rundir import PREDICTIONS
+from scoring.formats.rundir import PREDICTIONS
 from scoring.runner.config import ModelSpec
 from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark
 

@@ -8,7 +8,7 @@ import multiprocessing as mp
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from scoring.process import call, lower_priority, preload
+from scoring.support.process import call, lower_priority, preload
 
 NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
 # Named, not imported: the sweep's command starts this scorer before it loads the scorer itself.

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
 from scoring.evaluate import startup
 from scoring.evaluate.agents import AgentProcess
@@ -27,13 +26,14 @@ from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.plan import City, Participant, SweepPlan
 from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
 from scoring.execute import Executor, LocalExecutor
-from scoring.files import write_json_atomic
+from scoring.formats.benchmark import Benchmark
 from scoring.runner.config import ModelSpec
 from scoring.runner.http_transport import AiohttpTransport
 from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark_async
 from scoring.score.report import write_report
 from scoring.score.results import score_runs
 from scoring.score.selfcheck import run_selfcheck
+from scoring.support.files import write_json_atomic
 from scoring.vocab import QA_FORMS, Modality, Task
 
 AGENT_CONCURRENCY = 16  # requests in flight per agent run: enough to keep its worker pool busy

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError, OutputError
-from scoring.files import canonical_json, sha256_hex, write_json_atomic
 from scoring.frieda.cli import format_table
 from scoring.frieda.dataset import SETTING_SUFFIX, SETTINGS, Dataset, Question, load_dataset
 from scoring.frieda.files import score_files
@@ -45,6 +44,7 @@ from scoring.runner.cli import add_generation_options, add_model_options, spec_f
 from scoring.runner.client import ChatClient, Outcome
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec
 from scoring.runner.images import user_content
+from scoring.support.files import canonical_json, sha256_hex, write_json_atomic
 
 JOURNAL = "responses.jsonl"
 RESULTS = "results"

@@ -19,7 +19,7 @@ import shapely
 from shapely.geometry import Point
 from shapely.geometry.base import BaseGeometry
 
-# (role, geometry) pairs in the task CRS; the roles are listed in scoring.explain.
+# (role, geometry) pairs in the task CRS; the roles are listed in scoring.constraints.explain.
 Drawing = list[tuple[str, BaseGeometry]]
 # Candidate edits of the target: each an operations list as a model would return it.
 EditSeeds = Iterator[list[dict]]

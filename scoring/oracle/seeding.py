@@ -11,8 +11,8 @@ from shapely import affinity
 from shapely.geometry import LineString, Point
 from shapely.geometry.base import BaseGeometry
 
+from scoring.geometry.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
 from scoring.oracle.core import EditSeeds
-from scoring.pole import polylabel  # shapely.ops.polylabel, point for point, vectorised
 
 # How far a contact search moves the target when the edit sets no displacement budget.
 CONTACT_REACH_M = 100.0

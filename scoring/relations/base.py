@@ -1,7 +1,7 @@
 """The relation catalogue: one record per relation carrying its definition, question builder,
 answer checker, distractor rule and edit constraints. Registered with `@relation(...)`.
 
-Builders are pure functions of (pools, anchor, rng): the builder framework (scoring.build)
+Builders are pure functions of (pools, anchor, rng): the builder framework (scoring.build.builder)
 decides which anchor and which seeded rng each instance slot gets.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.facts import make_fact
-from scoring.pools import FeaturePools, PoolFeature
-from scoring.scene import Scene, SceneFeature, snap
+from scoring.constraints.facts import make_fact
+from scoring.constraints.wording import Wording
+from scoring.extract.pools import FeaturePools, PoolFeature
+from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.vocab import FAMILIES, AnswerType, EditOp, Family
-from scoring.wording import Wording
 
 __all__ = ["FAMILIES", "CATALOGUE", "Relation", "relation"]
 LETTERS = "ABCD"

@@ -13,13 +13,13 @@ from shapely import affinity
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.edits import EditError, apply_edit, edit_instruction, translation_of
-from scoring.facts import all_hold, describe_constraint, evaluate
-from scoring.pools import PoolFeature
+from scoring.constraints.edits import EditError, apply_edit, edit_instruction, translation_of
+from scoring.constraints.facts import all_hold, describe_constraint, evaluate
+from scoring.constraints.wording import Wording, id_list
+from scoring.extract.pools import PoolFeature
 from scoring.relations.base import BuildContext, EditItem, Member, QAItem, fact, fid, make_scene, mcq
 from scoring.relations.edit_search import nudges_hold, satisfying_edits
 from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp
-from scoring.wording import Wording, id_list
 
 CLEAR_GAP = 1.0  # m: a gap at least this wide is a clear "disjoint"
 CLEAR_AMOUNT = 2.0  # m or m²: an overlap / crossing at least this large is clear

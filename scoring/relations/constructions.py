@@ -10,8 +10,8 @@ from shapely import affinity
 from shapely.geometry import Polygon
 
 from scoring import oracle
-from scoring.georef import snap_to_grid
-from scoring.pools import PoolFeature
+from scoring.extract.pools import PoolFeature
+from scoring.geometry.georef import snap_to_grid
 from scoring.relations.base import BuildContext, Member
 
 

@@ -10,11 +10,11 @@ import numpy as np
 import shapely
 
 from scoring import oracle
+from scoring.constraints.wording import NUMBER, Wording
 from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, ref_points, sector
 from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
 from scoring.vocab import AnswerType, Family
-from scoring.wording import NUMBER, Wording
 
 FAMILY = Family.DIRECTION
 MIN_SEP, MAX_SEP = 30.0, 350.0  # metres between the two reference points

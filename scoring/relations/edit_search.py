@@ -15,9 +15,9 @@ import numpy as np
 import shapely
 
 from scoring import oracle
-from scoring.edits import EditError, EditResult, apply_edit, translated_on_grid, translation_of
-from scoring.facts import all_hold
-from scoring.scene import Scene
+from scoring.constraints.edits import EditError, EditResult, apply_edit, translated_on_grid, translation_of
+from scoring.constraints.facts import all_hold
+from scoring.geometry.scene import Scene
 
 TARGET = "F0"
 # Chunks grow: a search often ends within its first proposals (a single computed move), and

@@ -12,6 +12,7 @@ import shapely.ops
 from shapely import affinity
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
 from scoring.oracle import ref_point
 from scoring.relations.base import (
     BuildContext,
@@ -36,7 +37,6 @@ from scoring.relations.common import (
 )
 from scoring.relations.constructions import placed_inside
 from scoring.vocab import AnswerType, Family
-from scoring.wording import FEATURE_IDS, Wording, id_list
 
 FAMILY = Family.METRIC
 Q_MIN_DISTANCE = Wording(
@@ -75,7 +75,7 @@ def _numeric_qa(
     if made is None:
         return None
     scene, prov = made
-    from scoring.facts import evaluate
+    from scoring.constraints.facts import evaluate
 
     value = evaluate(scene, measure, list(args))
     if value < min_value:
@@ -95,7 +95,7 @@ def _distance_edit(ctx, members, measure, lead=""):
     if made is None:
         return None
     scene = made[0]
-    from scoring.facts import evaluate
+    from scoring.constraints.facts import evaluate
 
     cur = evaluate(scene, measure, ["F0", "F1"])
     lo = float(max(3, round(cur * ctx.rng.choice([0.3, 0.5, 1.6, 2.0]))))

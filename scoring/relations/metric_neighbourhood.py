@@ -6,6 +6,7 @@ from __future__ import annotations
 from shapely import affinity
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_IDS, NUMBER, Wording, id_list
 from scoring.relations.base import (
     Member,
     QAItem,
@@ -28,7 +29,6 @@ from scoring.relations.common import (
 from scoring.relations.constructions import placed_inside
 from scoring.relations.metric import FAMILY, members_near
 from scoring.vocab import AnswerType
-from scoring.wording import FEATURE_IDS, NUMBER, Wording, id_list
 
 Q_WITHIN_DISTANCE = Wording(
     "How many of the features {ids} lie within {d:g} m of {a} (minimum distance at most {d:g} m)?",

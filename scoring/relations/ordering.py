@@ -10,12 +10,12 @@ import shapely
 from shapely.geometry import LineString
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_IDS, Wording, id_list, one_of
 from scoring.oracle import ref_point
 from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
 from scoring.vocab import AnswerType, Family
-from scoring.wording import FEATURE_IDS, Wording, id_list, one_of
 
 FAMILY = Family.ORDERING
 Q_ALONG_ORDER = Wording(

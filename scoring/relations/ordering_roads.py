@@ -7,14 +7,14 @@ from shapely import affinity
 from shapely.geometry import Point
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
+from scoring.extract.pools import PoolFeature
 from scoring.oracle import EDIT_EPS, vertical_level
-from scoring.pools import PoolFeature
 from scoring.relations.base import REFUSAL, Member, QAItem, fact, make_scene, mcq, relation
 from scoring.relations.common import edit_item, max_displacement, pred
 from scoring.relations.constructions import crossing_road
 from scoring.relations.ordering import FAMILY
 from scoring.vocab import AnswerType, EditOp
-from scoring.wording import FEATURE_IDS, Wording, id_list
 
 Q_LAYER = Wording(
     "Roads {a} and {b} cross in plan view. Which of them lies above the other? Use the roads' "

@@ -25,10 +25,10 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_ID, NUMBER, Wording, one_of
 from scoring.relations.base import LETTERS, TOLERANCES, mcq
 from scoring.relations.common import classify
 from scoring.vocab import MODALITIES, AnswerType, Family, Protocol, Task
-from scoring.wording import FEATURE_ID, NUMBER, Wording, one_of
 
 LAYER_ATTRS = ("layer", "bridge", "tunnel")
 # The DE-9IM classes the paper names, in the order that makes them exclusive (the first that holds).

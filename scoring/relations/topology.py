@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import shapely
 
 from scoring import oracle
+from scoring.constraints.wording import FEATURE_IDS, Wording
 from scoring.oracle import EDIT_EPS
 from scoring.relations.base import BuildContext, Member, relation
 from scoring.relations.common import (
@@ -36,7 +37,6 @@ from scoring.relations.constructions import (
     placed_outside,
 )
 from scoring.vocab import AnswerType, Family
-from scoring.wording import FEATURE_IDS, Wording
 
 FAMILY = Family.TOPOLOGY
 NEG_ALL = ("disjoint", "touch", "inside", "boundary_covered", "overlap", "cross", "equal")

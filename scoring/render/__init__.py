@@ -1,6 +1,6 @@
 """Map modality: annotated, georeferenced PNG maps of benchmark instances (matplotlib, no QGIS).
 
-The transforms a map records live in scoring.georef (PixelTransform), which needs no matplotlib.
+The transforms a map records live in scoring.geometry.georef (PixelTransform), which needs no matplotlib.
 The drawing functions load on first use: the builder's context index and the sweep's renderer
 version need no matplotlib (half a CPU-second to import, in every process that never draws).
 """

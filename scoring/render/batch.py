@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor
+from scoring.formats.benchmark import TASK_FILES, Benchmark
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
-from scoring.render.sidecar import write_map_files
+from scoring.render.sidecar.records import write_map_files
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ import sys
 import threading
 from pathlib import Path
 
-from scoring.benchmark import Benchmark
 from scoring.errors import InputError
 from scoring.execute import add_executor_args, executor_from_args
+from scoring.formats.benchmark import Benchmark
 from scoring.vocab import Modality, Task
 
 

@@ -14,7 +14,7 @@ import shapely
 from shapely.geometry import shape
 
 from scoring.errors import InputError
-from scoring.georef import task_to_3857
+from scoring.geometry.georef import task_to_3857
 
 POOLS = ("water", "area", "building", "road", "poi")
 

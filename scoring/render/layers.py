@@ -11,23 +11,23 @@ import numpy as np
 import shapely
 from shapely.geometry import box
 
-from scoring.georef import PixelTransform
-from scoring.render.artists import (
+from scoring.geometry.georef import PixelTransform
+from scoring.render.backend.artists import (
     line2d,
     line_collection,
     line_collection_of_paths,
     path_collection,
     path_patch,
 )
-from scoring.render.canvas import add_patch
-from scoring.render.context import POOLS, ContextIndex
-from scoring.render.features import MapSubject, TaskFeature, fid_key, geom_type
-from scoring.render.shapes import (
+from scoring.render.backend.canvas import add_patch
+from scoring.render.backend.shapes import (
     line_paths,
     line_segments_each,
     points_xy,
     poly_paths_each,
 )
+from scoring.render.context import POOLS, ContextIndex
+from scoring.render.features import MapSubject, TaskFeature, fid_key, geom_type
 from scoring.render.style import px_to_pt
 
 

@@ -1,5 +1,5 @@
 """The maps of the cross-map modalities, drawn from the existing instances with the one renderer
-(`render_map`): no new truth, only the same scene shown differently (layout: scoring.mapsets).
+(`render_map`): no new truth, only the same scene shown differently (layout: scoring.formats.mapsets).
 
 image-multi: the scene is split over two maps at different scales. Map 1 (detail) shows the target
 (F0, or the edit's target) alone around its own extent; map 2 (overview) shows every other feature
@@ -32,10 +32,9 @@ from typing import Any
 import shapely
 from shapely.geometry import shape
 
-from scoring.benchmark import Benchmark
 from scoring.errors import InputError
-from scoring.files import write_json_atomic
-from scoring.mapsets import (
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.mapsets import (
     CONTEXT_DISTRACTORS,
     DISTRACTOR_SUFFIX,
     MULTI_SUFFIXES,
@@ -45,10 +44,11 @@ from scoring.mapsets import (
 )
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
-from scoring.render.sidecar import write_map_files
+from scoring.render.sidecar.records import write_map_files
 from scoring.render.style import load_style
 from scoring.render.version import RENDERER_VERSION
 from scoring.render.view import ground_per_3857, to_3857
+from scoring.support.files import write_json_atomic
 from scoring.vocab import MAP_SET_MODALITIES, Modality, Task
 
 log = logging.getLogger(__name__)

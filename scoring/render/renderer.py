@@ -14,10 +14,12 @@ import shapely
 from shapely.geometry import box
 
 from scoring.errors import OutputError
-from scoring.render.canvas import MapCanvas
+from scoring.render.backend.canvas import MapCanvas
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, assign_colors, clearance
-from scoring.render.furniture import (
+from scoring.render.furniture.insets import draw_inset, draw_inset_frame, plan_insets
+from scoring.render.furniture.legend import draw_legend, legend_rows, place_legend
+from scoring.render.furniture.panels import (
     ATTRIBUTION,
     MARGIN,
     AttributeCard,
@@ -28,12 +30,10 @@ from scoring.render.furniture import (
     furniture_slots,
     scalebar_layout,
 )
-from scoring.render.insets import draw_inset, draw_inset_frame, plan_insets
-from scoring.render.labelling import draw_label, place_feature_labels
-from scoring.render.labels import obstacle_for, place_box
+from scoring.render.labels.labelling import draw_label, place_feature_labels
+from scoring.render.labels.placement import obstacle_for, place_box
 from scoring.render.layers import draw_context, draw_task
-from scoring.render.legend import draw_legend, legend_rows, place_legend
-from scoring.render.sidecar import sidecar_record, write_map_files
+from scoring.render.sidecar.records import sidecar_record, write_map_files
 from scoring.render.style import font, load_style, pinned_rc_context
 from scoring.render.view import fix_view
 

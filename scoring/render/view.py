@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import shapely
 
-from scoring.framing import beyond_scene
-from scoring.georef import PixelTransform, task_to_3857
+from scoring.constraints.framing import beyond_scene
+from scoring.geometry.georef import PixelTransform, task_to_3857
 from scoring.render.features import MapSubject
 
 
@@ -25,7 +25,7 @@ def compute_view(geoms_3857: list, style: dict[str, Any]) -> tuple[float, float,
 
 
 def framed_3857(instance: dict[str, Any], task_epsg: int) -> tuple[list, list[str]]:
-    """The EPSG:3857 geometries a map is framed on besides its scene (scoring.framing: for an
+    """The EPSG:3857 geometries a map is framed on besides its scene (scoring.constraints.framing: for an
     edit, the target after the reference edit) and the names of everything framed."""
     extra, what = beyond_scene(instance)
     return [to_3857(g, task_epsg) for g in extra], what
@@ -34,7 +34,7 @@ def framed_3857(instance: dict[str, Any], task_epsg: int) -> tuple[list, list[st
 def fix_view(
     subject: MapSubject, instance: dict[str, Any], style: dict[str, Any]
 ) -> tuple[PixelTransform, list[str]]:
-    """The map's pixel transform, framed on the scene and what scoring.framing adds (for an edit,
+    """The map's pixel transform, framed on the scene and what scoring.constraints.framing adds (for an edit,
     the target after the reference edit), and the names of what was framed. Sets each task
     feature's EPSG:3857 and pixel geometry."""
     feats = subject.features

@@ -1,5 +1,5 @@
 """Model runner: config, transport, client, prompts, the `run` and `serve-agent` commands.
-Runs are written through scoring.rundir (layout, journal), which the scorer reads.
+Runs are written through scoring.formats.rundir (layout, journal), which the scorer reads.
 
 Public entry points:
     scoring.runner.config.ModelSpec / load_config / EnvKeyProvider

@@ -24,13 +24,13 @@ from typing import Any
 import jinja2
 
 import scoring
-from scoring.benchmark import edit_reply_form
-from scoring.files import canonical_json
-from scoring.georef import grid_convergence_deg
-from scoring.mapsets import MapSet
-from scoring.memo import IdentityMemo
+from scoring.formats.benchmark import edit_reply_form
+from scoring.formats.mapsets import MapSet
+from scoring.geometry.georef import grid_convergence_deg
 from scoring.runner.client import png_data_url
 from scoring.runner.images import user_content
+from scoring.support.files import canonical_json
+from scoring.support.memo import IdentityMemo
 from scoring.vocab import MAP_SET_MODALITIES, MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
 
 PROMPTS_DIR = Path(scoring.__file__).resolve().parent.parent / "resources" / "prompts"

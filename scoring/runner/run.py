@@ -21,12 +21,10 @@ from typing import Any
 
 import scoring
 from scoring.answers import read_edit_reply
-from scoring.benchmark import TASK_FILES, Benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
-from scoring.files import sha256_hex, write_json_atomic
-from scoring.mapsets import MapSet, images_sha256, read_map_set
-from scoring.memo import IdentityMemo
-from scoring.rundir import (
+from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.mapsets import MapSet, images_sha256, read_map_set
+from scoring.formats.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
     Journal,
@@ -43,6 +41,8 @@ from scoring.runner.cluster_limit import endpoint_limiter
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor, public_url
 from scoring.runner.health import RunHealth, RunStop
 from scoring.runner.progress import RunObserver, SampleBar
+from scoring.support.files import sha256_hex, write_json_atomic
+from scoring.support.memo import IdentityMemo
 from scoring.vocab import MODALITIES, QA_FORMS, TASKS, Form, Modality, Task
 
 log = logging.getLogger(__name__)

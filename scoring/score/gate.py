@@ -28,9 +28,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from scoring.errors import InputError, OutputError
-from scoring.files import write_atomic, write_json_atomic
 from scoring.score.results import load_results
 from scoring.score.tables import CSV_FIELDS, RENAMED
+from scoring.support.files import write_atomic, write_json_atomic
 
 KEY_FIELDS = ("level", "model", "modality", "form", "city", "family", "relation")
 NUMERIC_FIELDS = tuple(f for f in CSV_FIELDS if f not in KEY_FIELDS + ("ci_method",))

@@ -14,7 +14,6 @@ from pathlib import Path
 import jinja2
 
 from scoring.errors import InputError, OutputError
-from scoring.files import write_atomic
 from scoring.paths import RESOURCES_DIR
 from scoring.score import figures
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
@@ -23,6 +22,7 @@ from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
 from scoring.score.tables_paper import NOT_RUN, figure2, table1, table2, table3, table4, write_tables_csv
+from scoring.support.files import write_atomic
 from scoring.vocab import FORMS, MODALITIES, Form
 
 FORM_LABELS = {Form.OPEN: "open", Form.MCQ: "MCQ-4", Form.EDIT: "edit"}

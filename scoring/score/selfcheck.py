@@ -12,10 +12,10 @@ import math
 from pathlib import Path
 
 from scoring.errors import InputError
-from scoring.files import read_json, read_jsonl
 from scoring.paths import RESOURCES_DIR
 from scoring.score.tables import summary_cells
 from scoring.score.verdicts import score_prediction
+from scoring.support.files import read_json, read_jsonl
 
 FIXTURE_DIR = RESOURCES_DIR / "selfcheck"
 FIGURE_FIELDS = (

@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from scoring.files import write_atomic
 from scoring.score.stats import mcnemar, proportion_ci, quantiles
+from scoring.support.files import write_atomic
 from scoring.vocab import Form, Modality
 
 PIXEL_EDIT_MODALITIES = frozenset(str(m) for m in Modality if m.pixel_edits)

@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from scoring.files import write_atomic
 from scoring.relations import CATALOGUE
 from scoring.score.stats import mean_of_rates_ci
 from scoring.score.tables import PIXEL_EDIT_MODALITIES, SUCCESS, cell_stats
+from scoring.support.files import write_atomic
 from scoring.vocab import BASE_MODALITIES, FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
 
 NOT_RUN = "not run"

@@ -6,7 +6,7 @@ are unanswerable in the sample's modality correct_refusal / unfounded_answer.
 
 QA: the raw text is parsed by `scoring.answers` (never guessing) and checked by the relation
 catalogue's checker with its tolerances. Editing: the parsed edit is applied to the target by the
-builder's executor (`scoring.edits`), the result is screened (empty, outside the coordinate
+builder's executor (`scoring.constraints.edits`), the result is screened (empty, outside the coordinate
 domain, null island, far outside the scene, invalid) and every constraint is checked:
 CSR = valid non-empty prediction x target actually changed (or an attribute edit) x all hold.
 Image edits are in pixels: they are applied to the target drawn in pixel space and mapped back
@@ -32,13 +32,13 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import answers, oracle
-from scoring.edits import OPS, EditError, apply_edit, apply_geometry_ops, snap_edited
+from scoring.constraints.edits import OPS, EditError, apply_edit, apply_geometry_ops, snap_edited
+from scoring.constraints.facts import FactError, check_constraint, describe_constraint
 from scoring.errors import SpatialGapError
-from scoring.facts import FactError, check_constraint, describe_constraint
-from scoring.georef import PixelTransform
-from scoring.mapsets import edit_map_id
-from scoring.memo import IdentityMemo
+from scoring.formats.mapsets import edit_map_id
+from scoring.geometry.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
+from scoring.support.memo import IdentityMemo
 from scoring.vocab import MODALITIES, Modality
 
 RASTER_TOLERANCE_PX = 4.0
@@ -355,7 +355,7 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
 def _scene_of(instance: dict):
     """The instance's initial scene, read once per instance: every run that edits it is scored
     against the same one."""
-    from scoring.scene import shared_scene
+    from scoring.geometry.scene import shared_scene
 
     return shared_scene(instance["scene"])
 
@@ -447,7 +447,7 @@ def score_edit(
             raster_tolerant=False if image else None,
         )
 
-    try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.edits)
+    try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.constraints.edits)
         edited = edited.replace(target, geom=snap_edited(edited.geom(target)))
     except (EditError, shapely.errors.GEOSException) as exc:
         return Verdict("wrong", f"invalid edit: {exc}"[:300], value)

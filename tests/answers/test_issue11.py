@@ -110,7 +110,7 @@ def test_the_runner_keeps_an_edit_the_scorer_reads(reply):
 
 @pytest.fixture(scope="module")
 def edit_bench(tmp_path_factory):
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
 
     out = tmp_path_factory.mktemp("issue11") / "helsinki"
     build_benchmark(None, out, seed=0, n_qa=1, n_edit=1, relations=["M18", "O08"], jobs=1, progress=False)

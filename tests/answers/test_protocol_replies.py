@@ -9,10 +9,10 @@ from shapely.geometry import mapping
 
 from scoring.answers import parse_answer, parse_edit, read_edit_reply
 from scoring.answers.edit import DOES_NOTHING, NOT_A_PIXEL_EDIT, NOT_AN_EDIT
-from scoring.edits import apply_edit
-from scoring.georef import PixelTransform
+from scoring.constraints.edits import apply_edit
+from scoring.geometry.georef import PixelTransform
+from scoring.geometry.scene import Scene
 from scoring.runner.prompts import build_messages, corrective_messages, template_info
-from scoring.scene import Scene
 from scoring.score.verdicts import score_edit
 
 SCENE = {

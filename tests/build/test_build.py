@@ -10,14 +10,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from scoring.build import build_benchmark
-from scoring.edits import apply_edit
-from scoring.facts import all_hold, check_constraint, check_fact, evaluate, same_value
+from scoring.build.builder import build_benchmark
+from scoring.constraints.edits import apply_edit
+from scoring.constraints.facts import all_hold, check_constraint, check_fact, evaluate, same_value
 from scoring.oracle import MEASURES
 from scoring.paths import RESOURCES_DIR
 from scoring.relations import CATALOGUE
 from scoring.relations.base import REFUSAL, check_answer
-from scoring.scene import Scene
+from scoring.geometry.scene import Scene
 from scoring.vocab import MODALITIES
 from tests.conftest import REPO, VENV_BIN, shared_path
 
@@ -257,7 +257,7 @@ def test_relation_reference_is_generated_from_the_catalogue():
 def test_scoring_imports_without_qgis(tmp_path):
     code = (
         "import sys; sys.modules['qgis'] = None; sys.modules['qgis.core'] = None\n"
-        "import scoring.build, scoring.oracle, scoring.facts, scoring.relations, scoring.cli\n"
+        "import scoring.build.builder, scoring.oracle, scoring.constraints.facts, scoring.relations, scoring.cli\n"
         "print('ok')"
     )
     r = subprocess.run([str(VENV_BIN / "python"), "-c", code], capture_output=True, text=True, cwd=REPO)
@@ -340,7 +340,7 @@ def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
     """The same extract read with the water collection switched off gives the same task pools."""
     import shapely
 
-    import scoring.extract as extract
+    import scoring.extract.osm as extract
 
     with_water = extract.load_pools(None)
     assert with_water.context["water"] and set(with_water.features) == set(extract.POOL_KINDS)
@@ -361,7 +361,7 @@ def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
 def test_hong_kong_harbour_is_sea_and_the_peninsula_is_not():
     from shapely.geometry import Point
 
-    from scoring.extract import load_pools
+    from scoring.extract.osm import load_pools
 
     pools = load_pools(shared_path("osm", "hongkong_tsimshatsui.osm"))
     sea = [f for f in pools.context["water"] if f.props.get("water") == "sea"]
@@ -381,7 +381,7 @@ def _synthetic_pools():
     from shapely.geometry import LineString
     from shapely.geometry import box as sbox
 
-    from scoring.pools import PoolFeature
+    from scoring.extract.pools import PoolFeature
 
     buildings = [
         PoolFeature(
@@ -403,7 +403,7 @@ def _synthetic_pools():
 def test_sea_is_on_the_right_of_the_coastline_and_never_floods_the_land():
     from shapely.geometry import LineString, Point
 
-    from scoring.water import sea_from_coastline as _sea_from_coastline
+    from scoring.extract.water import sea_from_coastline as _sea_from_coastline
 
     pools = _synthetic_pools()
     north = LineString([(600, -50), (600, 300), (620, 700), (600, 1050)])  # water east

@@ -1,6 +1,6 @@
 """The OSM reader reads fields by index (fast) and gets what GDAL's name-based items() gives."""
 
-from scoring.extract import _open_osm, _read_records, default_osm_path
+from scoring.extract.osm import _open_osm, _read_records, default_osm_path
 
 
 def _records_by_name(path):
@@ -34,7 +34,7 @@ def test_projecting_all_at_once_is_projecting_each():
     from pyproj import Transformer
     from shapely.geometry import LineString, Point, Polygon
 
-    from scoring.extract import _project_all, _project_one
+    from scoring.extract.osm import _project_all, _project_one
 
     to_utm = Transformer.from_crs(4326, 32635, always_xy=True)
     geoms = [

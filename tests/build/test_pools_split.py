@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from osgeo import gdal
 
-from scoring.build import build_benchmark
-from scoring.extract import gdal_warnings, load_pools
-from scoring.pools import SPLIT_TASKS, split_pools
+from scoring.build.builder import build_benchmark
+from scoring.extract.osm import gdal_warnings, load_pools
+from scoring.extract.pools import SPLIT_TASKS, split_pools
 from tests.conftest import shared_path
 
 
@@ -86,7 +86,7 @@ def test_benchmark_directory_is_readable_by_others(helsinki_bench):
 
 def test_gdal_warnings_are_counted_not_printed(capfd, caplog):
     stats: dict = {}
-    with caplog.at_level(logging.INFO, logger="scoring.extract"), gdal_warnings(stats):
+    with caplog.at_level(logging.INFO, logger="scoring.extract.osm"), gdal_warnings(stats):
         gdal.Error(gdal.CE_Warning, 1, "Non closed ring detected. To avoid accepting it, set X")
         gdal.Error(gdal.CE_Warning, 1, "Non closed ring detected. To avoid accepting it, set X")
         gdal.Error(gdal.CE_Warning, 1, "Layer 12 has 3 problems")

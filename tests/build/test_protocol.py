@@ -9,12 +9,12 @@ import jsonschema
 import pytest
 from shapely.geometry import shape
 
-from scoring.build import build_benchmark
+from scoring.build.builder import build_benchmark
 from scoring.errors import InputError
-from scoring.framing import MAP_FRAME
+from scoring.constraints.framing import MAP_FRAME
 from scoring.oracle import vertical_level
 from scoring.paths import RESOURCES_DIR
-from scoring.reference_doc import render as render_reference
+from scoring.relations.reference import render as render_reference
 from scoring.relations.base import TOLERANCES
 from scoring.relations.paper import (
     DEVIATIONS,

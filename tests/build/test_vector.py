@@ -10,11 +10,11 @@ import pytest
 import shapely
 from osgeo import ogr, osr
 
-from scoring.build import build_benchmark
+from scoring.build.builder import build_benchmark
 from scoring.errors import InputError
-from scoring.extract import load_pools
+from scoring.extract.osm import load_pools
 from scoring.paths import RESOURCES_DIR
-from scoring.vector import load_mapping, load_vector_pools
+from scoring.extract.vector import load_mapping, load_vector_pools
 from tests.conftest import REPO, VENV_BIN, shared_path
 
 MAPPING = """

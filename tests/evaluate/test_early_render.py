@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from scoring.benchmark import Benchmark
 from scoring.errors import SpatialGapError
 from scoring.evaluate.cities import MapRenderer
 from scoring.evaluate.early_render import EarlyRender
+from scoring.formats.benchmark import Benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
 from render_synthetic import make_bench  # noqa: E402

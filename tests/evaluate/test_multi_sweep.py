@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from scoring.benchmark import Benchmark
 from scoring.evaluate.cities import MapRenderer
-from scoring.mapsets import MapSet, set_path
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.mapsets import MapSet, set_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
 from render_synthetic import make_bench  # noqa: E402

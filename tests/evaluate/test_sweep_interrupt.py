@@ -10,7 +10,7 @@ import time
 
 from fakeserver import FaultServer
 
-from scoring.rundir import read_records
+from scoring.formats.rundir import read_records
 from tests.conftest import REPO
 from tests.evaluate.sweep_helpers import evaluate_cmd, models_toml, run_evaluate
 

@@ -9,7 +9,7 @@ import sys
 
 from scoring.evaluate.cluster import RunJob, run_job
 from scoring.execute import open_executor
-from scoring.rundir import final_predictions
+from scoring.formats.rundir import final_predictions
 from scoring.runner.config import ModelSpec
 from tests.conftest import REPO
 

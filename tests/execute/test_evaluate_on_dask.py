@@ -12,7 +12,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from scoring.rundir import final_predictions, read_records
+from scoring.formats.rundir import final_predictions, read_records
 from tests.conftest import REPO, VENV_BIN
 from tests.execute.cluster import DaskCluster
 

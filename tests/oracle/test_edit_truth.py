@@ -6,11 +6,11 @@ import json
 import pytest
 from shapely.geometry import LineString, Polygon
 
-from scoring.edits import EditError, apply_edit
-from scoring.facts import all_hold, describe_constraint, evaluate
+from scoring.constraints.edits import EditError, apply_edit
+from scoring.constraints.facts import all_hold, describe_constraint, evaluate
+from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.oracle import EDIT_EPS, MEASURES, along_next, crosses_eps
 from scoring.relations.common import EDIT_NUDGE_M
-from scoring.scene import Scene, SceneFeature, snap
 from scoring.score.verdicts import score_edit
 
 
@@ -24,7 +24,7 @@ def edits(helsinki_bench):
 
 
 def _scene(*geoms):
-    from scoring.georef import CityCRS
+    from scoring.geometry.georef import CityCRS
 
     crs = CityCRS(epsg=32635, name="EPSG:32635")
     return Scene(crs, [SceneFeature(f"F{i}", "building", g) for i, g in enumerate(geoms)])

@@ -1,6 +1,6 @@
 """Hand-built scenes whose answers are known by construction, checked against the oracle
-(scoring/oracle.py) through the fact evaluator (scoring/facts.py), plus the edit executor
-(scoring/edits.py) and the constraint ops.
+(scoring/oracle.py) through the fact evaluator (scoring/constraints/facts.py), plus the edit executor
+(scoring/constraints/edits.py) and the constraint ops.
 
 Every expected value below is worked out by hand (simple arithmetic in the case table), never
 with the function under test. Each case is tagged with the relation code whose definition names
@@ -16,11 +16,11 @@ import pytest
 from shapely.geometry import LineString, Point, Polygon, box
 
 from scoring import oracle
-from scoring.edits import EditError, apply_edit
-from scoring.facts import FactError, check_constraint, evaluate
-from scoring.georef import CityCRS
+from scoring.constraints.edits import EditError, apply_edit
+from scoring.constraints.facts import FactError, check_constraint, evaluate
+from scoring.geometry.georef import CityCRS
+from scoring.geometry.scene import Scene, SceneFeature
 from scoring.relations import CATALOGUE
-from scoring.scene import Scene, SceneFeature
 
 CRS = CityCRS(epsg=32635, name="x")
 

@@ -7,9 +7,10 @@ Builds the prompts with scoring.runner.prompts.build_messages for every instance
 the agent function and checks its reply with the project's own parsers and checkers:
 QA: scoring.answers.parse_answer / parse_choice + the catalogue's Relation.check_answer
 (unanswerable instances expect a refusal); editing: scoring.answers.parse_edit +
-scoring.edits.apply_edit + scoring.facts.all_hold with the instance's constraints and initial
-scene. Pixel edits (image modality) are only checked for being valid edits: converting pixels
-to metres is the scorer's business. Prints accuracy per relation and form and lists misses.
+scoring.constraints.edits.apply_edit + scoring.constraints.facts.all_hold with the instance's
+constraints and initial scene. Pixel edits (image modality) are only checked for being valid
+edits: converting pixels to metres is the scorer's business. Prints accuracy per relation and
+form and lists misses.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scoring.answers import parse_answer, parse_choice, parse_edit  # noqa: E402
-from scoring.edits import EditError, apply_edit  # noqa: E402
-from scoring.facts import all_hold  # noqa: E402
+from scoring.constraints.edits import EditError, apply_edit  # noqa: E402
+from scoring.constraints.facts import all_hold  # noqa: E402
+from scoring.geometry.scene import Scene  # noqa: E402
 from scoring.relations import CATALOGUE  # noqa: E402
 from scoring.relations.base import REFUSAL  # noqa: E402
 from scoring.runner.agents import get_agent  # noqa: E402
 from scoring.runner.prompts import build_messages  # noqa: E402
-from scoring.scene import Scene  # noqa: E402
 from scoring.vocab import MODALITIES, QA_FORMS  # noqa: E402
 
 

@@ -104,7 +104,7 @@ def scheduler_overhead(workers: int) -> dict:
 
 def client_write_cost(bench: Path) -> float:
     """Seconds the client spends writing one map's files (PNG, sidecar, world file, aux)."""
-    from scoring.render.sidecar import write_map_files
+    from scoring.render.sidecar.records import write_map_files
 
     pngs = sorted((bench / "maps").glob("*.png"))[:40]
     maps = [(p.read_bytes(), json.loads(p.with_suffix(".json").read_text())) for p in pngs]

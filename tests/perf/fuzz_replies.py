@@ -56,7 +56,7 @@ JUNK = [
 
 def build(bench: Path | None) -> tuple[list[dict], list[dict]]:
     if bench is None:
-        from scoring.build import build_benchmark
+        from scoring.build.builder import build_benchmark
 
         bench = Path(tempfile.mkdtemp(prefix="fuzz-bench-")) / "helsinki"
         atexit.register(shutil.rmtree, bench.parent, True)

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from scoring.benchmark import Benchmark
+from scoring.formats.benchmark import Benchmark
 from scoring.render.context import ContextIndex
 from scoring.render.multi import draw_multi, plan_sets
 from scoring.render.renderer import render_map
-from scoring.render.sidecar import write_map_files
+from scoring.render.sidecar.records import write_map_files
 from scoring.render.style import load_style
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import shapely
 
-from scoring.georef import task_to_3857
+from scoring.geometry.georef import task_to_3857
 from scoring.render.batch import load_render_inputs, render_benchmark
 from scoring.render.features import scene_features, task_epsg_of
 from scoring.render.renderer import render_instance

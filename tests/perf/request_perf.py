@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scoring.benchmark import Benchmark
-from scoring.files import sha256_hex
+from scoring.formats.benchmark import Benchmark
 from scoring.runner import prompts
 from scoring.runner.agents.registry import get_agent
 from scoring.runner.agents.server import _usage
 from scoring.runner.client import build_request
 from scoring.runner.config import ModelSpec
 from scoring.runner.transport import encode_body
+from scoring.support.files import sha256_hex
 from scoring.vocab import Modality, Task, forms_of
 
 

@@ -15,7 +15,7 @@ MASTER_PASSWORD = "spatialgap-test-master"
 @pytest.fixture(scope="session")
 def small_bench(tmp_path_factory):
     """A small real benchmark (embedded Helsinki, a few relations, 2 instances each)."""
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
 
     out = tmp_path_factory.mktemp("plugin-bench") / "hel"
     build_benchmark(None, out, seed=0, n_qa=2, n_edit=2, relations=RELATIONS, jobs=1, progress=False)
@@ -61,7 +61,7 @@ def auth_ready(qgis_app):
 def fresh_dock_memory(qgis_app):
     """Each test starts with a dock that remembers nothing (tests/plugin/test_memory.py checks
     what it remembers)."""
-    from plugin.memory import forget
+    from plugin.core.memory import forget
 
     forget()
     yield
@@ -93,7 +93,7 @@ def no_task_left_running(qgis_app):
 def dock(qgis_iface, qgis_new_project):
     from qgis.core import QgsApplication
 
-    from plugin.dock import SpatialGapDock
+    from plugin.gui.dock import SpatialGapDock
 
     d = SpatialGapDock(qgis_iface)
     yield d

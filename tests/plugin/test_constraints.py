@@ -1,4 +1,4 @@
-"""Constraint explanations: geometry (scoring.explain) and the layers drawn from it agree with
+"""Constraint explanations: geometry (scoring.constraints.explain) and the layers drawn from it agree with
 the scorer's own measured values and verdicts."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import shapely
 from qgis.core import QgsProject
 
 from scoring import oracle
-from scoring.edits import apply_edit
-from scoring.explain import edit_from_geometries, explain_constraints
-from scoring.scene import Scene
+from scoring.constraints.edits import apply_edit
+from scoring.constraints.explain import edit_from_geometries, explain_constraints
+from scoring.geometry.scene import Scene
 from scoring.score import score_edit
 
 
@@ -97,7 +97,7 @@ def test_constraint_layers_carry_measured_values_and_verdicts(dock, small_bench,
                 rows.setdefault(f["constraint"], []).append((f["passed"], f["measured"], f["label"]))
                 label_lines += [t for t in (f["label"] or "").split("\n") if t]
         assert sorted(rows) == [c["index"] + 1 for c in verdict["constraints"]]
-        from scoring.explain import format_value
+        from scoring.constraints.explain import format_value
 
         for c in verdict["constraints"]:
             parts = rows[c["index"] + 1]
@@ -132,7 +132,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
     feat = next(layer.getFeatures())
     # QGIS's move tool keeps the vertices in order (apply_edit snaps to 1 cm, which may restart a
     # ring elsewhere), so the analyst's shape is the reference edit's operations applied as such.
-    from scoring.edits import apply_geometry_ops
+    from scoring.constraints.edits import apply_geometry_ops
 
     original = Scene.from_geojson(inst["scene"]).geom("F0")
     target = apply_geometry_ops(original, inst["reference_edit"]["operations"])
@@ -145,7 +145,7 @@ def test_hand_edit_is_recovered_and_scored(dock, small_bench, instances):
     got = apply_edit(Scene.from_geojson(inst["scene"]), "F0", edit).scene.geom("F0")
     assert shapely.hausdorff_distance(got, target) < 0.05
     # A vertex edit cannot be expressed as move / rotate / scale: refused with a reason.
-    from scoring.edits import EditError
+    from scoring.constraints.edits import EditError
 
     with pytest.raises(EditError):
         poly = wkt.loads(target.wkt)

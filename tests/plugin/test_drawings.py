@@ -169,7 +169,7 @@ def _colors_for(layer, **where) -> set[str]:
 
 
 def test_allowed_zones_keep_one_style_whatever_the_verdict(dock, small_bench, instances):
-    from plugin.styles import FAIL_COLOR, PASS_COLOR
+    from plugin.core.styles import FAIL_COLOR, PASS_COLOR
 
     dock.open_benchmark(small_bench)
     inst = _instance(instances, "edit", "M01")
@@ -188,7 +188,7 @@ def test_allowed_zones_keep_one_style_whatever_the_verdict(dock, small_bench, in
 def test_a_failing_line_is_never_drawn_in_the_passing_colour(dock, small_bench, instances):
     """M01: a failing distance and a passing disjointness are measured along one shortest line;
     the failing one is drawn on top."""
-    from plugin.styles import FAIL_COLOR, PASS_COLOR
+    from plugin.core.styles import FAIL_COLOR, PASS_COLOR
 
     dock.open_benchmark(small_bench)
     inst = _instance(instances, "edit", "M01")

@@ -8,7 +8,7 @@ import json
 from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import QDialogButtonBox
 
-from plugin import help as plugin_help
+from plugin.gui import help as plugin_help
 
 
 def test_help_links_point_at_the_readme_and_the_relation(monkeypatch, dock, small_bench, instances):
@@ -28,9 +28,9 @@ def _has_help(buttons: QDialogButtonBox) -> bool:
 
 
 def test_dialogs_have_help(qgis_app, tmp_path):
-    from plugin.installer import InstallDialog
-    from plugin.run_choice import ChooseRunsDialog
-    from plugin.settings_dialog import EndpointsDialog
+    from plugin.gui.run_choice import ChooseRunsDialog
+    from plugin.gui.settings_dialog import EndpointsDialog
+    from plugin.install.installer import InstallDialog
 
     for dialog in (
         EndpointsDialog(None),
@@ -56,7 +56,7 @@ def _run(tmp_path, name, status, answered, instances, task="qa"):
 
 
 def test_failed_runs_are_not_ticked_and_coverage_is_shown(qgis_app, tmp_path, instances):
-    from plugin.run_choice import ChooseRunsDialog, run_info
+    from plugin.gui.run_choice import ChooseRunsDialog, run_info
 
     all_instances = list(instances.values())
     n_qa = sum(1 for i in all_instances if i["task"] == "qa")

@@ -7,8 +7,8 @@ import json
 
 from qgis.core import QgsGeometry, QgsProject
 
-from scoring.edits import apply_geometry_ops
-from scoring.scene import Scene
+from scoring.constraints.edits import apply_geometry_ops
+from scoring.geometry.scene import Scene
 from tests.plugin.conftest import wait_for
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from qgis.PyQt.QtCore import QCoreApplication
 
-from plugin.i18n import install_translator, qm_path, tr
+from plugin.utils.i18n import install_translator, qm_path, tr
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +53,7 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         # The compiled .qm holds the same translations as the .ts source.
         assert all(tr(src) == fr for src, fr in pairs)
         assert tr("Send instance") == "Envoyer l'instance"
-        from plugin.dock import SpatialGapDock
+        from plugin.gui.dock import SpatialGapDock
 
         dock = SpatialGapDock(qgis_iface)
         assert dock.model_panel.send_btn.text() == "Envoyer l'instance"

@@ -8,8 +8,14 @@ import sys
 import zipfile
 from pathlib import Path
 
-from plugin import deps
-from plugin.installer import InstallDialog, expose_private_dir, installable, pip_arguments, private_dir
+from plugin.install import deps
+from plugin.install.installer import (
+    InstallDialog,
+    expose_private_dir,
+    installable,
+    pip_arguments,
+    private_dir,
+)
 from tests.plugin.conftest import wait_for
 
 PIP_BOUND_S = 120.0
@@ -56,7 +62,7 @@ def test_dialog_installs_a_wheel_with_pip_and_says_restart(qgis_app, tmp_path, m
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     _wheel(wheels)
-    monkeypatch.setattr("plugin.installer.private_dir", lambda settings_dir=None: tmp_path / "libs")
+    monkeypatch.setattr("plugin.install.installer.private_dir", lambda settings_dir=None: tmp_path / "libs")
     missing = [("sgdummy", "sgdummy>=1.0", "python3-sgdummy"), ("pyproj", "pyproj", "python3-pyproj")]
     dialog = InstallDialog(missing, pip_extra=("--no-index", "--find-links", str(wheels)))
     assert dialog.table.rowCount() == 2 and dialog.install_btn.isEnabled()
@@ -74,7 +80,7 @@ def test_dialog_installs_a_wheel_with_pip_and_says_restart(qgis_app, tmp_path, m
 
 
 def test_dialog_shows_pips_output_on_failure(qgis_app, tmp_path, monkeypatch):
-    monkeypatch.setattr("plugin.installer.private_dir", lambda settings_dir=None: tmp_path / "libs")
+    monkeypatch.setattr("plugin.install.installer.private_dir", lambda settings_dir=None: tmp_path / "libs")
     dialog = InstallDialog([("sgnothere", "sgnothere>=1", "python3-sgnothere")], pip_extra=("--no-index",))
     dialog.install()
     wait_for(lambda: dialog.succeeded is not None, PIP_BOUND_S)
@@ -89,7 +95,7 @@ def test_plugin_and_its_runs_load_without_aiohttp_or_tqdm():
     blocked = "; ".join(f"sys.modules[{m!r}] = None" for m in HEADLESS_ONLY)
     code = (
         f"import sys; {blocked}; "
-        "import plugin.main, plugin.processing_provider, scoring.runner.run, scoring.score.results"
+        "import plugin.main, plugin.algorithms.provider, scoring.runner.run, scoring.score.results"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -4,12 +4,12 @@ it was; nothing is enabled that cannot work yet."""
 from __future__ import annotations
 
 import plugin
-from plugin import memory
+from plugin.core import memory
 
 
 def _reopened(qgis_iface):
     """A second dock, restored as the plugin restores one."""
-    from plugin.dock import SpatialGapDock
+    from plugin.gui.dock import SpatialGapDock
 
     dock = SpatialGapDock(qgis_iface)
     dock.memory.restore()
@@ -17,7 +17,7 @@ def _reopened(qgis_iface):
 
 
 def test_dock_reopens_with_benchmark_filters_and_choices(dock, small_bench, qgis_iface):
-    from plugin.endpoints import Endpoint, load_endpoints, save_endpoints
+    from plugin.core.endpoints import Endpoint, load_endpoints, save_endpoints
 
     saved = load_endpoints()
     save_endpoints(
@@ -66,7 +66,7 @@ def test_a_vanished_benchmark_is_not_reopened(dock, small_bench, qgis_iface, tmp
 
 
 def test_nothing_enabled_that_cannot_work_yet(dock, small_bench, instances):
-    from plugin.endpoints import load_endpoints, save_endpoints
+    from plugin.core.endpoints import load_endpoints, save_endpoints
 
     saved = load_endpoints()
     save_endpoints([])

@@ -10,7 +10,7 @@ from qgis.core import QgsApplication, QgsProject, QgsWkbTypes
 from shapely.geometry import shape
 
 import plugin
-from plugin import deps
+from plugin.install import deps
 
 
 def test_plugin_loads_and_unloads(qgis_iface, small_bench):
@@ -46,7 +46,7 @@ def test_missing_dependencies_are_named_with_install_commands(qgis_iface):
         [
             "/usr/bin/python3",
             "-c",
-            "import sys; sys.path.insert(0, 'plugin'); import deps; "
+            "import sys; sys.path.insert(0, 'plugin/install'); import deps; "
             "print(','.join(m for m, _, _ in deps.missing_dependencies()))",
         ],
         capture_output=True,
@@ -55,7 +55,7 @@ def test_missing_dependencies_are_named_with_install_commands(qgis_iface):
     )
     assert out.returncode == 0, out.stderr
     missing = [m for m in out.stdout.strip().split(",") if m]
-    from plugin.missing import MissingDependenciesPlugin
+    from plugin.install.missing import MissingDependenciesPlugin
 
     stand_in = MissingDependenciesPlugin(
         qgis_iface, [e for e in deps.REQUIRED if e[0] in missing] or [deps.REQUIRED[4]]
@@ -164,7 +164,7 @@ def test_exports(dock, small_bench, instances, tmp_path):
     # Through a layout: legend (the instance's own layers), scale bar, OSM attribution.
     from qgis.core import QgsLayoutItemLabel, QgsLayoutItemLegend, QgsLayoutItemScaleBar
 
-    from plugin.canvas_export import canvas_layout
+    from plugin.core.canvas_export import canvas_layout
 
     layout = canvas_layout(dock.iface.mapCanvas(), 1536, inst["id"], dock.scene.scene_layers)
     items = layout.items()
@@ -179,7 +179,7 @@ def test_context_water_is_drawn_as_water_below_land(qgis_new_project, instances,
     group (a grey wash over a harbour would read as land)."""
     from shapely.geometry import box, mapping
 
-    from plugin.layers import ContextSource
+    from plugin.core.layers import ContextSource
 
     inst = next(iter(instances.values()))
     scene = box(*shape(inst["scene"]["features"][0]["geometry"]).bounds)

@@ -7,8 +7,8 @@ import json
 import pytest
 from qgis.core import QgsApplication, QgsFeature, QgsGeometry, QgsVectorLayer
 
-from scoring.edits import apply_edit
-from scoring.scene import Scene
+from scoring.constraints.edits import apply_edit
+from scoring.geometry.scene import Scene
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,7 @@ def processing_ready(qgis_app):
     from processing.core.Processing import Processing
 
     Processing.initialize()
-    from plugin.processing_provider import SpatialGapProvider
+    from plugin.algorithms.provider import SpatialGapProvider
 
     reg = QgsApplication.processingRegistry()
     if reg.providerById("spatialgap") is None:
@@ -119,8 +119,8 @@ def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, insta
 def test_score_run(processing_ready, small_bench, instances, tmp_path):
     import processing
 
-    from plugin.human_baseline import record_human_answer
-    from scoring.benchmark import Benchmark
+    from plugin.gui.human_baseline import record_human_answer
+    from scoring.formats.benchmark import Benchmark
 
     bench = Benchmark.open(small_bench)
     qa = [i for i in instances.values() if i["task"] == "qa"][:3]
@@ -146,7 +146,7 @@ def test_score_run(processing_ready, small_bench, instances, tmp_path):
 
 
 def test_algorithms_sit_in_one_group_level_with_help(processing_ready):
-    from plugin.help import homepage
+    from plugin.gui.help import homepage
 
     provider = QgsApplication.processingRegistry().providerById("spatialgap")
     assert provider.name() == "Spatial Gap"
@@ -158,7 +158,7 @@ def test_algorithms_sit_in_one_group_level_with_help(processing_ready):
 def test_instance_picker_offers_the_benchmarks_edit_instances(processing_ready, small_bench, instances):
     from qgis.PyQt.QtWidgets import QWidget
 
-    from plugin.instance_picker import InstancePickerWrapper, edit_instance_ids
+    from plugin.algorithms.instance_picker import InstancePickerWrapper, edit_instance_ids
 
     alg = QgsApplication.processingRegistry().algorithmById("spatialgap:checkedit")
     param = alg.parameterDefinition("INSTANCE")

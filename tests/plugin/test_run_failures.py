@@ -8,9 +8,9 @@ import time
 import pytest
 from qgis.core import QgsApplication
 
-from plugin.compat import MSG_CRITICAL, MSG_WARNING
-from plugin.endpoints import Endpoint, save_endpoints
-from plugin.transport import QgisTransport, RunCancelledError
+from plugin.core.endpoints import Endpoint, save_endpoints
+from plugin.core.transport import QgisTransport, RunCancelledError
+from plugin.utils.compat import MSG_CRITICAL, MSG_WARNING
 from scoring.runner.transport import TransportError
 from tests.plugin.conftest import wait_for
 from tests.plugin.slowhttp import Reply, chat_reply, error_reply, slow_server

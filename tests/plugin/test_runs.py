@@ -10,9 +10,9 @@ import pytest
 from qgis.core import QgsProject, QgsSettings
 from qgis.PyQt.QtTest import QSignalSpy
 
-from plugin.auth import AuthKeyProvider, read_key, remove_key, store_key
-from plugin.endpoints import Endpoint, load_endpoints, save_endpoints
-from plugin.transport import QgisTransport
+from plugin.core.auth import AuthKeyProvider, read_key, remove_key, store_key
+from plugin.core.endpoints import Endpoint, load_endpoints, save_endpoints
+from plugin.core.transport import QgisTransport
 from scoring.runner.transport import TransportError
 from tests.plugin.conftest import wait_for
 
@@ -77,7 +77,7 @@ def test_key_lives_only_in_the_auth_database(auth_ready, qgis_app):
 
 
 def test_connection_check_is_readable(agent_url, qgis_app):
-    from plugin.settings_dialog import test_connection
+    from plugin.gui.settings_dialog import test_connection
 
     ok, msg = test_connection(Endpoint(name="t", base_url=agent_url, model="tools"), SECRET)
     assert ok and "tools" in msg
@@ -95,7 +95,7 @@ def _edit_instance(instances, relation):
 
 @pytest.mark.timeout(300)
 def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_url, auth_ready):
-    from scoring.rundir import final_predictions
+    from scoring.formats.rundir import final_predictions
     from scoring.score import score_prediction
 
     authcfg = store_key("tools-agent", SECRET)

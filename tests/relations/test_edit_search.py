@@ -11,14 +11,14 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from scoring import oracle
-from scoring.edits import EditError, apply_edit, translated_on_grid, translation_of
-from scoring.extract import load_pools
-from scoring.facts import all_hold
-from scoring.georef import CityCRS
+from scoring.constraints.edits import EditError, apply_edit, translated_on_grid, translation_of
+from scoring.constraints.facts import all_hold
+from scoring.extract.osm import load_pools
+from scoring.geometry.georef import CityCRS
+from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.relations.common import NUDGES, EditOp, at_least, at_most, between, holds_with_margin, pred
 from scoring.relations.common import translate_proposals as proposals
 from scoring.relations.edit_search import nudges_hold, satisfying_edits, screen
-from scoring.scene import Scene, SceneFeature, snap
 
 CRS = CityCRS(epsg=32635, name="EPSG:32635")
 ALLOWED = (EditOp.TRANSLATE, EditOp.ROTATE, EditOp.SCALE)

@@ -9,16 +9,16 @@ import pytest
 import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 
-import scoring.render.labelling as labelling
-from scoring.pole import polylabel
-from scoring.render.label_obstacles import (
+import scoring.render.labels.labelling as labelling
+from scoring.geometry.pole import polylabel
+from scoring.render.labels.obstacles import (
     MAX_POLYGON_COVER,
     SURELY_FAR_PX,
     SURELY_NEAR_PX,
     CandidateTests,
     MapObstacles,
 )
-from scoring.render.labels import (
+from scoring.render.labels.placement import (
     LabelItem,
     Placement,
     _candidates,

@@ -13,9 +13,9 @@ import sys
 import pytest
 from shapely.geometry import shape
 
-from scoring.benchmark import Benchmark
-from scoring.georef import PixelTransform
-from scoring.mapsets import read_map_set, set_path
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.mapsets import read_map_set, set_path
+from scoring.geometry.georef import PixelTransform
 from scoring.render.multi import context_record, label_offset, relabelled, render_map_sets
 
 N = 1536

@@ -4,7 +4,7 @@ import pytest
 import shapely
 from shapely.geometry import box, shape
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 
 N = 1536
 

@@ -8,7 +8,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import PathPatch, Polygon, Rectangle
 from matplotlib.path import Path
 
-from scoring.render import artists
+from scoring.render.backend import artists
 from scoring.render.style import pinned_rc_context
 
 

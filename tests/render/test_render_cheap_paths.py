@@ -12,11 +12,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from PIL import Image
 
-import scoring.render.canvas as canvas_mod
-import scoring.render.png as png_mod
+import scoring.render.backend.canvas as canvas_mod
+import scoring.render.backend.png as png_mod
 import scoring.render.style as style_mod
+from scoring.render.backend.png import encode_rgb_png, encode_rgba_png, rgba_to_rgb_bytes
 from scoring.render.context import ContextIndex
-from scoring.render.png import encode_rgb_png, encode_rgba_png, rgba_to_rgb_bytes
 from scoring.render.renderer import render_map
 from scoring.render.style import PINNED_RC, pinned_rc_context, pinned_rc_params
 
@@ -128,7 +128,13 @@ def test_a_plain_canvas_draw_after_a_map_still_works(instances, ctx):
 
 def _candidates_by_loop(item):
     """The candidate rows as the loop before vectorisation built them."""
-    from scoring.render.labels import DIRECTIONS, DISPLACED_STEP, RING_STEPS, anchor_points, is_large_polygon
+    from scoring.render.labels.placement import (
+        DIRECTIONS,
+        DISPLACED_STEP,
+        RING_STEPS,
+        anchor_points,
+        is_large_polygon,
+    )
 
     w, h = item.size
     rows = []
@@ -149,7 +155,7 @@ def _candidates_by_loop(item):
 def test_vectorised_candidates_are_the_loop_s_bit_for_bit(seed):
     from shapely.geometry import Point, Polygon
 
-    from scoring.render.labels import LabelItem, _candidates
+    from scoring.render.labels.placement import LabelItem, _candidates
 
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(50, 900, 2)

@@ -10,17 +10,17 @@ import shapely
 from PIL import Image
 from shapely.geometry import LineString, MultiPolygon, Point, Polygon
 
-from scoring.render.label_obstacles import CandidateTests, MapObstacles
-from scoring.render.labels import (
+from scoring.render.backend.png import encode_rgb_png
+from scoring.render.backend.shapes import line_segments, points_xy, poly_paths
+from scoring.render.labels.obstacles import CandidateTests, MapObstacles
+from scoring.render.labels.placement import (
     LabelItem,
     _candidates,
     _cheapest_free,
     obstacle_for,
     place_labels,
 )
-from scoring.render.png import encode_rgb_png
 from scoring.render.renderer import render_map
-from scoring.render.shapes import line_segments, points_xy, poly_paths
 
 
 def _idat_rows(png: bytes, width: int) -> list[bytes]:

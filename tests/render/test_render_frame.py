@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from shapely.geometry import Point, box
 
-from scoring.edits import apply_edit
-from scoring.framing import MAP_FRAME
-from scoring.georef import PixelTransform
+from scoring.constraints.edits import apply_edit
+from scoring.constraints.framing import MAP_FRAME
+from scoring.geometry.georef import PixelTransform
+from scoring.geometry.scene import Scene
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject
-from scoring.render.labels import inside_point, is_large_polygon
+from scoring.render.labels.placement import inside_point, is_large_polygon
 from scoring.render.renderer import render_map
 from scoring.render.style import load_style
 from scoring.render.version import RENDERER_VERSION
 from scoring.render.view import compute_view, fix_view
-from scoring.scene import Scene
 
 N = 1536
 

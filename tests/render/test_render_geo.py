@@ -8,7 +8,7 @@ import pytest
 import shapely
 from shapely.geometry import shape
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 
 
 def _vertices(inst):

@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-import scoring.files
-from scoring.benchmark import Benchmark
+import scoring.support.files
 from scoring.errors import InputError
+from scoring.formats.benchmark import Benchmark
 from scoring.render import ContextIndex, render_instance, render_map
-from scoring.render.sidecar import write_map_files
+from scoring.render.sidecar.records import write_map_files
 
 
 def _ctx(bench):
@@ -42,14 +42,14 @@ def test_context_is_drawn_and_only_nearby(sidecars, bench):
 
 
 def test_interrupted_write_leaves_no_png(bench, instances, tmp_path, monkeypatch):
-    real_replace = scoring.files.os.replace
+    real_replace = scoring.support.files.os.replace
 
     def boom(src, dst):
         if str(dst).endswith(".png"):
             raise KeyboardInterrupt
         return real_replace(src, dst)
 
-    monkeypatch.setattr(scoring.files.os, "replace", boom)
+    monkeypatch.setattr(scoring.support.files.os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
         render_instance(instances["helsinki-qa-T04-001"], _ctx(bench), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())

@@ -9,11 +9,11 @@ from matplotlib.patches import Polygon
 from matplotlib.path import Path
 from matplotlib.text import Annotation, Text
 
-import scoring.render.canvas as canvas_mod
-from scoring.render import artists
-from scoring.render.canvas import MapCanvas
+import scoring.render.backend.canvas as canvas_mod
+from scoring.render.backend import artists
+from scoring.render.backend.canvas import MapCanvas
+from scoring.render.backend.paint import paint_figure
 from scoring.render.context import ContextIndex
-from scoring.render.paint import paint_figure
 from scoring.render.renderer import render_map
 from scoring.render.style import font, load_style, pinned_rc_context
 
@@ -131,7 +131,7 @@ def test_the_recording_tells_a_one_ulp_change(monkeypatch):
     stock_calls, stock_pixels = _draw_every_kind(paint_figure)
     eye = np.eye(3)
     eye[0, 0] = np.nextafter(1.0, 2.0)
-    monkeypatch.setattr("scoring.render.paint._EYE", eye)
+    monkeypatch.setattr("scoring.render.backend.paint._EYE", eye)
     calls, pixels = _draw_every_kind(paint_figure)
     assert calls != stock_calls
 
@@ -154,7 +154,7 @@ def test_a_figure_with_axes_is_drawn_by_figure_draw():
 
 def test_another_matplotlib_draws_with_figure_draw(monkeypatch):
     """The painters mirror the pinned matplotlib's draw methods: under another, none is used."""
-    import scoring.render.paint as paint_mod
+    import scoring.render.backend.paint as paint_mod
 
     def no_painter(renderer):
         raise AssertionError("a painter under another matplotlib")

@@ -11,7 +11,7 @@ from pyproj import Geod
 from render_synthetic import CRS, X0, Y0
 from shapely.geometry import box, shape
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 from scoring.render import ContextIndex, render_map
 from scoring.render.style import load_style
 
@@ -269,7 +269,7 @@ def test_scalebar_length_is_the_true_ground_distance(sidecars):
 
 def test_legend_can_fold_into_columns_without_overlapping_entries(bench):
     """The fallback for a legend that would hide task geometry: 2 columns, about half as tall."""
-    from scoring.render.legend import legend_layout, legend_rows
+    from scoring.render.furniture.legend import legend_layout, legend_rows
     from scoring.render.renderer import MapRenderer
 
     feats = [("F0", "area", _rect(-100, -100, 200, 200), {})] + [

@@ -13,12 +13,12 @@ from matplotlib.artist import Artist
 from matplotlib.patches import Polygon as MplPolygon
 from shapely.geometry import LinearRing, LineString, MultiLineString, MultiPoint, MultiPolygon, Point, Polygon
 
-import scoring.render.canvas as canvas_mod
-from scoring.render import artists
-from scoring.render.canvas import MapCanvas, _place_quietly, _quiet
+import scoring.render.backend.canvas as canvas_mod
+from scoring.render.backend import artists
+from scoring.render.backend.canvas import MapCanvas, _place_quietly, _quiet
+from scoring.render.backend.shapes import line_segments, line_segments_each, poly_path, poly_paths_each
 from scoring.render.features import MapSubject, geom_type
-from scoring.render.shapes import line_segments, line_segments_each, poly_path, poly_paths_each
-from scoring.render.sidecar_json import dumps_indent1
+from scoring.render.sidecar.encoder import dumps_indent1
 from scoring.render.style import font, load_style, pinned_rc_context
 from scoring.render.view import fix_view, to_3857
 

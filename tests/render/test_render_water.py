@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image
 from render_synthetic import CRS, X0, Y0, make_context
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 from scoring.render import ContextIndex, render_map
 from scoring.render.style import load_style
 

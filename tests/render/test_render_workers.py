@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scoring.benchmark import Benchmark
 from scoring.execute import Executor
+from scoring.formats.benchmark import Benchmark
 from scoring.render import render_benchmark
 from scoring.render.batch import MapContext, render_batch_to_files
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from scoring.benchmark import Benchmark
 from scoring.errors import InputError, SpatialGapError
-from scoring.rundir import (
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
     Journal,

@@ -12,6 +12,7 @@ import socket
 import pytest
 from runner_helpers import qa_instance
 
+from scoring.geometry.scene import Scene
 from scoring.runner.agents import edit_search, get_agent, parse_prompt
 from scoring.runner.agents.edit_search import SEARCHES, EditSearch
 from scoring.runner.agents.instructions import parse_instruction
@@ -21,7 +22,6 @@ from scoring.runner.agents.registry import without_images
 from scoring.runner.agents.request_body import MIN_SPLICED, is_verbatim, loads_request, verbatim_bytes
 from scoring.runner.agents.server import AgentServer
 from scoring.runner.prompts import build_messages
-from scoring.scene import Scene
 
 
 def data_url(seed: int, n: int = 120_000) -> str:

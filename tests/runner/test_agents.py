@@ -11,7 +11,7 @@ import pytest
 from runner_helpers import edit_instance, make_bench, qa_instance, tiny_png
 
 from scoring.errors import InputError
-from scoring.rundir import final_predictions
+from scoring.formats.rundir import final_predictions
 from scoring.runner import agents
 from scoring.runner.agents import agent, get_agent, parse_prompt, registry, start_server
 from scoring.runner.config import ModelSpec

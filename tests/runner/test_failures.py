@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 from runner_helpers import FAKE_KEY, fast_spec, make_bench
 
-from scoring.rundir import read_records
+from scoring.formats.rundir import read_records
 from scoring.runner.agents import start_server
 from scoring.runner.cli import spec_from_args
 from scoring.runner.client import build_request

@@ -12,7 +12,7 @@ from pathlib import Path
 from fakeserver import FaultServer
 from runner_helpers import FAKE_KEY, make_bench
 
-from scoring.rundir import read_records
+from scoring.formats.rundir import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from runner_helpers import make_bench, tiny_png
 
-from scoring.rundir import read_records
+from scoring.formats.rundir import read_records
 from scoring.runner.agents import agent, registry, start_server
 from scoring.runner.config import EnvKeyProvider, ModelSpec
 from scoring.runner.run import RunStoppedError, run_benchmark

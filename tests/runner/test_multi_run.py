@@ -11,17 +11,17 @@ import shutil
 import pytest
 from shapely.geometry import mapping
 
-from scoring.benchmark import Benchmark
-from scoring.edits import apply_edit
+from scoring.constraints.edits import apply_edit
 from scoring.errors import InputError
-from scoring.georef import PixelTransform
-from scoring.mapsets import read_map_set
-from scoring.rundir import final_predictions
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.mapsets import read_map_set
+from scoring.formats.rundir import final_predictions
+from scoring.geometry.georef import PixelTransform
+from scoring.geometry.scene import Scene
 from scoring.runner import prompts
 from scoring.runner.agents import get_agent, start_server
 from scoring.runner.config import ModelSpec
 from scoring.runner.run import run_benchmark
-from scoring.scene import Scene
 from scoring.score.report import write_report
 from scoring.score.results import load_results, score_runs
 from scoring.score.tables_paper import table1
@@ -33,7 +33,7 @@ SETS = ("image-multi", "image-context")
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> Benchmark:
     """Four relations, one QA and one editing instance each, maps and map sets drawn."""
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
     from scoring.render import render_benchmark
     from scoring.render.multi import render_map_sets
 

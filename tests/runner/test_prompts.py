@@ -7,7 +7,7 @@ import re
 import pyproj
 import pytest
 
-from scoring.georef import grid_convergence_deg
+from scoring.geometry.georef import grid_convergence_deg
 from scoring.runner.agents import parse_prompt
 from scoring.runner.prompts import (
     ANSWER_CATEGORIES,

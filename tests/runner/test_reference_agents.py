@@ -11,9 +11,9 @@ from shapely.affinity import translate
 from shapely.geometry import mapping, shape
 
 from scoring.answers import parse_edit
-from scoring.facts import describe_constraint
+from scoring.constraints.facts import describe_constraint
+from scoring.formats.rundir import final_predictions
 from scoring.relations import CATALOGUE
-from scoring.rundir import final_predictions
 from scoring.runner.agents import get_agent, start_server
 from scoring.runner.agents.instructions import STATEMENTS, parse_constraint, parse_instruction
 from scoring.runner.config import ModelSpec

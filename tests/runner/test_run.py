@@ -8,7 +8,7 @@ import pytest
 from runner_helpers import FAKE_KEY, fast_spec, make_bench
 
 from scoring.errors import InputError
-from scoring.rundir import final_predictions, read_records
+from scoring.formats.rundir import final_predictions, read_records
 from scoring.runner.config import StaticKeyProvider
 from scoring.runner.prompts import template_info
 from scoring.runner.run import EndpointUnreachableError, RunStoppedError, edit_needs_retry, run_benchmark

@@ -13,7 +13,7 @@ RELATIONS = ["D01", "D02", "D04", "D05", "D06", "M01", "M12", "M14", "M18", "O01
 def small_bench(tmp_path_factory) -> Path:
     """A real Helsinki benchmark over a dozen relations (3 QA + 3 edits each), with the maps of
     its edit instances rendered (image-modality edits need their sidecars)."""
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
     from scoring.render import render_benchmark
 
     out = tmp_path_factory.mktemp("scorebench") / "helsinki"

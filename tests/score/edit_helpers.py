@@ -3,7 +3,7 @@ would write (dx right, dy down, origins [column, row], clockwise as seen on the 
 
 from shapely.geometry import shape
 
-from scoring.edits import apply_geometry_ops
+from scoring.constraints.edits import apply_geometry_ops
 
 
 def pixel_edit_for_reference(inst: dict, pt, extra_dx: float = 0.0, flip_rotation: bool = False) -> dict:

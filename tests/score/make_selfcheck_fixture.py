@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 from scoring.score.selfcheck import FIXTURE_DIR, fixture_figures, score_fixture
 from tests.score.edit_helpers import pixel_edit_for_reference
 

@@ -6,7 +6,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 from scoring.score import VERDICTS, score_edit, score_qa
 
 FLOATS = st.one_of(

@@ -116,7 +116,7 @@ def test_score_writes_every_sample(small_bench, runs, tmp_path, qa, edits):
 def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(
     small_bench, runs, tmp_path, monkeypatch
 ):
-    import scoring.rundir
+    import scoring.formats.rundir
     from scoring.score.results import score_run_dir
 
     chosen = [runs[("geojson", "qa")], runs[("image", "edit")]]
@@ -131,9 +131,9 @@ def test_runs_scored_early_are_taken_only_while_their_journal_is_unchanged(
     fingerprint, rows = early[str(chosen[0])]
     planted = [{**r, "reason": "planted"} for r in rows]
     read = []  # the journals read again: only the run not prescored (the sweep's last seconds)
-    real_finals = scoring.rundir.final_predictions
+    real_finals = scoring.formats.rundir.final_predictions
     monkeypatch.setattr(
-        scoring.rundir, "final_predictions", lambda p: read.append(p.parent) or real_finals(p)
+        scoring.formats.rundir, "final_predictions", lambda p: read.append(p.parent) or real_finals(p)
     )
     score_runs(
         small_bench,

@@ -16,7 +16,7 @@ RELATIONS = ["O06", "T04", "T06", "M01", "D04", "M18"]
 
 @pytest.fixture(scope="module")
 def paper_bench(tmp_path_factory):
-    from scoring.build import build_benchmark
+    from scoring.build.builder import build_benchmark
 
     out = tmp_path_factory.mktemp("paperbench") / "helsinki"
     build_benchmark(

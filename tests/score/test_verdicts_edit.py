@@ -7,7 +7,7 @@ import math
 import pytest
 from shapely.geometry import shape
 
-from scoring.georef import PixelTransform
+from scoring.geometry.georef import PixelTransform
 from scoring.score import score_edit, score_prediction
 
 from .edit_helpers import pixel_edit_for_reference

@@ -7,13 +7,13 @@ import math
 
 from shapely.geometry import Point
 
+from scoring.geometry.scene import Scene
 from scoring.oracle import AXES, DIRECTIONS8, RELATIVE
 from scoring.oracle.seeding import translation
 from scoring.runner.agents.edit_search import TOWARDS, edit_reply
 from scoring.runner.agents.instructions import parse_instruction
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, Careless, bbox_of, centre_of, chord_of
-from scoring.scene import Scene
 from scoring.vocab import EditOp
 
 

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import shapely.ops
 from shapely.geometry.base import BaseGeometry
 
-from scoring.edits import EditError, apply_edit, does_nothing
-from scoring.facts import all_hold, constraint_scene
+from scoring.constraints.edits import EditError, apply_edit, does_nothing
+from scoring.constraints.facts import all_hold, constraint_scene
+from scoring.geometry.scene import Scene
 from scoring.oracle import MEASURES, ref_point
 from scoring.oracle.seeding import translation, unit_vector
 from scoring.relations import edit_search as batched_search
@@ -20,7 +21,6 @@ from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.instructions import parse_instruction
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS
-from scoring.scene import Scene
 from scoring.vocab import EditOp
 
 

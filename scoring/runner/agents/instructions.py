@@ -1,17 +1,18 @@
 """Edit instructions back into constraint dicts: each line is read with the patterns derived from
-the sentences `scoring.facts.describe_constraint` renders (the same definitions), and the allowed
-operations with those of `scoring.edits.edit_instruction`."""
+the sentences `scoring.constraints.facts.describe_constraint` renders (the same definitions), and the allowed
+operations with those of `scoring.constraints.edits.edit_instruction`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 
-from scoring import facts, oracle
-from scoring.edits import INSTRUCTION_ALLOWED, allowed_operations_in
+from scoring import oracle
+from scoring.constraints import facts
+from scoring.constraints.edits import INSTRUCTION_ALLOWED, allowed_operations_in
+from scoring.constraints.wording import Wording, ids_in
 from scoring.runner.agents.toolkits import UnrecognisedError
 from scoring.vocab import EDIT_OPS, EditOp
-from scoring.wording import Wording, ids_in
 
 Slots = dict[str, str]
 

@@ -7,14 +7,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from scoring.constraints.wording import NUMBER, Wording
+from scoring.geometry.scene import Scene
 from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
 from scoring.relations import CATALOGUE
 from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval_contains
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
-from scoring.scene import Scene
-from scoring.wording import NUMBER, Wording
 
 Slots = dict[str, str]
 Handler = Callable[[Scene, Slots, Toolkit], Any]

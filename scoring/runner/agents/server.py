@@ -22,11 +22,11 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from scoring.errors import InputError
-from scoring.process import fewer_collections, keep_freed_memory
 from scoring.runner.agents.prompt_view import message_text
 from scoring.runner.agents.registry import OFFLOADED, PIXEL_BLIND, AgentFn, get_agent, without_images
 from scoring.runner.agents.request_body import loads_request
 from scoring.runner.agents.request_head import FastHeadMixin
+from scoring.support.process import fewer_collections, keep_freed_memory
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 or instruction text, recognises each relation's question by the pattern derived from its wording
 in the catalogue (scoring/relations/), and answers by GIS operations (the measures of
 scoring.oracle are its "tools"). Edits: the numbered constraint lines are parsed back into
-constraint dicts (the inverse of scoring.facts.describe_constraint) and an allowed edit of the
+constraint dicts (the inverse of scoring.constraints.facts.describe_constraint) and an allowed edit of the
 target satisfying all of them is searched for, checked with the executor and checker the scorer
 uses. In the image modality there are no coordinates, so it cannot use its tools: it answers
 "cannot be determined" (QA) and sends the smallest valid non-zero edit (translate 1 px; set

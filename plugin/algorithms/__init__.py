@@ -1,0 +1,1 @@
+"""Processing provider and algorithms."""

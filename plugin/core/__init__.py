@@ -1,0 +1,1 @@
+"""QGIS glue without widgets: layers, styles, tasks, transport, auth, settings, human sessions."""

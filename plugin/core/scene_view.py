@@ -1,0 +1,137 @@
+"""The map side of the dock: one layer-tree group per shown instance (its scene over the muted OSM
+context), at most one set of constraint drawings in it, and the canvas framed on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
+from qgis.PyQt.QtCore import QTimer
+
+from ..core import layers
+from ..utils.i18n import tr
+
+# The constraint drawings may reach this multiple of the features' own frame, no further: a loose
+# displacement limit is a disc hundreds of metres wide.
+CONSTRAINT_FRAME_CAP = 1.6
+# Framing: a margin of this fraction of the frame's larger side on every side, at least
+# MIN_PAD_M, and never a frame smaller than MIN_SIDE_M (a lone point or a 2 m kiosk).
+MARGIN_FRACTION = 0.08
+MIN_PAD_M = 10.0
+MIN_SIDE_M = 60.0
+
+
+class SceneView:
+    def __init__(self, iface):
+        self.iface = iface
+        self.group: QgsLayerTreeGroup | None = None
+        self.scene_layers: list[QgsVectorLayer] = []
+        self._constraint_groups: set[str] = set()
+        self._context: layers.ContextSource | None = None
+        self._context_path: Path | None = None
+
+    def set_context(self, path: Path | None) -> None:
+        """The benchmark's context.geojsonl, read on first use."""
+        self._context_path, self._context = path, None
+
+    def context(self) -> layers.ContextSource | None:
+        if self._context is None and self._context_path is not None:
+            self._context = layers.ContextSource(self._context_path)
+        return self._context
+
+    def show(self, inst: dict) -> list[QgsVectorLayer]:
+        """Replace the shown instance by this one; returns every layer added."""
+        if self.group is not None:
+            try:
+                layers.remove_group(self.group)
+            except RuntimeError:  # already deleted by the user
+                pass
+        self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
+        self._constraint_groups = set()
+        scene_group = self.group.addGroup(tr("scene"))
+        added = layers.scene_layers(inst, scene_group, self.context())
+        context_group = scene_group.findGroup(tr("OSM context"))
+        if context_group is not None:
+            context_group.setExpanded(False)
+        self.scene_layers = [lyr for lyr in added if lyr.fields().indexOf("role") >= 0]
+        QgsProject.instance().setCrs(layers.crs_of(inst))
+        self.zoom_to(self.scene_layers)
+        return added
+
+    def sub_group(self, name: str) -> QgsLayerTreeGroup:
+        """A fresh group of this name on top of the instance's group."""
+        assert self.group is not None
+        return layers.replace_group(name, self.group)
+
+    def draw_constraints(
+        self, inst: dict, views, edited_scene: dict | None, title: str, zoom: bool = True
+    ) -> None:
+        """The edited target (if any) beside the ghost of F0, and the constraint drawings."""
+        if self.group is None:
+            return
+        # One set of constraint drawings at a time: two overlapping sets cannot be read.
+        for node in list(self.group.children()):
+            if node.name() in self._constraint_groups:
+                layers.remove_group(node)
+        name = tr("constraints: {title}").format(title=title)
+        self._constraint_groups.add(name)
+        group = self.sub_group(name)
+        edits = []
+        if edited_scene is not None:
+            edits = layers.edit_layers(
+                inst,
+                edited_scene,
+                group,
+                tr("edited {id}: {title}").format(id=inst.get("target", "F0"), title=title),
+            )
+        drawn = layers.constraint_layers(inst, views, group)
+        layers.collapse_legends(group)
+        if zoom:  # not while the analyst is moving F0
+            self.zoom_to(self.scene_layers + edits + drawn, cap_layers=self.scene_layers + edits)
+
+    def zoom_to(self, shown, cap_layers=None) -> None:
+        canvas = self.iface.mapCanvas() if self.iface is not None else None
+        if canvas is None or not shown:
+            return
+        extent = _extent(shown)
+        if cap_layers:
+            cap = _extent(cap_layers)
+            cap.scale(CONSTRAINT_FRAME_CAP)
+            extent = extent.intersect(cap)
+        canvas.setDestinationCrs(QgsProject.instance().crs())
+        frame = framed(extent)
+        canvas.setExtent(frame)
+        canvas.refresh()
+        # QGIS zooms to the full extent of the first layers added to an empty project (the OSM
+        # context, 150 m wider on every side) once control returns to the event loop: frame again.
+        QTimer.singleShot(0, lambda: _reframe(canvas, frame))
+
+
+def _reframe(canvas, frame: QgsRectangle) -> None:
+    try:
+        shown = canvas.extent()
+        tight = shown.width() <= frame.width() * 1.01 or shown.height() <= frame.height() * 1.01
+        if not (shown.contains(frame) and tight):
+            canvas.setExtent(frame)
+            canvas.refresh()
+    except RuntimeError:  # the canvas is gone (QGIS closing)
+        pass
+
+
+def framed(extent: QgsRectangle) -> QgsRectangle:
+    """The extent with a margin proportional to its size (whatever that size), at least MIN_SIDE_M
+    wide and high."""
+    pad = max(MARGIN_FRACTION * max(extent.width(), extent.height()), MIN_PAD_M)
+    cx, cy = extent.center().x(), extent.center().y()
+    half_w = max(extent.width() / 2 + pad, MIN_SIDE_M / 2)
+    half_h = max(extent.height() / 2 + pad, MIN_SIDE_M / 2)
+    return QgsRectangle(cx - half_w, cy - half_h, cx + half_w, cy + half_h)
+
+
+def _extent(shown) -> QgsRectangle:
+    extent = QgsRectangle()
+    extent.setMinimal()
+    for lyr in shown:
+        lyr.updateExtents()
+        extent.combineExtentWith(lyr.extent())
+    return extent

@@ -1,0 +1,1 @@
+"""The dock and its dialogs and panels (widgets only)."""

@@ -1,0 +1,87 @@
+"""What a finished run tells the analyst: one message, its level chosen from the outcome, and the
+details (the server's own words for each failed sample) behind a Details button."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qgis.PyQt.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QPushButton, QVBoxLayout
+
+from scoring.vocab import Verdict
+
+from ..gui.instance_text import SUCCESS_VERDICTS
+from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
+from ..utils.i18n import tr
+
+FIRST_FAILURE_CHARS = 200  # the bar shows the start of the first failure; Details has it all
+
+
+@dataclass
+class Outcome:
+    level: object  # a Qgis message level
+    text: str
+    details: str = ""
+
+
+def run_outcome(
+    model: str,
+    cancelled: bool,
+    error: str | None,
+    verdicts: dict[str, dict],
+    failures,
+    headline: str | None = None,
+):
+    """The one message for a finished run: errors are critical, nothing correct is a warning,
+    everything correct is a success; `failures` are the journal's per-sample failure lines;
+    `headline` (the server's own words) leads the bar when the endpoint refused the run."""
+    failures = list(failures)
+    n = len(verdicts)
+    n_ok = sum(1 for v in verdicts.values() if v.get("verdict") in SUCCESS_VERDICTS)
+    n_error = sum(1 for v in verdicts.values() if v.get("verdict") == Verdict.ERROR)
+    score = tr("{ok} of {n} correct").format(ok=n_ok, n=n)
+    details = "\n".join(([error] if error else []) + failures)
+    if cancelled:
+        text = tr("{model}: run cancelled ({score}); finished samples are kept and a new run resumes them.")
+        return Outcome(MSG_WARNING, text.format(model=model, score=score), details)
+    if error:
+        text = tr("{model}: run failed: {error}").format(model=model, error=_first_line(headline or error))
+        return Outcome(MSG_CRITICAL, text, details)
+    if n_error:
+        first = _first_line(failures[0]) if failures else tr("request failed")
+        text = tr("{model}: {score}; {k} request(s) failed: {first}").format(
+            model=model, score=score, k=n_error, first=first
+        )
+        return Outcome(MSG_CRITICAL, text, details)
+    if n == 0:
+        return Outcome(MSG_WARNING, tr("{model}: no answer was recorded").format(model=model), details)
+    level = MSG_SUCCESS if n_ok == n else MSG_WARNING if n_ok == 0 else MSG_INFO
+    return Outcome(level, f"{model}: {score}", details)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= FIRST_FAILURE_CHARS else line[: FIRST_FAILURE_CHARS - 1] + "…"
+
+
+def push_outcome(bar, title: str, outcome: Outcome, duration: int) -> None:
+    """One bar item; a Details button opens the full log (as Processing's messages do)."""
+    item = bar.createMessage(title, outcome.text)
+    if outcome.details:
+        button = QPushButton(tr("Details"))
+        button.clicked.connect(lambda: DetailsDialog(title, outcome.details, bar.window()).exec())
+        item.layout().addWidget(button)
+    bar.pushWidget(item, outcome.level, duration)
+
+
+class DetailsDialog(QDialog):
+    def __init__(self, title: str, details: str, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        layout = QVBoxLayout(self)
+        self.text = QPlainTextEdit(details)
+        self.text.setReadOnly(True)
+        layout.addWidget(self.text)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(640, 320)

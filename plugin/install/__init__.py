@@ -1,0 +1,1 @@
+"""Dependency check and the in-app installer (import nothing of scoring)."""

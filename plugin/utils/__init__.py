@@ -1,0 +1,1 @@
+"""Small QGIS-version shims, translation and icons."""

@@ -1,0 +1,54 @@
+"""Translation: one context for every plugin string, a translator chosen from the QGIS locale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.PyQt.QtCore import QCoreApplication, QLocale, QSettings, QTranslator
+
+CONTEXT = "SpatialGap"
+PLUGIN_DIR = Path(__file__).resolve().parents[1]
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate(CONTEXT, text)
+
+
+def qgis_locale() -> str:
+    """The two-letter language QGIS runs in (its own setting wins over the system's)."""
+    try:
+        from qgis.core import QgsApplication
+
+        loc = QgsApplication.locale()
+        if loc:
+            return loc[:2]
+    except (ImportError, AttributeError):
+        pass
+    s = QSettings()
+    if s.value("locale/overrideFlag", False, type=bool):
+        return (s.value("locale/userLocale", "") or "en")[:2]
+    return QLocale.system().name()[:2]
+
+
+def qm_path(lang: str, dirs=None) -> Path | None:
+    """The compiled translation: beside the plugin (zip) or in the checkout's i18n/."""
+    for d in dirs or (PLUGIN_DIR / "i18n", PLUGIN_DIR.parent / "i18n"):
+        d = Path(d)
+        p = d / f"spatialgap_{lang}.qm"
+        if p.is_file():
+            return p
+    return None
+
+
+def install_translator(lang: str | None = None, dirs=None) -> QTranslator | None:
+    """Load and install the translation for `lang` (default: the QGIS locale); None for English
+    or when no translation exists."""
+    lang = lang or qgis_locale()
+    path = qm_path(lang, dirs)
+    if lang == "en" or path is None:
+        return None
+    translator = QTranslator()
+    if not translator.load(str(path)):
+        return None
+    QCoreApplication.installTranslator(translator)
+    return translator

@@ -1,0 +1,1 @@
+"""Building a benchmark: pools -> scenes + oracle answers -> instances (`spatialgap build`)."""

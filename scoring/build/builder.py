@@ -1,0 +1,570 @@
+"""Stage 3 — feature pools -> scenes + oracle answers -> instances (`spatialgap build`).
+
+Work is split into shards, one per (relation, task); every instance slot is a pure function of
+(pools, seed, relation, task, slot index), so shards can run on any worker (scoring.execute: a
+process pool or a Dask cluster) and the same input and seed give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import platform
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring import __version__
+from scoring.errors import InputError, OutputError
+from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
+from scoring.extract.osm import load_pools
+from scoring.support.files import sha256_file, write_atomic, write_json_atomic
+from scoring.constraints.framing import MAP_FRAME
+from scoring.formats.mapsets import MAP_SETS
+from scoring.extract.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
+from scoring.relations import CATALOGUE
+from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
+from scoring.relations.paper import apply_protocol
+from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+DEFAULT_PER_RELATION = 25
+TRIES_PER_SLOT = 40
+SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall
+CONSTRUCT_TRIES = 400  # anchors a slot's construction pass may look at
+
+
+def dumps(obj) -> str:
+    """Canonical JSON (sorted keys would scramble readable field order; we keep insertion order,
+    which is deterministic, and forbid NaN)."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _seed_for(*parts) -> int:
+    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "big")
+
+
+def anchor_order(pools: FeaturePools, code: str, seed: int) -> list[PoolFeature]:
+    rel = CATALOGUE[code]
+    out: list[PoolFeature] = []
+    for kind in rel.anchor_kinds:
+        feats = list(pools.features.get(kind, []))
+        random.Random(_seed_for(seed, pools.city, code, kind)).shuffle(feats)
+        out.extend(feats)
+    return out
+
+
+def build_slot(
+    pools: FeaturePools,
+    code: str,
+    task: str,
+    seed: int,
+    k: int,
+    n_slots: int,
+    anchors: list[PoolFeature] | None = None,
+    protocol: str = "spatialgap",
+    seen: set[str] | None = None,
+) -> tuple[dict | None, int]:
+    """Instance number k of (relation, task): (instance or None, attempts). A candidate whose
+    key is in `seen` (an earlier slot's instance) is skipped like an invalid one."""
+    rel = CATALOGUE[code]
+    anchors = anchors if anchors is not None else anchor_order(pools, code, seed)
+    if not anchors:
+        return None, 0
+    builder = rel.build_qa if task == "qa" else rel.build_edit
+    tries = min(TRIES_PER_SLOT, max(len(anchors), 1))
+    # Natural cases first; where a slot finds none, controlled constructions derived from real
+    # features (recorded in provenance) for the relations that have them.
+    attempts = 0
+    for construct in (False, True) if rel.constructs else (False,):
+        # A construction pass looks further down the anchors: most refusals there are instant
+        # (a road too short), and the few usable anchors may be far apart in the order.
+        for j in range(min(CONSTRUCT_TRIES, len(anchors)) if construct else tries):
+            attempts += 1
+            # (the construction pass walks every anchor from k: a stride of n_slots would visit
+            # only the anchors congruent to k when n_slots divides their number)
+            anchor = anchors[((k + j) if construct else (k + j * n_slots)) % len(anchors)]
+            parts = (seed, pools.city, code, task, k, j) + (("construct",) if construct else ())
+            rng = random.Random(_seed_for(*parts))
+            item = builder(BuildContext(pools, rng, protocol, construct), anchor)
+            if item is not None:
+                inst = to_instance(pools, code, task, k, item)
+                prng = random.Random(_seed_for(seed, pools.city, code, task, k, "protocol"))
+                inst = apply_protocol(inst, protocol, prng, k)
+                if seen is not None and instance_key(inst) in seen:
+                    continue
+                return inst, attempts
+    return None, attempts
+
+
+def instance_key(inst: dict) -> str:
+    """Two instances with this key ask the same thing about the same scene."""
+    return hashlib.sha256(
+        dumps([inst["scene"], inst.get("question") or inst.get("instruction")]).encode()
+    ).hexdigest()
+
+
+def to_instance(pools: FeaturePools, code: str, task: str, k: int, item) -> dict:
+    rel = CATALOGUE[code]
+    head = {
+        "id": f"{pools.city}-{task}-{code}-{k:03d}",
+        "city": pools.city,
+        "task": task,
+        "relation": code,
+        "family": rel.family,
+        "crs": pools.crs.as_dict(),
+        "scene": item.scene.to_geojson(),
+    }
+    info = item.information
+    if isinstance(item, QAItem):
+        answerable = item.answerable
+        inst = {
+            **head,
+            "question": item.question,
+            "answer_type": item.answer_type,
+            "answer": item.answer,
+            "unit": UNITS.get(item.answer_type),
+            "tolerance": TOLERANCES.get(item.answer_type),
+            "choices": item.choices,
+            "correct_choice": item.correct_choice,
+            "answerable": {m: answerable for m in MODALITIES},
+            "information": info,
+        }
+    else:
+        inst = {
+            **head,
+            "target": item.target,
+            "instruction": item.instruction,
+            "constraints": item.constraints,
+            "allowed_operations": item.allowed_operations,
+            "reference_edit": item.reference_edit,
+            "information": info,
+        }
+    inst.update(
+        {
+            "facts": item.facts,
+            "margin": item.margin,
+            "provenance": {"source_sha256": pools.source_sha256, "features": item.provenance},
+        }
+    )
+    return inst
+
+
+# ---------------------------------------------------------------- shards
+
+_POOLS: FeaturePools | None = None  # set in each worker (inherited through fork)
+
+
+@dataclass(frozen=True)
+class Shard:
+    code: str
+    task: str
+    n: int
+    seed: int
+    protocol: str = "spatialgap"
+
+
+def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
+    pools = pools or _POOLS
+    if pools is None:
+        raise RuntimeError("run_shard: no feature pools given or loaded in this worker")
+    pools = pools.for_task(shard.task)  # QA and editing draw from separate pools
+    rel = CATALOGUE[shard.code]
+    missing = [k for k in rel.needs if not pools.features.get(k)]
+    absent = None if missing or rel.requires is None else rel.requires(pools)
+    t0 = time.perf_counter()
+    instances, attempts, failed = [], 0, 0
+    if not missing and not absent:
+        anchors = anchor_order(pools, shard.code, shard.seed)
+        seen: set[str] = set()
+        for k in range(shard.n):
+            inst, tries = build_slot(
+                pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen
+            )
+            attempts += tries
+            if inst is None:
+                failed += 1
+                continue
+            key = instance_key(inst)
+            if key in seen:
+                failed += 1
+                continue
+            seen.add(key)
+            instances.append(inst)
+    report = {
+        "relation": shard.code,
+        "task": shard.task,
+        "requested": shard.n,
+        "built": len(instances),
+        "attempts": attempts,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    if missing:
+        report["shortfall"] = f"the extract has no usable {', '.join(missing)} features"
+    elif absent:
+        report["shortfall"] = f"the extract has no {absent}"
+    elif len(instances) < shard.n:
+        shortfall = (
+            f"only {len(instances)} of {shard.n} candidates passed the margins "
+            f"and checks ({failed} slots found no valid candidate)"
+        )
+        # name the feature classes this task's pool has too few of (Paris: 3 buildings)
+        none = [k for k, v in pools.features.items() if not v]
+        few = [f"{len(v)} {k}" for k, v in pools.features.items() if 0 < len(v) < SCARCE_CLASS]
+        if none or few:
+            said = ([f"no {' or '.join(none)}"] if none else []) + ([f"only {', '.join(few)}"] if few else [])
+            shortfall += f"; the extract has {' and '.join(said)} features for this task"
+        report["shortfall"] = shortfall
+    constructed = sum(
+        1
+        for i in instances
+        if any(f["origin"] == "constructed" for f in i["provenance"]["features"].values())
+    )
+    report["constructed"] = constructed
+    return {"instances": instances, "report": report}
+
+
+def _init_worker(pools):
+    global _POOLS
+    _POOLS = pools
+
+
+def build_benchmark(
+    osm: str | None,
+    out: Path,
+    city: str | None = None,
+    seed: int = 0,
+    n_qa: int = DEFAULT_PER_RELATION,
+    n_edit: int = DEFAULT_PER_RELATION,
+    relations: list[str] | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    progress: bool = True,
+    executor: Executor | None = None,  # where the shards run (default: `jobs` local processes)
+    pool_split: bool = True,
+    vector: str | None = None,  # a GeoJSON / GeoPackage / Shapefile instead of OSM data
+    mapping: str | None = None,  # its mapping to the pools (scoring.extract.vector)
+    protocol: str = "spatialgap",
+) -> dict:
+    """Build a benchmark from ``osm`` (None: the embedded Helsinki extract) or ``vector`` data into
+    ``out``; returns its manifest. ``n_qa`` and ``n_edit`` are instances *per relation* (the
+    default 25 + 25 over the 28 relations is the 700 + 700 of `make run`); ``relations`` limits
+    the catalogue. The shards run on ``executor`` (default: ``jobs`` local processes)."""
+    out = Path(out)
+    protocol = _check_protocol(protocol)
+    _check_output(out, force)
+    t0 = time.perf_counter()
+    if vector is not None or mapping is not None:
+        if vector is None or mapping is None or osm is not None:
+            raise InputError("--vector and --mapping go together, and without --osm")
+        from scoring.extract.vector import load_vector_pools
+
+        pools = load_vector_pools(vector, mapping, city)
+    else:
+        pools = load_pools(osm, city)
+    split = split_pools(pools) if pool_split else unsplit_record(pools)
+    t_extract = time.perf_counter() - t0
+    codes = relations or sorted(CATALOGUE)
+    unknown = [c for c in codes if c not in CATALOGUE]
+    if unknown:
+        raise InputError(f"unknown relation {unknown[0]} (known: {', '.join(sorted(CATALOGUE))})")
+    shards = [
+        Shard(c, t, n, seed, protocol) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
+    ]
+    results = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
+    t_build = time.perf_counter() - t0 - t_extract
+
+    qa = [i for r in results if r["report"]["task"] == "qa" for i in r["instances"]]
+    edit = [i for r in results if r["report"]["task"] == "edit" for i in r["instances"]]
+    reports = [r["report"] for r in results]
+    manifest = make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit)
+    manifest["pool_split"] = split
+    manifest["protocol"] = protocol
+    manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
+    manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
+    manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
+    _write_atomically(out, manifest, qa, edit, pools, force)
+    return manifest
+
+
+def _map_shards(pools, shards, executor: Executor, progress):
+    # Results come back in the shards' order, so the files do not depend on which worker
+    # finished first; fork hands a local pool the feature pools without pickling them.
+    # Editing shards search for edits that hold with a margin and cost several times a QA shard:
+    # they are dispatched first, so the cheap QA shards fill the gaps instead of forming a tail.
+    order = sorted(range(len(shards)), key=lambda i: shards[i].task != "edit")
+    done = executor.map(
+        run_shard,
+        [shards[i] for i in order],
+        shared=pools,
+        desc="build",
+        progress=progress,
+        start_method="fork",
+    )
+    results: list = [None] * len(shards)
+    for i, r in zip(order, done, strict=True):
+        results[i] = r
+    return results
+
+
+def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
+    import pyproj
+    import shapely
+    from osgeo import gdal
+
+    counts: dict = {}
+    for r in reports:
+        counts.setdefault(r["relation"], {})[r["task"]] = r["built"]
+    shortfalls = [
+        {k: r[k] for k in ("relation", "task", "requested", "built", "shortfall")}
+        for r in reports
+        if "shortfall" in r
+    ]
+    unanswerable = sum(1 for i in qa if not all(i["answerable"].values()))
+    return {
+        "format_version": FORMAT_VERSION,
+        "tool": "spatialgap",
+        "tool_version": __version__,
+        "city": pools.city,
+        "crs": pools.crs.as_dict(),
+        "seed": seed,
+        "requested": {"qa_per_relation": n_qa, "edit_per_relation": n_edit, "relations": codes},
+        "counts": {"qa": len(qa), "edit": len(edit), "unanswerable_qa": unanswerable, "per_relation": counts},
+        "shortfalls": shortfalls,
+        "source": {
+            "file": Path(pools.source).name,
+            "sha256": pools.source_sha256,
+            "pools": pools.counts(),
+            "thresholds": pools.thresholds.as_dict(),
+            "stats": pools.stats,
+            "attribution": pools.stats.get("attribution", "Map data © OpenStreetMap contributors, ODbL 1.0"),
+        },
+        "versions": {
+            "geos": shapely.geos_version_string,
+            "shapely": shapely.__version__,
+            "pyproj": pyproj.__version__,
+            "proj": pyproj.proj_version_str,
+            "gdal": gdal.__version__,
+            "python": platform.python_version(),
+        },
+        "build_report": reports,
+    }
+
+
+def _check_protocol(protocol: str) -> str:
+    try:
+        return str(Protocol(protocol))
+    except ValueError:
+        raise InputError(f"unknown protocol {protocol!r} (expected {' or '.join(PROTOCOLS)})") from None
+
+
+def _check_output(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out}: exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not force:
+        raise OutputError(f"{out}: exists and is not empty (use --force to replace it)")
+    parent = out.resolve().parent
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True)
+        except OSError as exc:
+            raise OutputError(f"{parent}: cannot create ({exc.strerror})") from None
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"{parent}: not writable")
+
+
+def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, force: bool) -> None:
+    """Everything goes to a temporary directory beside `out`, then one rename: an interrupted
+    build never leaves a directory that looks complete."""
+    parent = out.resolve().parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"{parent}: cannot write ({exc.strerror})") from None
+    try:
+        files = {
+            "qa.jsonl": "".join(dumps(i) + "\n" for i in qa),
+            "edit.jsonl": "".join(dumps(i) + "\n" for i in edit),
+            "context.geojsonl": "".join(dumps(f) + "\n" for f in context_features(pools)),
+        }
+        for name, text in files.items():
+            write_atomic(tmp / name, text)
+        manifest["files"] = {name: sha256_file(tmp / name) for name in sorted(files)}
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the partial directory only
+        write_json_atomic(tmp / "manifest.json", manifest, indent=1)
+        write_atomic(tmp / "build_report.md", build_report_markdown(manifest))
+        if out.exists():
+            if not force:
+                raise OutputError(f"{out}: appeared while building")
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def context_features(pools: FeaturePools):
+    """The real OSM context of the city (for map rendering), in task coordinates: water first
+    (the sea derived from the coastline, `sea/<k>`, then lakes, rivers and basins), then the
+    task pools. A basin or reservoir that is also a task-pool area is written once, as water."""
+    from shapely.geometry import mapping
+
+    from scoring.geometry.scene import _rounded
+
+    water = list(getattr(pools, "context", {}).get("water", []))
+    as_water = {f.uid for f in water}
+    for f in water:
+        yield {
+            "type": "Feature",
+            "id": f.uid,
+            "properties": {"pool": "water", "osm_id": f.uid, **f.props},
+            "geometry": _rounded(mapping(f.geom)),
+        }
+    for kind in ("area", "building", "road", "poi"):
+        for f in pools.features[kind]:
+            if kind == "area" and f.uid in as_water:
+                continue
+            yield {
+                "type": "Feature",
+                "id": f.uid,
+                "properties": {"pool": kind, "osm_id": f.uid, **f.props},
+                "geometry": _rounded(mapping(f.geom)),
+            }
+
+
+def build_report_markdown(m: dict) -> str:
+    lines = [
+        f"# Build report: {m['city']}",
+        "",
+        f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
+        f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}, "
+        f"protocol {m.get('protocol', 'spatialgap')}.",
+        "",
+        f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.",
+        "",
+        *_pool_lines(m),
+        f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
+        f"design); editing instances: {m['counts']['edit']}.",
+        "",
+        "| relation | task | requested | built | constructed | shortfall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in m["build_report"]:
+        lines.append(
+            f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
+            f"{r['constructed']} | {r.get('shortfall', '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _pool_lines(m: dict) -> list[str]:
+    """The QA / editing split, GDAL's warnings while reading, and absent feature classes."""
+    split = m.get("pool_split") or {}
+    lines = [
+        f"Pool split: {split.get('method', 'none')}; QA {split.get('pools', {}).get('qa')}, "
+        f"editing {split.get('pools', {}).get('edit')}.",
+        "",
+    ]
+    warnings = (m["source"].get("stats") or {}).get("gdal_warnings") or {}
+    if warnings:
+        lines += [
+            "GDAL warnings while reading (shown with -v): "
+            + "; ".join(f"{n} × {kind}" for kind, n in sorted(warnings.items())),
+            "",
+        ]
+    return lines
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "build",
+        help="build a benchmark from an OSM extract",
+        description="Build QA and editing instances from a real OSM extract.",
+    )
+    p.add_argument("--osm", help="an .osm.pbf or .osm file (default: the embedded Helsinki extract)")
+    p.add_argument(
+        "--vector",
+        help="a GeoJSON, GeoPackage or Shapefile instead of OSM data (needs --mapping; "
+        "see resources/mappings/)",
+    )
+    p.add_argument("--mapping", help="TOML file mapping the --vector file's layers and attributes to pools")
+    p.add_argument("--out", required=True, help="output directory (created atomically)")
+    p.add_argument("--city", help="city name (default: from the file name)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--qa", type=int, default=DEFAULT_PER_RELATION, help="QA instances per relation")
+    p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
+    p.add_argument("--relations", nargs="+", help="only these relation codes")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    add_executor_args(p)
+    p.add_argument("--force", action="store_true", help="replace an existing output directory")
+    p.add_argument(
+        "--no-pool-split",
+        action="store_true",
+        help="let QA and editing draw from the same features (default: separate pools by spatial tiles)",
+    )
+    p.add_argument(
+        "--protocol",
+        choices=list(PROTOCOLS),
+        default=str(Protocol.SPATIALGAP),
+        help="spatialgap (default: our own choices) or paper (GeoSpatialBench's protocol: O06 "
+        "attributes on the map only, interval options, topology classes, pixel-geometry edits)",
+    )
+    p.add_argument("--no-render", action="store_true", help="skip rendering the map images")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args: argparse.Namespace) -> int:
+    if args.qa < 0 or args.edit < 0:
+        raise InputError("--qa and --edit must be >= 0")
+    with executor_from_args(args, args.jobs) as executor:
+        return _build_then_render(args, executor)
+
+
+def _build_then_render(args: argparse.Namespace, executor: Executor) -> int:
+    m = build_benchmark(
+        args.osm,
+        Path(args.out),
+        args.city,
+        args.seed,
+        args.qa,
+        args.edit,
+        args.relations,
+        args.jobs,
+        args.force,
+        progress=not args.no_progress,
+        executor=executor,
+        pool_split=not args.no_pool_split,
+        vector=args.vector,
+        mapping=args.mapping,
+        protocol=args.protocol,
+    )
+    print(
+        f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "
+        f"{m['city']} ({m['crs']['name']}) in {args.out}"
+    )
+    for s in m["shortfalls"]:
+        print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
+    if not args.no_render:
+        # The next stage, for the command only: the builder itself never needs matplotlib.
+        from scoring.render import render_benchmark
+
+        render_benchmark(Path(args.out), progress=not args.no_progress, executor=executor)
+        print(f"rendered maps into {Path(args.out) / 'maps'}")
+    return 0

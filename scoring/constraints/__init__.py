@@ -1,0 +1,1 @@
+"""Constraints and edits: fact sentences, their wording, the edit executor, explanations, map framing."""

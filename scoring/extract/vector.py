@@ -1,0 +1,313 @@
+"""Stage 1 for any vector data — GeoJSON, GeoPackage, Shapefile (anything GDAL's OGR reads) ->
+feature pools, through a mapping file (`spatialgap build --vector FILE --mapping mapping.toml`).
+
+The mapping says which features of which layer go to which of the four pools and which of their
+attributes carry what the relations read. Example (resources/mappings/ has complete ones):
+
+    [source]
+    city = "wuhan_guanggu"        # optional: the city name (default: the file name)
+    id = "id"                     # optional: attribute with a stable feature id (default: OGR FID)
+    crs = "EPSG:4326"             # optional: CRS of layers that declare none
+    attribution = "© OpenStreetMap contributors, ODbL 1.0"   # optional: for the manifest
+
+    [[pools]]
+    pool = "road"                 # road | building | area | poi | water (map context only)
+    layer = "roads"               # optional: one layer name (default: every layer)
+    where = "kind IN ('major_road', 'minor_road')"   # optional: OGR SQL attribute filter
+    [pools.attributes]            # pool attribute = source attribute
+    highway = "kind"
+    name = "name"
+    layer = "layer"               # an integer level; anything else counts as unset
+    bridge = "is_bridge"          # true / "yes" / a non-"no" value: a bridge (level +1)
+    tunnel = "is_tunnel"
+    [pools.values]                # pool attribute = a fixed value
+    highway = "road"
+
+Attributes each pool takes: road: highway, name, layer, bridge, tunnel; building: building,
+name; area: landuse, leisure, name; poi: name and amenity, shop, tourism, leisure, office,
+craft, historic, healthcare; water: natural, water, name. Without a value a road's highway is
+"road", a building's building "yes", an area's landuse "yes", a POI's amenity "yes". Booleans
+become "yes" / "no". Lines and polygons of multi-part features become one feature per part
+(ids `<id>#<k>`); a POI given as a polygon stands at its point-on-surface. From here on the
+features go through the same path as OSM data (scoring.extract.osm: city UTM CRS, 1 cm grid,
+repairs, legibility thresholds).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import shapely
+
+from scoring.errors import InputError
+from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records
+from scoring.extract.pools import FeaturePools
+from scoring.support.files import sha256_file
+
+POOL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "road": ("highway", "name", "layer", "bridge", "tunnel"),
+    "building": ("building", "name"),
+    "area": ("landuse", "leisure", "name"),
+    "poi": ("name", *POI_KEYS),
+    "water": ("natural", "water", "name"),
+}
+DEFAULTS: dict[str, dict[str, str]] = {
+    "road": {"highway": "road"},
+    "building": {"building": "yes"},
+    "area": {"landuse": "yes"},
+    "poi": {"amenity": "yes"},
+    "water": {"natural": "water"},
+}
+# The OSM reader's layers, which the shared path after reading expects.
+RECORD_LAYER = {"road": "lines", "building": "multipolygons", "area": "multipolygons", "poi": "points"}
+RECORD_LAYER["water"] = "multipolygons"
+SOURCE_KEYS = {"city", "id", "crs", "attribution"}
+POOL_KEYS = {"pool", "layer", "where", "attributes", "values"}
+
+
+def load_mapping(path: Path) -> dict:
+    """The mapping file, checked: every problem is one line naming the file and the entry."""
+    check_readable(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(data) - {"source", "pools"}
+    if unknown:
+        raise InputError(f"{path}: unknown section {sorted(unknown)[0]!r} (expected [source] and [[pools]])")
+    source = data.get("source", {})
+    if not isinstance(source, dict):
+        raise InputError(f"{path}: [source] must be a table")
+    bad = set(source) - SOURCE_KEYS
+    if bad:
+        raise InputError(
+            f"{path}: [source]: unknown key {sorted(bad)[0]!r} (known: {', '.join(sorted(SOURCE_KEYS))})"
+        )
+    pools = data.get("pools")
+    if not isinstance(pools, list) or not pools:
+        raise InputError(f"{path}: no [[pools]] entries (each maps features to road, building, area or poi)")
+    for i, entry in enumerate(pools):
+        _check_entry(path, i, entry)
+    return {"source": source, "pools": pools}
+
+
+def _check_entry(path: Path, i: int, entry: Any) -> None:
+    where = f"{path}: pools[{i}]"
+    if not isinstance(entry, dict):
+        raise InputError(f"{where}: must be a table")
+    bad = set(entry) - POOL_KEYS
+    if bad:
+        raise InputError(f"{where}: unknown key {sorted(bad)[0]!r} (known: {', '.join(sorted(POOL_KEYS))})")
+    pool = entry.get("pool")
+    if pool not in POOL_ATTRIBUTES:
+        raise InputError(f"{where}: pool must be one of {', '.join(POOL_ATTRIBUTES)} (got {pool!r})")
+    for key in ("layer", "where"):
+        if key in entry and not isinstance(entry[key], str):
+            raise InputError(f"{where}: {key} must be a string")
+    for table in ("attributes", "values"):
+        t = entry.get(table, {})
+        if not isinstance(t, dict):
+            raise InputError(f"{where}.{table}: must be a table")
+        for name, value in t.items():
+            if name not in POOL_ATTRIBUTES[pool]:
+                raise InputError(
+                    f"{where}.{table}: {name!r} is no {pool} attribute "
+                    f"(known: {', '.join(POOL_ATTRIBUTES[pool])})"
+                )
+            if table == "attributes" and not isinstance(value, str):
+                raise InputError(f"{where}.attributes.{name}: must name a source attribute (a string)")
+            if table == "values" and not isinstance(value, (str, int, bool)):
+                raise InputError(f"{where}.values.{name}: must be a string, integer or boolean")
+
+
+def load_vector_pools(path: Path | str, mapping_path: Path | str, city: str | None = None) -> FeaturePools:
+    """Read a vector file into feature pools through its mapping."""
+    path, mapping_path = Path(path), Path(mapping_path)
+    check_readable(path)
+    mapping = load_mapping(mapping_path)
+    source = mapping["source"]
+    city = city or source.get("city") or path.name.split(".")[0].lower()
+    stats: dict = {}
+    with gdal_warnings(stats) as failures:
+        records = _read_records(path, mapping_path, mapping, stats, failures)
+    if not records:
+        raise InputError(f"{path}: the mapping {mapping_path.name} selects no features")
+    pools = pools_from_records(records, path, city, stats)
+    pools.stats["mapping"] = {"file": mapping_path.name, "sha256": sha256_file(mapping_path)}
+    pools.stats["attribution"] = source.get("attribution") or "see the source data's licence"
+    return pools
+
+
+def _open(path: Path):
+    from osgeo import gdal
+
+    gdal.UseExceptions()
+    try:
+        ds = gdal.OpenEx(str(path), gdal.OF_VECTOR | gdal.OF_READONLY)
+    except RuntimeError as exc:
+        raise InputError(f"{path}: not a vector file GDAL can read ({str(exc).strip()})") from None
+    if ds is None or ds.GetLayerCount() == 0:
+        raise InputError(f"{path}: not a vector file GDAL can read")
+    return ds
+
+
+def _read_records(
+    path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
+) -> list[tuple[str, dict, bytes]]:
+    ds = _open(path)
+    try:
+        return _read_layers(ds, path, mapping_path, mapping, stats, failures)
+    except InputError as exc:
+        # OGR layers and features must not outlive their data source (GDAL < 3.8 crashes at
+        # collection): the error goes on without the frames that still hold them.
+        raise exc.with_traceback(None) from None
+    finally:
+        ds = None
+
+
+def _read_layers(
+    ds, path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
+) -> list[tuple[str, dict, bytes]]:
+    from osgeo import ogr, osr
+
+    layers = [ds.GetLayer(i).GetName() for i in range(ds.GetLayerCount())]
+    wgs84 = osr.SpatialReference()
+    wgs84.ImportFromEPSG(4326)
+    wgs84.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    fallback = _fallback_crs(mapping_path, mapping["source"].get("crs"))
+    id_field = mapping["source"].get("id")
+    records: list[tuple[str, dict, bytes]] = []
+    skipped = 0
+    for i, entry in enumerate(mapping["pools"]):
+        names = [entry["layer"]] if "layer" in entry else layers
+        if names[0] not in layers:
+            raise InputError(
+                f"{mapping_path}: pools[{i}].layer: no layer {names[0]!r} in {path.name} "
+                f"(layers: {', '.join(layers)})"
+            )
+        for name in names:
+            layer = ds.GetLayerByName(name)
+            fields = _field_names(layer)
+            _check_fields(mapping_path, i, entry, fields, id_field, name)
+            srs = layer.GetSpatialRef() or fallback
+            if srs is None:
+                raise InputError(
+                    f'{mapping_path}: layer {name!r} declares no CRS: set crs in [source] (e.g. "EPSG:4326")'
+                )
+            srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+            to_wgs84 = osr.CoordinateTransformation(srs, wgs84)
+            _filter(layer, entry.get("where"), f"{mapping_path}: pools[{i}].where")
+            layer.ResetReading()
+            for feat in layer:
+                g = feat.GetGeometryRef()
+                if g is None:
+                    continue
+                g = g.Clone()
+                if g.Transform(to_wgs84) != ogr.OGRERR_NONE:
+                    skipped += 1
+                    continue
+                ident = feat.GetField(id_field) if id_field else feat.GetFID()
+                base = f"{name}/{entry['pool']}/{ident}"
+                props = _props(entry, feat)
+                parts = _parts(entry["pool"], shapely.from_wkb(bytes(g.ExportToWkb())))
+                if not parts:
+                    skipped += 1
+                for k, part in enumerate(parts):
+                    uid = base if len(parts) == 1 else f"{base}#{k}"
+                    records.append(
+                        (RECORD_LAYER[entry["pool"]], {**props, "_uid": uid}, shapely.to_wkb(part))
+                    )
+            if failures:  # the driver failed while reading (GPKG: a bad `where`, as SQL)
+                what = "where" if "where" in entry else "layer"
+                first = failures[0].splitlines()[0] if failures[0] else "read error"
+                raise InputError(
+                    f"{mapping_path}: pools[{i}].{what}: GDAL cannot read layer {name!r}: {first}"
+                )
+            layer.SetAttributeFilter(None)
+            feat = layer = None  # before the data source goes (OGR objects must not outlive it)
+    stats["vector_skipped_geometry"] = skipped
+    return records
+
+
+def _filter(layer, where: str | None, context: str) -> None:
+    """Set an OGR SQL attribute filter; a bad one is a one-line error (OGR only returns a code)."""
+    from osgeo import gdal
+
+    errors: list[str] = []
+    gdal.PushErrorHandler(lambda _c, _n, msg: errors.append(str(msg)))
+    try:
+        rc = layer.SetAttributeFilter(where)
+    except RuntimeError as exc:
+        errors.append(str(exc))
+        rc = -1
+    finally:
+        gdal.PopErrorHandler()
+    if rc != 0:
+        first = (errors[0].strip().splitlines() or ["invalid filter"])[0] if errors else "invalid filter"
+        raise InputError(f"{context}: {where!r}: {first}")
+
+
+def _fallback_crs(mapping_path: Path, text: str | None):
+    if not text:
+        return None
+    from osgeo import osr
+
+    srs = osr.SpatialReference()
+    try:
+        srs.SetFromUserInput(text)
+    except RuntimeError:
+        raise InputError(f"{mapping_path}: [source] crs: {text!r} is not a CRS GDAL knows") from None
+    return srs
+
+
+def _field_names(layer) -> list[str]:
+    d = layer.GetLayerDefn()
+    return [d.GetFieldDefn(j).GetName() for j in range(d.GetFieldCount())]
+
+
+def _check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id_field, layer: str) -> None:
+    for name, src in entry.get("attributes", {}).items():
+        if src not in fields:
+            raise InputError(
+                f"{mapping_path}: pools[{i}].attributes.{name}: layer {layer!r} has no attribute {src!r}"
+            )
+    if id_field and id_field not in fields:
+        raise InputError(f"{mapping_path}: [source] id: layer {layer!r} has no attribute {id_field!r}")
+
+
+def _props(entry: dict, feat) -> dict:
+    """OSM-style fields of one feature: defaults, fixed values, then mapped attributes."""
+    out: dict = dict(DEFAULTS[entry["pool"]])
+    for name, value in entry.get("values", {}).items():
+        out[name] = _text(value)
+    for name, src in entry.get("attributes", {}).items():
+        value = feat.GetField(src)
+        if value is not None and value != "":
+            out[name] = _text(value)
+    return out
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _parts(pool: str, geom) -> list:
+    """The single-part geometries a pool takes from one feature."""
+    if geom is None or geom.is_empty:
+        return []
+    if pool == "poi":
+        return [geom if geom.geom_type == "Point" else shapely.point_on_surface(geom)]
+    if pool == "road":
+        if geom.geom_type == "MultiLineString":
+            geom = shapely.line_merge(geom)
+        want = ("LineString",)
+    else:
+        want = ("Polygon",)
+    parts = list(getattr(geom, "geoms", [geom]))
+    return [p for p in parts if p.geom_type in want and not p.is_empty]

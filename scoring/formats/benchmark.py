@@ -1,0 +1,146 @@
+"""A benchmark directory written by `spatialgap build`, read once into a value every later stage
+(render, run, score, evaluate, the QGIS plugin) shares, so they agree on what a valid benchmark is.
+
+    <bench>/manifest.json     build record (CRS, counts, SHA-256 of every file)
+    <bench>/qa.jsonl          one QA instance per line
+    <bench>/edit.jsonl        one editing instance per line
+    <bench>/context.geojsonl  the city's real OSM context, for maps
+    <bench>/maps/             rendered maps and their sidecars
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError
+from scoring.support.files import read_jsonl
+from scoring.vocab import Task
+
+TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
+
+
+def load_manifest(bench_dir: str | Path) -> tuple[dict, str]:
+    """(manifest, SHA-256 of its bytes: the benchmark's identity recorded by runs)."""
+    bench = Path(bench_dir)
+    if not bench.is_dir():
+        raise InputError(f"benchmark directory not found: {bench}")
+    mpath = bench / "manifest.json"
+    if not mpath.is_file():
+        raise InputError(f"{bench}: not a benchmark directory (no manifest.json)")
+    raw = mpath.read_bytes()
+    try:
+        manifest = json.loads(raw)
+    except ValueError:
+        raise InputError(f"{mpath}: not valid JSON") from None
+    if not isinstance(manifest, dict):
+        raise InputError(f"{mpath}: not a benchmark manifest (expected a JSON object)")
+    return manifest, hashlib.sha256(raw).hexdigest()
+
+
+def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILES)) -> Iterator[dict]:
+    """Instances of the given tasks in file order. A task file that is absent yields nothing; an
+    instance without a string id or a scene, or a repeated id, is an InputError naming the line."""
+    bench = Path(bench_dir)
+    seen: set[str] = set()
+    for task in tasks:
+        path = bench / TASK_FILES[Task(task)]
+        if not path.is_file():
+            continue
+        for n, inst in read_jsonl(path):
+            if not isinstance(inst, dict) or not isinstance(inst.get("id"), str) or "scene" not in inst:
+                raise InputError(f"{path}:{n}: not an instance (needs a string id and a scene)")
+            if inst["id"] in seen:
+                raise InputError(f"{path}:{n}: duplicate instance id {inst['id']}")
+            seen.add(inst["id"])
+            yield inst
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark directory, read and checked.
+
+    ``instances[task]`` maps instance id to instance in file order. ``sha256`` is the SHA-256 of the
+    manifest's bytes: the identity a run records, so scores are never joined to another benchmark.
+    """
+
+    path: Path
+    manifest: dict[str, Any]
+    sha256: str
+    instances: dict[Task, dict[str, dict]] = field(repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        bench_dir: str | Path,
+        tasks: Iterable[str] = tuple(TASK_FILES),
+        *,
+        require_instances: bool = False,
+    ) -> Benchmark:
+        path = Path(bench_dir)
+        manifest, sha = load_manifest(path)
+        wanted = [Task(t) for t in tasks]
+        by_task: dict[Task, dict[str, dict]] = {t: {} for t in TASK_FILES}
+        for t in wanted:
+            by_task[t] = {i["id"]: i for i in iter_instances(path, (t,))}
+        if require_instances and not any(by_task.values()):
+            files = " / ".join(TASK_FILES[t] for t in wanted)
+            raise InputError(f"{path}: no instances ({files})")
+        return cls(path, manifest, sha, by_task)
+
+    @property
+    def epsg(self) -> int:
+        """EPSG code of the task CRS; InputError when the manifest lacks it."""
+        try:
+            return int(self.manifest["crs"]["epsg"])
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{self.path / 'manifest.json'}: invalid manifest (needs crs.epsg)") from None
+
+    @property
+    def protocol(self) -> str:
+        """The protocol the benchmark was built under (scoring.vocab.Protocol; older builds: ours)."""
+        return str(self.manifest.get("protocol") or "spatialgap")
+
+    @property
+    def city(self) -> str:
+        return str(self.manifest.get("city") or self.path.name)
+
+    def all_instances(self) -> list[dict]:
+        """Every instance, QA first then editing, in file order."""
+        return [i for t in TASK_FILES for i in self.instances[t].values()]
+
+    def of_task(self, task: str) -> list[dict]:
+        return list(self.instances[Task(task)].values())
+
+    def get(self, instance_id: str) -> dict | None:
+        for by_id in self.instances.values():
+            if instance_id in by_id:
+                return by_id[instance_id]
+        return None
+
+    def select(self, ids: Iterable[str]) -> list[dict]:
+        """The named instances in the order given (repeats dropped); InputError for unknown ids."""
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if self.get(i) is None]
+        if missing:
+            raise InputError(f"unknown instance id(s): {', '.join(missing[:5])}")
+        return [i for i in (self.get(x) for x in wanted) if i is not None]
+
+    @property
+    def context_path(self) -> Path:
+        return self.path / "context.geojsonl"
+
+    @property
+    def maps_dir(self) -> Path:
+        return self.path / "maps"
+
+
+def edit_reply_form(instance: dict | None, modality: str) -> str:
+    """The reply form an instance asks for in a modality: "operations" (our protocol) or
+    "pixel_geometry" (the paper protocol's map-image edits)."""
+    forms = (instance or {}).get("edit_reply") or {}
+    return str(forms.get(modality, "operations")) if isinstance(forms, dict) else "operations"

@@ -1,0 +1,1 @@
+"""Map furniture: scale bar, north arrow, attribute cards, legend, insets."""

@@ -1,0 +1,1 @@
+"""Labels: collision-avoiding placement, obstacles, feature id labels."""

@@ -1,0 +1,1 @@
+"""A map's companions: sidecar JSON, world file, GDAL .aux.xml."""
