@@ -21,14 +21,14 @@ def test_zip_is_valid_and_self_contained(tmp_path):
         "spatialgap/metadata.txt",
         "spatialgap/LICENSE",
         "spatialgap/scoring/paths.py",
-        "spatialgap/scoring/explain.py",
+        "spatialgap/scoring/constraints/explain.py",
         "spatialgap/resources/prompts/edit-geojson.j2",
         "spatialgap/i18n/spatialgap_fr.qm",
         "spatialgap/resources/icons/spatialgap.svg",
     ):
         assert required in names, required
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    assert "spatialgap/scoring/benchmark.py" in names  # a product module, despite its name
+    assert "spatialgap/scoring/formats/benchmark.py" in names  # a product module, despite its name
     # Benchmarking, performance and test scaffolding stays in the checkout.
     scaffolding = [
         n
