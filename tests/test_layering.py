@@ -1,47 +1,35 @@
-"""Data flows one way through the stages: importing a stage loads no module of a later stage, and
-the scorer and the runner load no matplotlib. Each check imports in a fresh interpreter, since
-this test process has long loaded everything."""
+"""Data flows one way through the stages: importing a module of one folder of `scoring/` loads no
+module of a later folder (`scoring.LAYERS`), and the scorer and the runner load no matplotlib.
+The stages are the folders themselves: a new module can only be placed in one, never forgotten.
+Each check imports in a fresh interpreter, since this test process has long loaded everything."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-# In the order data flows; modules shared by every stage (errors, files, paths, vocab, benchmark)
-# belong to none.
-STAGES: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "extract",
-        (
-            "scoring.geometry.georef",
-            "scoring.extract.pools",
-            "scoring.extract.water",
-            "scoring.extract.osm",
-            "scoring.extract.vector",
-        ),
-    ),
-    (
-        "build",
-        (
-            "scoring.geometry.scene",
-            "scoring.oracle",
-            "scoring.constraints.facts",
-            "scoring.constraints.edits",
-            "scoring.relations",
-            "scoring.build.builder",
-        ),
-    ),
-    # the package loads its drawing modules lazily: import them by name
-    ("render", ("scoring.render", "scoring.render.batch", "scoring.render.multi", "scoring.render.cli")),
-    ("runner", ("scoring.runner", "scoring.runner.agents")),
-    ("score", ("scoring.answers", "scoring.score", "scoring.frieda")),
-]
+import scoring
+
+PACKAGE = Path(scoring.__file__).resolve().parent
+README = PACKAGE.parent / "README.md"
 
 
-def _loaded_after_import(modules: tuple[str, ...]) -> list[str]:
+def _modules_of(folder: str) -> list[str]:
+    """Every module below scoring/<folder>, as dotted names."""
+    out = []
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out.append(".".join(parts))
+    return out
+
+
+def _loaded_after_import(modules: list[str] | tuple[str, ...]) -> list[str]:
     """Names of every module loaded by importing `modules` in a fresh interpreter."""
     code = (
         "import importlib, json, sys\n"
@@ -49,7 +37,7 @@ def _loaded_after_import(modules: tuple[str, ...]) -> list[str]:
         "    importlib.import_module(m)\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -58,27 +46,37 @@ def _in(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-@pytest.mark.parametrize("position", range(len(STAGES)), ids=[s for s, _ in STAGES])
+def test_every_folder_is_a_layer_and_the_top_level_holds_only_shared_words():
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert sorted(scoring.LAYERS) == folders
+    stray = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in scoring.TOP_LEVEL)
+    assert stray == [], f"place these modules in the folder of their stage: {stray}"
+    # a folder without __init__.py would escape the check above
+    bare = [p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"]
+    assert sorted(bare) == folders
+
+
+@pytest.mark.parametrize("position", range(len(scoring.LAYERS)), ids=list(scoring.LAYERS))
 def test_a_stage_imports_no_later_stage(position):
-    stage, modules = STAGES[position]
-    later = tuple(m for _, ms in STAGES[position + 1 :] for m in ms)
-    # a later stage's module that is a sub-package of this stage's (scoring.runner.agents) is ours
-    later = tuple(m for m in later if not _in(m, modules))
+    folder = scoring.LAYERS[position]
+    modules = _modules_of(folder)
+    later = tuple(f"scoring.{f}" for f in scoring.LAYERS[position + 1 :])
     loaded = _loaded_after_import(modules)
-    assert [m for m in loaded if _in(m, modules)], f"{stage}: its own modules were not loaded"
+    assert set(modules) <= set(loaded), f"{folder}: its own modules were not loaded"
     leaks = [m for m in loaded if _in(m, later)]
-    assert leaks == [], f"importing the {stage} stage loads later stages: {leaks}"
+    assert leaks == [], f"importing scoring/{folder} loads later stages: {leaks}"
+
+
+def test_the_readme_pipeline_table_lists_the_folders_in_order():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## Pipeline", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `scoring/(\w+)/` \|", section, flags=re.M)
+    assert listed == list(scoring.LAYERS)
 
 
 def test_scorer_runner_and_georeferencing_load_no_matplotlib():
     loaded = _loaded_after_import(
-        (
-            "scoring.score",
-            "scoring.runner",
-            "scoring.runner.agents",
-            "scoring.answers",
-            "scoring.geometry.georef",
-        )
+        ("scoring.score", "scoring.runner", "scoring.runner.agents", "scoring.answers", "scoring.geometry.georef")
     )
     heavy = [m for m in loaded if _in(m, ("matplotlib", "scoring.render", "qgis"))]
     assert heavy == []
