@@ -89,6 +89,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(PY) tools/ratchet.py
 
 # A real LiteLLM proxy for tests/runner/test_litellm_proxy.py, in a venv of its own: installed into
 # the project's venv it would upgrade jinja2, jsonschema, certifi and packaging.

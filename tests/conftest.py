@@ -3,6 +3,15 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under tests/, collect only test modules: --doctest-modules (for scoring/) would otherwise
+    import every helper and benchmark script as a module of its own."""
+    if collection_path.suffix == ".py" and not collection_path.name.startswith(("test_", "conftest")):
+        return True
+    return None
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 VENV_BIN = REPO / ".venv" / "bin"

@@ -76,7 +76,13 @@ def test_the_readme_pipeline_table_lists_the_folders_in_order():
 
 def test_scorer_runner_and_georeferencing_load_no_matplotlib():
     loaded = _loaded_after_import(
-        ("scoring.score", "scoring.runner", "scoring.runner.agents", "scoring.answers", "scoring.geometry.georef")
+        (
+            "scoring.score",
+            "scoring.runner",
+            "scoring.runner.agents",
+            "scoring.answers",
+            "scoring.geometry.georef",
+        )
     )
     heavy = [m for m in loaded if _in(m, ("matplotlib", "scoring.render", "qgis"))]
     assert heavy == []

@@ -55,7 +55,7 @@ class _RequestThread(QThread):
         self.error_name = ""
         self.error_text = ""
 
-    def run(self) -> None:  # noqa: D102 - QThread API; never lets an exception escape
+    def run(self) -> None:
         try:
             self._fetch()
         except Exception as exc:  # noqa: BLE001 - an exception escaping QThread.run aborts QGIS

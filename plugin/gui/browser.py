@@ -87,7 +87,7 @@ class InstanceTable(QTableWidget):
     def count(self) -> int:
         return self.rowCount()
 
-    def item(self, row: int, column: int = 0):  # noqa: D102 - QListWidget's item(row)
+    def item(self, row: int, column: int = 0):  # QListWidget's item(row)
         return super().item(row, column)
 
     def row_text(self, row: int) -> str:

@@ -1,1 +1,2 @@
-"""OSM extract -> feature pools: reading an extract (`osm.py`) or vector layers (`vector.py`), the pools and their water."""
+"""OSM extract -> feature pools: reading an extract (`osm.py`) or vector layers (`vector.py`),
+the pools and their water."""

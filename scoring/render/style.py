@@ -13,18 +13,18 @@ import matplotlib
 
 matplotlib.use("Agg", force=True)  # explicit: never pick an interactive backend
 
-import warnings  # noqa: E402
+import warnings
 
 with warnings.catch_warnings():
     # Debian's python3-matplotlib leaves an mpl_toolkits beside the pinned wheel: its Axes3D
     # import warning is irrelevant here (no 3-D axes).
     warnings.filterwarnings("ignore", message="Unable to import Axes3D")
-    import matplotlib.projections  # noqa: F401,E402
+    import matplotlib.projections
 
-import matplotlib.style.core as _style_core  # noqa: E402
-from matplotlib.font_manager import FontProperties  # noqa: E402
+import matplotlib.style.core as _style_core
+from matplotlib.font_manager import FontProperties
 
-from scoring.paths import RESOURCES_DIR  # noqa: E402
+from scoring.paths import RESOURCES_DIR
 
 STYLE_PATH = RESOURCES_DIR / "styles" / "map.json"
 DPI = 96  # 1536 px / 96 dpi = 16 in exactly; 1 pt = 4/3 px

@@ -16,7 +16,7 @@ from scoring.evaluate.early_render import EarlyRender
 from scoring.formats.benchmark import Benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
-from render_synthetic import make_bench  # noqa: E402
+from render_synthetic import make_bench
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, set_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
-from render_synthetic import make_bench  # noqa: E402
+from render_synthetic import make_bench
 
 SETS = ("image-multi", "image-context")
 

@@ -14,8 +14,8 @@ from scoring.runner.config import ModelSpec
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "runner"))  # the runner tests' fake endpoint and benchmark
-from fakeserver import FaultServer  # noqa: E402
-from runner_helpers import make_bench  # noqa: E402
+from fakeserver import FaultServer
+from runner_helpers import make_bench
 
 
 def test_endpoint_concurrency_holds_across_the_cluster(dask_cluster, tmp_path):

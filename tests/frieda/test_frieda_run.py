@@ -22,7 +22,7 @@ from scoring.frieda.run import INSTRUCTIONS, final_answer
 from scoring.runner.agents import AgentServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
-from render_synthetic import make_bench  # noqa: E402
+from render_synthetic import make_bench
 
 ROSE = ["north", "north east", "east", "south east", "south", "south west", "west", "north west"]
 

@@ -24,15 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scoring.answers import parse_answer, parse_choice, parse_edit  # noqa: E402
-from scoring.constraints.edits import EditError, apply_edit  # noqa: E402
-from scoring.constraints.facts import all_hold  # noqa: E402
-from scoring.geometry.scene import Scene  # noqa: E402
-from scoring.relations import CATALOGUE  # noqa: E402
-from scoring.relations.base import REFUSAL  # noqa: E402
-from scoring.runner.agents import get_agent  # noqa: E402
-from scoring.runner.prompts import build_messages  # noqa: E402
-from scoring.vocab import MODALITIES, QA_FORMS  # noqa: E402
+from scoring.answers import parse_answer, parse_choice, parse_edit
+from scoring.constraints.edits import EditError, apply_edit
+from scoring.constraints.facts import all_hold
+from scoring.geometry.scene import Scene
+from scoring.relations import CATALOGUE
+from scoring.relations.base import REFUSAL
+from scoring.runner.agents import get_agent
+from scoring.runner.prompts import build_messages
+from scoring.vocab import MODALITIES, QA_FORMS
 
 
 def load(bench: Path, task: str) -> list[dict]:

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scoring.answers import read_edit_reply  # noqa: E402
-from scoring.score.verdicts import INTERNAL_ERROR, score_edit, score_qa  # noqa: E402
+from scoring.answers import read_edit_reply
+from scoring.score.verdicts import INTERNAL_ERROR, score_edit, score_qa
 
 WARMUP = 2_000
 LIMIT_MS = 50.0

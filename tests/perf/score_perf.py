@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scoring.formats.benchmark import Benchmark  # noqa: E402
-from scoring.formats.rundir import load_run  # noqa: E402
-from scoring.score import report, results, verdicts  # noqa: E402
-from scoring.support.files import read_json, write_atomic, write_json_atomic  # noqa: E402
+from scoring.formats.benchmark import Benchmark
+from scoring.formats.rundir import load_run
+from scoring.score import report, results, verdicts
+from scoring.support.files import read_json, write_atomic, write_json_atomic
 
 
 def _relabel(results_dir: Path, city: str) -> None:

@@ -8,7 +8,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from render_synthetic import make_bench  # noqa: E402
+from render_synthetic import make_bench
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runner_helpers import bench, server  # noqa: E402,F401  (fixtures)
+from runner_helpers import bench, server  # noqa: F401  (fixtures)
 
-from scoring.runner.agents import start_server  # noqa: E402
+from scoring.runner.agents import start_server
 
 
 @pytest.fixture(scope="module")
