@@ -276,7 +276,7 @@ def build_benchmark(
     codes = relations or sorted(CATALOGUE)
     unknown = [c for c in codes if c not in CATALOGUE]
     if unknown:
-        raise InputError(f"unknown relation {unknown[0]} (known: {', '.join(sorted(CATALOGUE))})")
+        raise CATALOGUE.unknown(unknown[0])
     shards = [
         Shard(c, t, n, seed, protocol) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
     ]

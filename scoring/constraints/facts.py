@@ -32,7 +32,7 @@ def evaluate(
 ) -> Any:
     """The value of `measure` over the features `args` of `scene`."""
     if measure not in MEASURES:
-        raise FactError(f"unknown measure {measure!r}")
+        raise FactError(str(MEASURES.unknown(measure)))
     m = MEASURES[measure]
     params = params or {}
     missing = [a for a in args if a not in scene]

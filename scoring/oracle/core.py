@@ -19,6 +19,8 @@ import shapely
 from shapely.geometry import Point
 from shapely.geometry.base import BaseGeometry
 
+from scoring.support.registry import Registry
+
 # (role, geometry) pairs in the task CRS; the roles are listed in scoring.constraints.explain.
 Drawing = list[tuple[str, BaseGeometry]]
 # Candidate edits of the target: each an operations list as a model would return it.
@@ -78,22 +80,23 @@ class Measure:
     batch: BatchFn | None = None  # fn over many candidate geometries at once (see batch_of)
 
 
-MEASURES: dict[str, Measure] = {}
+MEASURES: Registry[Measure] = Registry("measure")
 
 
 def measure(name: str, kind: str, unit: str | None, definition: str, postgis: str):
+    """Register the decorated function as the measure `name` (its reference semantics and how to
+    re-check it in PostGIS beside it)."""
+
     def deco(fn):
-        MEASURES[name] = Measure(name, fn, kind, unit, definition, postgis)
+        MEASURES.add(name, Measure(name, fn, kind, unit, definition, postgis))
         return fn
 
     return deco
 
 
 def _attach(names: tuple[str, ...], **hook: Any) -> None:
-    for name in names:
-        if name not in MEASURES:  # a hook sits below its measure, in the same module
-            raise KeyError(f"no measure {name!r} registered before its hook")
-        MEASURES[name] = dataclasses.replace(MEASURES[name], **hook)
+    for name in names:  # a hook sits below its measure, in the same module
+        MEASURES.replace(name, dataclasses.replace(MEASURES[name], **hook))
 
 
 def drawing_of(*names: str) -> Callable[[DrawFn], DrawFn]:

@@ -20,6 +20,7 @@ from scoring.constraints.facts import make_fact
 from scoring.constraints.wording import Wording
 from scoring.extract.pools import FeaturePools, PoolFeature
 from scoring.geometry.scene import Scene, SceneFeature, snap
+from scoring.support.registry import Registry
 from scoring.vocab import FAMILIES, AnswerType, EditOp, Family
 
 __all__ = ["FAMILIES", "CATALOGUE", "Relation", "relation"]
@@ -95,8 +96,10 @@ class EditItem:
     information: dict = field(default_factory=lambda: {"attributes": [], "withheld": []})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Relation:
+    """One relation of the catalogue: what it means, how it is asked, answered and edited."""
+
     code: str
     name: str
     family: Family
@@ -119,7 +122,7 @@ class Relation:
         return check_answer(instance["answer_type"], instance["answer"], value, instance.get("tolerance"))
 
 
-CATALOGUE: dict[str, Relation] = {}
+CATALOGUE: Registry[Relation] = Registry("relation")
 
 
 def relation(
@@ -141,22 +144,25 @@ def relation(
     """Register a relation whose module defines `qa(ctx, anchor)` and `edit(ctx, anchor)`."""
 
     def deco(cls):
-        CATALOGUE[code] = Relation(
+        CATALOGUE.add(
             code,
-            name,
-            family,
-            definition.strip(),
-            question_forms.strip(),
-            questions,
-            answer_type,
-            distractor_rule.strip(),
-            edit_constraints.strip(),
-            anchor_kinds,
-            needs or anchor_kinds,
-            cls.qa,
-            cls.edit,
-            constructs,
-            requires,
+            Relation(
+                code=code,
+                name=name,
+                family=family,
+                definition=definition.strip(),
+                question_forms=question_forms.strip(),
+                questions=questions,
+                answer_type=answer_type,
+                distractor_rule=distractor_rule.strip(),
+                edit_constraints=edit_constraints.strip(),
+                anchor_kinds=anchor_kinds,
+                needs=needs or anchor_kinds,
+                build_qa=cls.qa,
+                build_edit=cls.edit,
+                constructs=constructs,
+                requires=requires,
+            ),
         )
         return cls
 

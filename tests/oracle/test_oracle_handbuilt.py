@@ -4,7 +4,7 @@
 
 Every expected value below is worked out by hand (simple arithmetic in the case table), never
 with the function under test. Each case is tagged with the relation code whose definition names
-the measure; `test_every_relation_is_covered` checks that all 28 codes of the catalogue appear
+the measure; `test_every_relation_is_covered` checks that every code of the catalogue appears
 with at least two distinct expected values.
 """
 
@@ -1646,7 +1646,6 @@ def test_handbuilt_case(code, label, measure, feats, args, params, expected):
 def test_every_relation_is_covered():
     codes = {c[0] for c in CASES}
     assert set(CATALOGUE) == set(COVERAGE) == codes
-    assert len(CATALOGUE) == 28
     for code in CATALOGUE:
         values = {repr(c[-1]) for c in CASES if c[0] == code}
         assert len(values) >= 2, f"{code} needs a positive and a negative (or two distinct values)"
