@@ -23,7 +23,7 @@ from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.support.registry import Registry
 from scoring.vocab import FAMILIES, AnswerType, EditOp, Family
 
-__all__ = ["FAMILIES", "CATALOGUE", "Relation", "relation"]
+__all__ = ["CATALOGUE", "FAMILIES", "Relation", "Solver", "relation"]
 LETTERS = "ABCD"
 REFUSAL = "cannot be determined"
 
@@ -96,6 +96,17 @@ class EditItem:
     information: dict = field(default_factory=lambda: {"attributes": [], "withheld": []})
 
 
+@dataclass(frozen=True)
+class Solver:
+    """How the relation's question is answered from the scene with GIS tools: a method of the
+    built-in tools agent (`scoring.runner.agents.questions.METHODS`) and its argument, e.g.
+    `Solver("pair", "min_distance")`. A new relation over existing measures names an existing
+    method; only a new kind of question needs a new method there."""
+
+    method: str
+    arg: str | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Relation:
     """One relation of the catalogue: what it means, how it is asked, answered and edited."""
@@ -107,6 +118,7 @@ class Relation:
     question_forms: str
     questions: tuple[Wording, ...]  # the exact wording of every question the builder asks
     answer_type: AnswerType
+    solver: Solver  # how the tools agent answers it
     distractor_rule: str
     edit_constraints: str
     anchor_kinds: tuple[str, ...]  # pools an instance is anchored on, in order of preference
@@ -134,6 +146,7 @@ def relation(
     question_forms: str,
     questions: tuple[Wording, ...],
     answer_type: AnswerType,
+    solver: Solver,
     distractor_rule: str,
     edit_constraints: str,
     anchor_kinds: tuple[str, ...],
@@ -154,6 +167,7 @@ def relation(
                 question_forms=question_forms.strip(),
                 questions=questions,
                 answer_type=answer_type,
+                solver=solver,
                 distractor_rule=distractor_rule.strip(),
                 edit_constraints=edit_constraints.strip(),
                 anchor_kinds=anchor_kinds,

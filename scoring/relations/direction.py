@@ -12,7 +12,7 @@ import shapely
 from scoring import oracle
 from scoring.constraints.wording import NUMBER, Wording
 from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, ref_points, sector
-from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
+from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
 from scoring.vocab import AnswerType, Family
 
@@ -139,6 +139,7 @@ def _class_edit(ctx, anchor, scheme: str):
     question_forms="In which direction (N, E, S or W) does F1 lie as seen from F0?",
     questions=(Q_DIRECTION4,),
     answer_type=AnswerType.DIRECTION4,
+    solver=Solver("direction", "4"),
     distractor_rule="The three other cardinal directions.",
     edit_constraints="F0 must lie in a stated 4-way direction of F1 (solved by rotating F0 "
     "about F1's centroid), with bounded displacement.",
@@ -158,6 +159,7 @@ class Cardinal4:
     question_forms="In which direction (N, NE, E, SE, S, SW, W or NW) does F1 lie from F0?",
     questions=(Q_DIRECTION8,),
     answer_type=AnswerType.DIRECTION8,
+    solver=Solver("direction", "8"),
     distractor_rule="The two neighbouring sectors and the opposite one.",
     edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
     anchor_kinds=("poi", "building"),
@@ -176,6 +178,7 @@ class Cardinal8:
     question_forms="What is the bearing from F0 to F1, in degrees clockwise from grid north?",
     questions=(Q_BEARING,),
     answer_type=AnswerType.BEARING,
+    solver=Solver("bearing"),
     distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
     "degrees (all options at least 20 degrees apart).",
     edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
@@ -247,6 +250,7 @@ class Bearing:
     "left or to the right?",
     questions=(Q_RELATIVE,),
     answer_type=AnswerType.RELATIVE_DIRECTION,
+    solver=Solver("relative"),
     distractor_rule="The three other relative directions.",
     edit_constraints="F0 must lie on a stated side (ahead/behind/left/right) of an observer "
     "at F1 with heading h (solved by rotating F0 about F1's centroid).",
@@ -319,6 +323,7 @@ def _straight_road(f) -> bool:
     question_forms="Which axis best describes the orientation of road F0: N-S, NE-SW, E-W or " "NW-SE?",
     questions=(Q_AXIS,),
     answer_type=AnswerType.AXIS,
+    solver=Solver("axis"),
     distractor_rule="The three other axes.",
     edit_constraints="Road F0 must run along a stated axis (solved by rotating F0 about its "
     "centroid), its centroid staying within 1 m.",

@@ -18,6 +18,7 @@ from scoring.relations.base import (
     BuildContext,
     Member,
     QAItem,
+    Solver,
     fact,
     fmt_num,
     make_scene,
@@ -126,6 +127,7 @@ def _distance_edit(ctx, members, measure, lead=""):
     question_forms="What is the minimum distance between F0 and F1, in metres?",
     questions=(Q_MIN_DISTANCE,),
     answer_type=AnswerType.DISTANCE,
+    solver=Solver("pair", "min_distance"),
     distractor_rule="Adjacent numeric values: the answer scaled by three of 0.5-2.2, every "
     "option at least max(3 m, 15 %) from every other.",
     edit_constraints="The minimum distance between F0 and F1 must fall in a stated 10 m band; "
@@ -169,6 +171,7 @@ class MinDistance:
     question_forms="What is the distance between the boundary of F0 and the boundary of F1?",
     questions=(Q_BOUNDARY_DISTANCE,),
     answer_type=AnswerType.DISTANCE,
+    solver=Solver("pair", "boundary_distance"),
     distractor_rule="Adjacent numeric values (as M01), plus 0 m (the minimum distance) where "
     "it differs by more than 3 m.",
     edit_constraints="The boundary distance between F0 (inside area F1) and F1 must fall in a "
@@ -250,6 +253,7 @@ class BoundaryDistance:
     question_forms="What is the Manhattan distance between the centroids of F0 and F1?",
     questions=(Q_MANHATTAN,),
     answer_type=AnswerType.DISTANCE,
+    solver=Solver("pair", "manhattan"),
     distractor_rule="Adjacent numeric values, including the Euclidean distance between the "
     "centroids when it differs by more than 3 m.",
     edit_constraints="The Manhattan distance between the centroids of F0 and F1 must fall in a "
@@ -300,6 +304,7 @@ class Manhattan:
     question_forms="What is the Hausdorff distance between F0 and F1, in metres?",
     questions=(Q_HAUSDORFF,),
     answer_type=AnswerType.DISTANCE,
+    solver=Solver("pair", "hausdorff"),
     distractor_rule="Adjacent numeric values, including the minimum distance when it differs "
     "by more than 3 m.",
     edit_constraints="The Hausdorff distance between F0 and F1 must be at most a stated " "value.",
@@ -362,6 +367,7 @@ class Hausdorff:
     question_forms="What is the total perimeter of F0, F1 and F2, in metres?",
     questions=(Q_PERIMETER,),
     answer_type=AnswerType.PERIMETER,
+    solver=Solver("perimeter"),
     distractor_rule="Adjacent numeric values (as M01).",
     edit_constraints="Scale F0 about its centroid so that the total perimeter of F0, F1 and F2 "
     "falls in a stated 2 m band.",

@@ -10,6 +10,7 @@ from scoring.constraints.wording import FEATURE_IDS, NUMBER, Wording, id_list
 from scoring.relations.base import (
     Member,
     QAItem,
+    Solver,
     fact,
     fmt_num,
     make_scene,
@@ -56,6 +57,7 @@ Q_DENSITY = Wording(
     question_forms="How many of F1-F6 lie within d metres of F0?",
     questions=(Q_WITHIN_DISTANCE,),
     answer_type=AnswerType.COUNT,
+    solver=Solver("count_within"),
     distractor_rule="Adjacent counts (answer +-1, +-2).",
     edit_constraints="F0 must lie within d of F1 but farther than d from F2.",
     anchor_kinds=("poi", "building"),
@@ -123,6 +125,7 @@ class WithinDistance:
     question_forms="Which of F1-F4 is nearest to F0?",
     questions=(Q_NEAREST,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("nearest"),
     distractor_rule="The other candidates (competing feature ids), nearest ones first.",
     edit_constraints="Move F0 so that a stated candidate becomes its nearest neighbour, with a "
     "margin of 2 m over the others.",
@@ -190,6 +193,7 @@ class Nearest:
     question_forms="How many of the POIs F1-Fn per km² lie in F0?",
     questions=(Q_DENSITY,),
     answer_type=AnswerType.DENSITY,
+    solver=Solver("density"),
     distractor_rule="Adjacent numeric values (as M01), including the density that counts all "
     "shown POIs when it differs.",
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",

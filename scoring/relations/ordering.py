@@ -12,7 +12,7 @@ from shapely.geometry import LineString
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list, one_of
 from scoring.oracle import ref_point
-from scoring.relations.base import BuildContext, Member, QAItem, fact, make_scene, mcq, relation
+from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
 from scoring.vocab import AnswerType, Family
@@ -103,6 +103,7 @@ def _placed_along(ctx: BuildContext, road, n: int):
     question_forms="Order F1, F2 and F3 by their position along F0, from its first vertex.",
     questions=(Q_ALONG_ORDER,),
     answer_type=AnswerType.ORDERING,
+    solver=Solver("along_order"),
     distractor_rule="Alternative orderings (other permutations, the reverse first).",
     edit_constraints="Move F0 so that the order along road F1 becomes a stated order, staying "
     "within 30 m of F1.",
@@ -187,6 +188,7 @@ def _offset_variants(ops):
     question_forms="Travelling along F0, which feature is passed immediately after (or " "before) Fk?",
     questions=(Q_BEFORE_AFTER,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("before_after"),
     distractor_rule="The other features along the route (competing ids).",
     edit_constraints="Move F0 so that it is passed after F2 and before F3 travelling along "
     "F1 (a band of linear-referencing positions), within 30 m of F1.",
@@ -299,6 +301,7 @@ def _side_ok(line: LineString, g) -> str | None:
     question_forms="Which of F2-F5 lies on the same side of line F0 as F1?",
     questions=(Q_SAME_SIDE,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("same_side"),
     distractor_rule="Features on the opposite side (competing ids).",
     edit_constraints="Move F0 across road F1 to the side where F2 lies, staying within 30 m " "of F1.",
     anchor_kinds=("road",),
@@ -397,6 +400,7 @@ class Side:
     question_forms="Which of F2-F5 lies strictly between F0 and F1?",
     questions=(Q_BETWEEN,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("between"),
     distractor_rule="Features near the hull but clear of it (competing ids).",
     edit_constraints="Move building F0 so that it lies strictly between F1 and F2.",
     anchor_kinds=("poi", "building"),

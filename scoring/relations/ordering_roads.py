@@ -10,7 +10,7 @@ from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
 from scoring.extract.pools import PoolFeature
 from scoring.oracle import EDIT_EPS, vertical_level
-from scoring.relations.base import REFUSAL, Member, QAItem, fact, make_scene, mcq, relation
+from scoring.relations.base import REFUSAL, Member, QAItem, Solver, fact, make_scene, mcq, relation
 from scoring.relations.common import edit_item, max_displacement, pred
 from scoring.relations.constructions import crossing_road
 from scoring.relations.ordering import FAMILY
@@ -91,6 +91,7 @@ def has_layered_roads(pools) -> str | None:
     question_forms="F0 and F1 cross in plan. Which lies above the other?",
     questions=(Q_LAYER,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("layer"),
     distractor_rule="The other road, 'neither: same level', and 'cannot be determined' (the "
     "correct answer when the attributes are withheld).",
     edit_constraints="Set F0's attributes (an attribute edit) so that F0 lies above F1.",
@@ -211,6 +212,7 @@ def _connected_road(ctx, anchor) -> list[Member]:
     question_forms="Which of F1-F4 is connected to F0 (shares an endpoint)?",
     questions=(Q_CONNECTED,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("connected"),
     distractor_rule="Roads meeting F0's interior (T-junctions, crossings) and nearby " "disjoint roads.",
     edit_constraints="Translate road F0 so that one of its endpoints coincides with an "
     "endpoint of F1 (within 0.05 m) without crossing F1.",

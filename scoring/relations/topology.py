@@ -12,7 +12,7 @@ import shapely
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording
 from scoring.oracle import EDIT_EPS
-from scoring.relations.base import BuildContext, Member, relation
+from scoring.relations.base import BuildContext, Member, Solver, relation
 from scoring.relations.common import (
     classify,
     distances,
@@ -143,6 +143,7 @@ def _pick(ctx, items, n=1):
     "MCQ: the four ids)",
     questions=(Q_EQUAL,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "equals"),
     distractor_rule="Constructed near-equal copies of F0: shifted 1.5-3 m, scaled by 0.8, "
     "rotated 12 degrees; or a real neighbour.",
     edit_constraints="F0 (a displaced copy of F1) must become equal to F1 within eps "
@@ -201,6 +202,7 @@ class Equality:
     question_forms="Which one of F1-F4 is disjoint from F0?",
     questions=(Q_DISJOINT,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "disjoint"),
     distractor_rule="Features that clearly intersect F0 (inside, overlapping, crossing, " "touching).",
     edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
     "bounded displacement.",
@@ -253,6 +255,7 @@ def _escape_distance(g, a) -> float:
     question_forms="Which one of F1-F4 intersects F0?",
     questions=(Q_INTERSECTS,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "intersects"),
     distractor_rule="Nearby features that are clearly disjoint from F0 (gap >= 1 m).",
     edit_constraints="F0 (disjoint from F1) must come to intersect F1 while staying disjoint "
     "from F2, with bounded displacement.",
@@ -295,6 +298,7 @@ class Intersection:
     question_forms="Which one of F1-F4 touches F0?",
     questions=(Q_TOUCHES,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "touches"),
     distractor_rule="Neighbours that are disjoint by >= 1 m, overlapping, or crossing.",
     edit_constraints="F0 must touch F1 within eps = 0.05 m (distance <= eps, interiors "
     "shrunk by eps disjoint) and stay disjoint from F2.",
@@ -345,6 +349,7 @@ class Touching:
     question_forms="Which one of F1-F4 crosses F0?",
     questions=(Q_CROSSES,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "crosses"),
     distractor_rule="Roads that only touch F0 (meet at an endpoint) or are disjoint; for "
     "area anchors, roads lying inside.",
     edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded " "displacement.",
@@ -389,6 +394,7 @@ class Crossing:
     question_forms="Which one of F1-F4 lies within F0?",
     questions=(Q_WITHIN,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "within"),
     distractor_rule="Features outside F0, straddling its boundary, or touching it.",
     edit_constraints="F0 (outside area or building F1) must come to lie within F1, with "
     "bounded displacement.",
@@ -430,6 +436,7 @@ class Within:
     question_forms="Which one of F1-F4 overlaps F0?",
     questions=(Q_OVERLAPS,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "overlaps"),
     distractor_rule="Polygons inside F0, covered by it while touching its boundary, "
     "touching it, or disjoint.",
     edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded " "displacement.",
@@ -486,6 +493,7 @@ class Overlap:
     question_forms="Which one of F1-F4 is covered by F0 while touching F0's boundary?",
     questions=(Q_BOUNDARY_COVERED,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "boundary_covered"),
     distractor_rule="Buildings properly inside F0 (>= 1 m from its boundary), straddling " "it, or outside.",
     edit_constraints="F0 (properly inside F1) must be moved to touch F1's boundary from "
     "inside: covered by F1 grown by eps and within eps of its boundary.",
@@ -544,6 +552,7 @@ class BoundaryCoverage:
     question_forms="Which one of F1-F4 lies in the interior of F0 without touching its " "boundary?",
     questions=(Q_CONTAINED_PROPERLY,),
     answer_type=AnswerType.FEATURE_ID,
+    solver=Solver("topology", "contained_properly"),
     distractor_rule="Buildings covered by F0 but touching its boundary (the near miss), "
     "straddling it, or outside.",
     edit_constraints="F0 (straddling or touching F1's boundary) must lie in F1's interior "

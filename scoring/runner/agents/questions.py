@@ -15,6 +15,7 @@ from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
+from scoring.support.registry import Registry
 
 Slots = dict[str, str]
 Handler = Callable[[Scene, Slots, Toolkit], Any]
@@ -129,39 +130,32 @@ def _connected(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
     return _one_of(ids_in(slots["ids"]), lambda i: toolkit.endpoint_connected(a, scene.geom(i)))
 
 
-# How each relation's question is answered with the toolkit, once its wording is recognised.
+# How a kind of question is answered with the toolkit, by the method a relation's Solver names
+# (scoring.relations.base.Solver); the argument picks the predicate, measure or direction scheme.
+METHODS: Registry[Callable[[str | None], Handler]] = Registry("solver method")
+for _name, _make in {
+    "topology": lambda arg: _topology(str(arg)),
+    "direction": lambda arg: _direction(DIRECTIONS4 if arg == "4" else DIRECTIONS8),
+    "bearing": lambda arg: _bearing,
+    "relative": lambda arg: _relative,
+    "axis": lambda arg: _axis,
+    "pair": lambda arg: _pair(str(arg)),
+    "perimeter": lambda arg: _perimeter,
+    "count_within": lambda arg: _count_within,
+    "nearest": lambda arg: _nearest,
+    "density": lambda arg: _density,
+    "along_order": lambda arg: _along_order,
+    "before_after": lambda arg: _before_after,
+    "same_side": lambda arg: _same_side,
+    "between": lambda arg: _between,
+    "layer": lambda arg: _layer,
+    "connected": lambda arg: _connected,
+}.items():
+    METHODS.add(_name, _make)
+
 HANDLERS: dict[str, Handler] = {
-    "T01": _topology("equals"),
-    "T02": _topology("disjoint"),
-    "T03": _topology("intersects"),
-    "T04": _topology("touches"),
-    "T05": _topology("crosses"),
-    "T06": _topology("within"),
-    "T08": _topology("overlaps"),
-    "T09": _topology("boundary_covered"),
-    "T11": _topology("contained_properly"),
-    "D01": _direction(DIRECTIONS4),
-    "D02": _direction(DIRECTIONS8),
-    "D04": _bearing,
-    "D05": _relative,
-    "D06": _axis,
-    "M01": _pair("min_distance"),
-    "M02": _pair("boundary_distance"),
-    "M04": _pair("manhattan"),
-    "M08": _pair("hausdorff"),
-    "M12": _perimeter,
-    "M14": _count_within,
-    "M15": _nearest,
-    "M18": _density,
-    "O01": _along_order,
-    "O02": _before_after,
-    "O03": _same_side,
-    "O04": _between,
-    "O06": _layer,
-    "O08": _connected,
+    code: METHODS[rel.solver.method](rel.solver.arg) for code, rel in CATALOGUE.items()
 }
-if set(HANDLERS) != set(CATALOGUE):
-    raise ImportError(f"questions without a handler: {sorted(set(CATALOGUE) ^ set(HANDLERS))}")
 
 # Every question wording of the catalogue, read back by the pattern derived from it.
 QUESTION_SHAPES: list[tuple[Wording, Handler]] = [
