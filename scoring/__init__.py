@@ -10,16 +10,16 @@ __version__ = "0.1.0"
 
 # The package's folders in the order data flows: importing a module of one folder loads no module
 # of a later one (tests/test_layering.py checks it, and that every folder is listed here). The
-# first three are shared by every stage; the README's pipeline table lists the same folders.
+# first four are shared by every stage; the README's pipeline table lists the same folders.
 LAYERS: tuple[str, ...] = (
     "support",  # JSON files and the one atomic writer, memo caches, process start-up
     "execute",  # shards of pure work on local processes or a Dask cluster
+    "formats",  # on-disk formats and their typed records, shared by the stages that write and read them
     "geometry",  # city CRS and georeferencing, scenes, pole of inaccessibility
     "extract",  # OSM extract -> feature pools
     "oracle",  # measures by family: the geometric truth
     "constraints",  # facts, their wording, the edit executor, explanations, map framing
     "relations",  # the catalogue of relations, the protocols, the relation reference
-    "formats",  # on-disk formats one stage writes and later ones read
     "build",  # pools -> scenes + oracle answers -> instances
     "render",  # instances -> annotated maps
     "answers",  # the one reply reader (the runner reads edit replies to ask again)
