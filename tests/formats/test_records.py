@@ -46,7 +46,8 @@ def test_the_task_specific_fields_are_the_schemas_conditionals():
 
 def test_every_built_instance_fits_its_record(helsinki_bench):
     qa, edit = (
-        [json.loads(line) for line in open(helsinki_bench / f"{task}.jsonl")] for task in ("qa", "edit")
+        [json.loads(line) for line in (helsinki_bench / f"{task}.jsonl").read_text().splitlines()]
+        for task in ("qa", "edit")
     )
     allowed = set(records.Instance.__required_keys__) | set(records.Instance.__optional_keys__)
     for inst in [*qa, *edit]:
