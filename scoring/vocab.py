@@ -101,6 +101,40 @@ class Verdict(StrEnum):
         return self in (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
 
 
+class ReplyForm(StrEnum):
+    """How an edit is replied: operations on F0, or (the paper protocol's map-image edits) the
+    edited geometry in pixels with its attributes."""
+
+    OPERATIONS = "operations"
+    PIXEL_GEOMETRY = "pixel_geometry"
+
+
+class PoolKind(StrEnum):
+    """The feature pools an extract is read into."""
+
+    ROAD = "road"
+    BUILDING = "building"
+    AREA = "area"
+    POI = "poi"
+
+
+class RunStatus(StrEnum):
+    """A run directory's state in its manifest.
+
+    >>> RunStatus("interrupted").finished
+    False
+    """
+
+    RUNNING = "running"  # under way, or killed before it could say otherwise
+    COMPLETE = "complete"  # every sample answered
+    INCOMPLETE = "incomplete"  # ended with failed samples
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM; resumable
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.COMPLETE, RunStatus.INCOMPLETE)
+
+
 class EditOp(StrEnum):
     """Operations an edit reply may apply to the target F0."""
 
@@ -162,6 +196,8 @@ FAMILIES: tuple[Family, ...] = tuple(Family)
 VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
 EDIT_OPS: tuple[EditOp, ...] = tuple(EditOp)
 ANSWER_TYPES: tuple[AnswerType, ...] = tuple(AnswerType)
+# The refusal an open answer gives, and the option a choice question offers for it.
+REFUSAL = "cannot be determined"
 
 
 def forms_of(task: Task | str) -> tuple[Form, ...]:

@@ -10,8 +10,9 @@ import shapely
 from shapely.geometry.base import BaseGeometry
 
 from scoring.geometry.georef import CityCRS
+from scoring.vocab import PoolKind
 
-POOL_KINDS = ("road", "building", "area", "poi")
+POOL_KINDS: tuple[PoolKind, ...] = tuple(PoolKind)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.support.files import read_jsonl
-from scoring.vocab import Task
+from scoring.vocab import ReplyForm, Task
 
 TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
 
@@ -139,8 +139,9 @@ class Benchmark:
         return self.path / "maps"
 
 
-def edit_reply_form(instance: dict | None, modality: str) -> str:
+def edit_reply_form(instance: dict | None, modality: str) -> ReplyForm:
     """The reply form an instance asks for in a modality: "operations" (our protocol) or
     "pixel_geometry" (the paper protocol's map-image edits)."""
     forms = (instance or {}).get("edit_reply") or {}
-    return str(forms.get(modality, "operations")) if isinstance(forms, dict) else "operations"
+    default = ReplyForm.OPERATIONS
+    return ReplyForm(forms.get(modality, default)) if isinstance(forms, dict) else default

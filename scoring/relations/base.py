@@ -21,11 +21,10 @@ from scoring.constraints.wording import Wording
 from scoring.extract.pools import FeaturePools, PoolFeature
 from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.support.registry import Registry
-from scoring.vocab import FAMILIES, AnswerType, EditOp, Family
+from scoring.vocab import FAMILIES, REFUSAL, AnswerType, EditOp, Family
 
 __all__ = ["CATALOGUE", "FAMILIES", "Relation", "Solver", "relation"]
 LETTERS = "ABCD"
-REFUSAL = "cannot be determined"
 
 # Tolerances of the deterministic scorer, by answer type.
 TOLERANCES: dict[AnswerType, float] = {

@@ -14,8 +14,9 @@ from scoring.relations import CATALOGUE
 from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval_contains
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
-from scoring.runner.agents.toolkits import PROMPT_ERRORS, REFUSAL, Toolkit, UnrecognisedError, ids_in
+from scoring.runner.agents.toolkits import PROMPT_ERRORS, Toolkit, UnrecognisedError, ids_in
 from scoring.support.registry import Registry
+from scoring.vocab import REFUSAL
 
 Slots = dict[str, str]
 Handler = Callable[[Scene, Slots, Toolkit], Any]

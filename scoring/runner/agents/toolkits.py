@@ -12,7 +12,6 @@ from shapely.geometry.base import BaseGeometry
 from scoring import oracle
 from scoring.oracle import azimuth
 
-REFUSAL = "cannot be determined"
 ID_RX = r"F\d+"
 NUM_RX = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
