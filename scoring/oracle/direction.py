@@ -33,6 +33,14 @@ from scoring.oracle.seeding import translation
     "degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
 def bearing(a, b) -> float:
+    """Bearing from ref(a).
+
+    >>> from shapely import LineString, Point, box
+    >>> bearing(Point(0, 0), Point(10, 10))
+    45.0
+    >>> bearing(Point(0, 0), Point(-10, 0))
+    270.0
+    """
     return azimuth(ref_point(a), ref_point(b))
 
 
@@ -45,6 +53,14 @@ def bearing(a, b) -> float:
     "CASE on degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
 def direction4(a, b) -> str:
+    """Four-way cardinal direction of ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> direction4(Point(0, 0), Point(10, 2))
+    'E'
+    >>> direction4(Point(0, 0), Point(-1, -10))
+    'S'
+    """
     return DIRECTIONS4[sector(bearing(a, b), 4)[0]]
 
 
@@ -57,6 +73,14 @@ def direction4(a, b) -> str:
     "CASE on degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
 def direction8(a, b) -> str:
+    """Eight-way direction of ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> direction8(Point(0, 0), Point(10, 10))
+    'NE'
+    >>> direction8(Point(0, 0), Point(0, 10))
+    'N'
+    """
     return DIRECTIONS8[sector(bearing(a, b), 8)[0]]
 
 
@@ -70,6 +94,14 @@ def direction8(a, b) -> str:
     "CASE on mod(degrees(ST_Azimuth(...)) - heading + 360, 360)",
 )
 def relative_direction(a, b, heading: float) -> str:
+    """Where ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> relative_direction(Point(0, 0), Point(10, 0), heading=0.0)
+    'right'
+    >>> relative_direction(Point(0, 0), Point(0, -10), heading=0.0)
+    'behind'
+    """
     return RELATIVE[sector((bearing(a, b) - heading) % 360.0, 4)[0]]
 
 
@@ -81,6 +113,14 @@ def relative_direction(a, b, heading: float) -> str:
     "mod(degrees(ST_Azimuth(ST_StartPoint(a), ST_EndPoint(a)))::numeric, 180)",
 )
 def line_axis_azimuth(a: LineString) -> float:
+    """Azimuth of the chord from a line's first to its last vertex, folded to [0, 180).
+
+    >>> from shapely import LineString, Point, box
+    >>> line_axis_azimuth(LineString([(0, 0), (10, 10)]))
+    45.0
+    >>> line_axis_azimuth(LineString([(10, 10), (0, 0)]))
+    45.0
+    """
     p, q = Point(a.coords[0]), Point(a.coords[-1])
     return azimuth(p, q) % 180.0
 
@@ -94,6 +134,15 @@ def line_axis_azimuth(a: LineString) -> float:
     "CASE on the folded chord azimuth",
 )
 def axis(a: LineString) -> str:
+    """Orientation class of a line's chord: N-S [157.5, 22.5), NE-SW [22.5, 67.5), E-W [67.5, 112.5),
+    NW-SE [112.5, 157.5).
+
+    >>> from shapely import LineString, Point, box
+    >>> axis(LineString([(0, 0), (10, 10)]))
+    'NE-SW'
+    >>> axis(LineString([(0, 0), (0, 10)]))
+    'N-S'
+    """
     return AXES[sector(line_axis_azimuth(a) * 2.0, 4)[0]]
 
 

@@ -32,6 +32,12 @@ from scoring.oracle.seeding import line_ends, normal_at, translation
     "ST_LineLocatePoint(a, ST_Centroid(b)) * ST_Length(a)",
 )
 def along_position(a: LineString, b) -> float:
+    """Linear-referencing position of ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> along_position(LineString([(0, 0), (100, 0)]), Point(30, 5))
+    30.0
+    """
     return float(a.project(ref_point(b)))
 
 
@@ -43,6 +49,12 @@ def along_position(a: LineString, b) -> float:
     "ORDER BY ST_LineLocatePoint(a, ST_Centroid(b))",
 )
 def along_order(a: LineString, *others) -> list[int]:
+    """The other features ordered by along_position on line a (first vertex to last).
+
+    >>> from shapely import LineString, Point, box
+    >>> along_order(LineString([(0, 0), (100, 0)]), Point(70, 1), Point(10, -2), Point(40, 3))
+    [1, 2, 0]
+    """
     pos = [along_position(a, b) for b in others]
     return sorted(range(len(others)), key=lambda i: pos[i])
 
@@ -58,7 +70,15 @@ def along_order(a: LineString, *others) -> list[int]:
     "ORDER BY ST_LineLocatePoint(a, ST_Centroid(x)) ... LIMIT 1 after / before b's position",
 )
 def along_next(a: LineString, b, *others, direction: str = "after") -> int:
-    """Index in (b, *others) of the feature passed next after (or before) b along a."""
+    """Index in (b, *others) of the feature passed next after (or before) b along a.
+
+    >>> from shapely import LineString, Point, box
+    >>> road = LineString([(0, 0), (100, 0)])
+    >>> along_next(road, Point(40, 3), Point(70, 1), Point(10, -2))
+    1
+    >>> along_next(road, Point(40, 3), Point(70, 1), Point(10, -2), direction="before")
+    2
+    """
     ref = along_position(a, b)
     pos = [along_position(a, o) for o in others]
     if direction == "after":
@@ -95,6 +115,14 @@ def _side_value(line: LineString, p: Point) -> float:
     "sign of the 2-D cross product with the nearest segment (ST_ClosestPoint)",
 )
 def side_of_line(a: LineString, b) -> str:
+    """Side of line a on which ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> side_of_line(LineString([(0, 0), (100, 0)]), Point(50, 10))
+    'left'
+    >>> side_of_line(LineString([(0, 0), (100, 0)]), Point(50, -10))
+    'right'
+    """
     v = _side_value(a, ref_point(b))
     return "left" if v > 0 else ("right" if v < 0 else "on")
 
@@ -107,6 +135,14 @@ def side_of_line(a: LineString, b) -> str:
     "side_of_line(a, b) = side_of_line(a, c)",
 )
 def same_side(a: LineString, b, c) -> bool:
+    """ref(b).
+
+    >>> from shapely import LineString, Point, box
+    >>> same_side(LineString([(0, 0), (100, 0)]), Point(10, 5), Point(90, 1))
+    True
+    >>> same_side(LineString([(0, 0), (100, 0)]), Point(10, 5), Point(90, -1))
+    False
+    """
     side_b, side_c = side_of_line(a, b), side_of_line(a, c)
     return side_b == side_c and side_b != "on"
 
@@ -120,6 +156,15 @@ def same_side(a: LineString, b, c) -> bool:
     "ST_Intersects(c, hull) AND NOT ST_Touches(c, hull) AND ST_Disjoint(c, a) AND ST_Disjoint(c, b)",
 )
 def strictly_between(a, b, c) -> bool:
+    """c lies strictly between a and b: c intersects the interior of the convex hull of a and b (the
+    open segment when both are points).
+
+    >>> from shapely import LineString, Point, box
+    >>> strictly_between(Point(0, 0), Point(10, 0), box(4, -1, 6, 1))
+    True
+    >>> strictly_between(Point(0, 0), Point(10, 0), box(4, 2, 6, 3))
+    False
+    """
     if not (c.disjoint(a) and c.disjoint(b)):
         return False
     hull = shapely.union(a, b).convex_hull
@@ -156,6 +201,14 @@ def vertical_level(props: Mapping[str, Any]) -> int | None:
     "compare the layer / bridge / tunnel attributes",
 )
 def level_above(a_props: dict, b_props: dict) -> bool:
+    """Feature a is vertically above b: vertical_level(a).
+
+    >>> from shapely import LineString, Point, box
+    >>> level_above({'bridge': 'yes'}, {'tunnel': 'yes'})
+    True
+    >>> level_above({'layer': '1'}, {'layer': 1})
+    False
+    """
     la, lb = vertical_level(a_props), vertical_level(b_props)
     return la is not None and lb is not None and la > lb
 
@@ -169,6 +222,15 @@ def level_above(a_props: dict, b_props: dict) -> bool:
     "ST_DWithin(ST_StartPoint/ST_EndPoint(a), ST_StartPoint/ST_EndPoint(b), eps)",
 )
 def endpoint_connected(a: LineString, b: LineString, eps: float = 0.0) -> bool:
+    """Two lines are connected only if an endpoint of a coincides with an endpoint of b (within eps; 0 =
+    exact coordinate equality).
+
+    >>> from shapely import LineString, Point, box
+    >>> endpoint_connected(LineString([(0, 0), (10, 0)]), LineString([(10, 0), (10, 10)]))
+    True
+    >>> endpoint_connected(LineString([(0, 0), (10, 0)]), LineString([(5, 0), (5, 10)]))
+    False
+    """
     if a.geom_type != "LineString" or b.geom_type != "LineString" or a.is_empty or b.is_empty:
         # only a single line has two endpoints (an edit may return a collection)
         raise ValueError(f"endpoint_connected needs two lines, got {a.geom_type} and {b.geom_type}")

@@ -26,16 +26,38 @@ from scoring.oracle.seeding import contact_seeds, inside_seeds, move_onto, trans
     "de9im", "matrix", None, "The DE-9IM intersection matrix of a and b (GEOS relate).", "ST_Relate(a, b)"
 )
 def de9im(a: BaseGeometry, b: BaseGeometry) -> str:
+    """The DE-9IM intersection matrix of a and b (GEOS relate).
+
+    >>> from shapely import LineString, Point, box
+    >>> de9im(box(0, 0, 2, 2), box(1, 1, 3, 3))
+    '212101212'
+    """
     return a.relate(b)
 
 
 @measure("equals", "bool", None, "a and b are topologically equal (DE-9IM T*F**FFF*).", "ST_Equals(a, b)")
 def equals(a, b) -> bool:
+    """a and b are topologically equal (DE-9IM T*F**FFF*).
+
+    >>> from shapely import LineString, Point, box
+    >>> equals(box(0, 0, 1, 1), box(0, 0, 1, 1))
+    True
+    >>> equals(box(0, 0, 1, 1), box(0, 0, 2, 1))
+    False
+    """
     return bool(a.equals(b))
 
 
 @measure("disjoint", "bool", None, "a and b share no point (DE-9IM FF*FF****).", "ST_Disjoint(a, b)")
 def disjoint(a, b) -> bool:
+    """a and b share no point (DE-9IM FF*FF****).
+
+    >>> from shapely import LineString, Point, box
+    >>> disjoint(box(0, 0, 1, 1), box(2, 0, 3, 1))
+    True
+    >>> disjoint(box(0, 0, 1, 1), box(1, 0, 2, 1))
+    False
+    """
     return bool(a.disjoint(b))
 
 
@@ -43,6 +65,14 @@ def disjoint(a, b) -> bool:
     "intersects", "bool", None, "a and b share at least one point (not disjoint).", "ST_Intersects(a, b)"
 )
 def intersects(a, b) -> bool:
+    """a and b share at least one point (not disjoint).
+
+    >>> from shapely import LineString, Point, box
+    >>> intersects(box(0, 0, 1, 1), box(1, 0, 2, 1))
+    True
+    >>> intersects(box(0, 0, 1, 1), box(2, 0, 3, 1))
+    False
+    """
     return bool(a.intersects(b))
 
 
@@ -54,6 +84,14 @@ def intersects(a, b) -> bool:
     "ST_Touches(a, b)",
 )
 def touches(a, b) -> bool:
+    """The boundaries of a and b meet but their interiors do not intersect (OGC touches).
+
+    >>> from shapely import LineString, Point, box
+    >>> touches(box(0, 0, 1, 1), box(1, 0, 2, 1))
+    True
+    >>> touches(box(0, 0, 2, 1), box(1, 0, 3, 1))
+    False
+    """
     return bool(a.touches(b))
 
 
@@ -66,6 +104,15 @@ def touches(a, b) -> bool:
     "ST_Crosses(a, b)",
 )
 def crosses(a, b) -> bool:
+    """OGC crosses: the interiors intersect in a geometry of lower dimension than the highest of the
+    two, and a is not contained in b.
+
+    >>> from shapely import LineString, Point, box
+    >>> crosses(LineString([(0, 0), (2, 0)]), box(-1, -1, 1, 1))
+    True
+    >>> crosses(LineString([(2, 0), (3, 0)]), box(-1, -1, 1, 1))
+    False
+    """
     return bool(a.crosses(b))
 
 
@@ -77,6 +124,14 @@ def crosses(a, b) -> bool:
     "ST_Within(a, b)",
 )
 def within(a, b) -> bool:
+    """OGC within: a lies in b and their interiors intersect (T*F**F***).
+
+    >>> from shapely import LineString, Point, box
+    >>> within(Point(0.5, 0.5), box(0, 0, 1, 1))
+    True
+    >>> within(Point(0, 0.5), box(0, 0, 1, 1))
+    False
+    """
     return bool(a.within(b))
 
 
@@ -88,6 +143,14 @@ def within(a, b) -> bool:
     "ST_Overlaps(a, b)",
 )
 def overlaps(a, b) -> bool:
+    """OGC overlaps: same dimension, interiors intersect, neither contains the other.
+
+    >>> from shapely import LineString, Point, box
+    >>> overlaps(box(0, 0, 2, 2), box(1, 1, 3, 3))
+    True
+    >>> overlaps(box(0, 0, 1, 1), box(0, 0, 2, 2))
+    False
+    """
     return bool(a.overlaps(b))
 
 
@@ -99,6 +162,14 @@ def overlaps(a, b) -> bool:
     "ST_CoveredBy(a, b)",
 )
 def covered_by(a, b) -> bool:
+    """No point of a lies outside b (T*F**F*** or *TF**F*** ...).
+
+    >>> from shapely import LineString, Point, box
+    >>> covered_by(box(0, 0, 1, 1), box(0, 0, 2, 2))
+    True
+    >>> covered_by(box(0, 0, 3, 1), box(0, 0, 2, 2))
+    False
+    """
     return bool(a.covered_by(b))
 
 
@@ -110,6 +181,16 @@ def covered_by(a, b) -> bool:
     "ST_CoveredBy(a, b) AND ST_Intersects(a, ST_Boundary(b)) AND NOT ST_Equals(a, b)",
 )
 def boundary_covered(a, b) -> bool:
+    """Boundary coverage: a is covered by b, a touches b's boundary, and a is not equal to b.
+
+    >>> from shapely import LineString, Point, box
+    >>> boundary_covered(box(0, 0, 1, 1), box(0, 0, 2, 2))
+    True
+    >>> boundary_covered(box(0.5, 0.5, 1, 1), box(0, 0, 2, 2))
+    False
+    >>> boundary_covered(box(0, 0, 2, 2), box(0, 0, 2, 2))
+    False
+    """
     return bool(a.covered_by(b) and a.intersects(b.boundary) and not a.equals(b))
 
 
@@ -121,6 +202,14 @@ def boundary_covered(a, b) -> bool:
     "ST_ContainsProperly(b, a)",
 )
 def contained_properly(a, b) -> bool:
+    """a lies in the interior of b (b contains a properly: no point of a on b's boundary).
+
+    >>> from shapely import LineString, Point, box
+    >>> contained_properly(box(0.5, 0.5, 1, 1), box(0, 0, 2, 2))
+    True
+    >>> contained_properly(box(0, 0, 1, 1), box(0, 0, 2, 2))
+    False
+    """
     return bool(shapely.contains_properly(b, a))
 
 
@@ -149,6 +238,14 @@ def _shrink(g: BaseGeometry, eps: float) -> BaseGeometry:
     "ST_HausdorffDistance(a, b, 0.01) <= eps",
 )
 def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    """a and b are equal within eps: Hausdorff distance (segments densified to 1 %).
+
+    >>> from shapely import LineString, Point, box
+    >>> equals_eps(box(0, 0, 10, 10), box(0, 0, 10, 10.04))
+    True
+    >>> equals_eps(box(0, 0, 10, 10), box(0, 0, 10, 10.1))
+    False
+    """
     return bool(a.geom_type == b.geom_type and shapely.hausdorff_distance(a, b, densify=0.01) <= eps)
 
 
@@ -161,6 +258,14 @@ def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "ST_DWithin(a, b, eps) AND NOT ST_Intersects(ST_Buffer(a, -eps), ST_Buffer(b, -eps))",
 )
 def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    """a and b touch within eps: distance(a, b).
+
+    >>> from shapely import LineString, Point, box
+    >>> touches_eps(box(0, 0, 10, 10), box(10.03, 0, 20, 10))
+    True
+    >>> touches_eps(box(0, 0, 10, 10), box(10.2, 0, 20, 10))
+    False
+    """
     if a.distance(b) > eps:
         return False
     return not _shrink(a, eps).intersects(_shrink(b, eps))
@@ -175,6 +280,14 @@ def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "AND ST_HausdorffDistance(a, b, 0.01) > eps",
 )
 def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    """a lies in b grown by eps, comes within eps of b's boundary, and is not equal to b within eps.
+
+    >>> from shapely import LineString, Point, box
+    >>> boundary_covered_eps(box(0.03, 0.03, 5, 5), box(0, 0, 10, 10))
+    True
+    >>> boundary_covered_eps(box(1, 1, 5, 5), box(0, 0, 10, 10))
+    False
+    """
     return bool(a.covered_by(b.buffer(eps)) and a.distance(b.boundary) <= eps and not equals_eps(a, b, eps))
 
 
@@ -186,6 +299,14 @@ def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "ST_ContainsProperly(b, a) AND ST_Distance(a, ST_Boundary(b)) >= eps",
 )
 def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    """a lies in b's interior with at least eps clearance from b's boundary.
+
+    >>> from shapely import LineString, Point, box
+    >>> contained_properly_eps(box(1, 1, 5, 5), box(0, 0, 10, 10))
+    True
+    >>> contained_properly_eps(box(0.01, 1, 5, 5), box(0, 0, 10, 10))
+    False
+    """
     return bool(shapely.contains_properly(b, a) and a.distance(b.boundary) >= eps)
 
 
@@ -201,6 +322,14 @@ def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "computed per intersection point, some > eps",
 )
 def crosses_eps(a, b, eps: float = EDIT_EPS) -> bool:
+    """a crosses b beyond eps: a crosses b (OGC crosses).
+
+    >>> from shapely import LineString, Point, box
+    >>> crosses_eps(LineString([(0, -5), (0, 5)]), LineString([(-5, 0), (5, 0)]))
+    True
+    >>> crosses_eps(LineString([(0, -5), (0, 0.01)]), LineString([(-5, 0), (5, 0)]))
+    False
+    """
     if not a.crosses(b):
         return False
     ends = shapely.MultiPoint([g.coords[i] for g in (a, b) if g.geom_type == "LineString" for i in (0, -1)])
