@@ -19,10 +19,10 @@ LAYERS: tuple[str, ...] = (
     "extract",  # OSM extract -> feature pools
     "oracle",  # measures by family: the geometric truth
     "constraints",  # facts, their wording, the edit executor, explanations, map framing
+    "answers",  # answer formats and the one reply reader (the catalogue checks with it)
     "relations",  # the catalogue of relations, the protocols, the relation reference
     "build",  # pools -> scenes + oracle answers -> instances
     "render",  # instances -> annotated maps
-    "answers",  # the one reply reader (the runner reads edit replies to ask again)
     "runner",  # instances -> model runs -> predictions
     "score",  # predictions -> verdicts -> tables and reports
     "frieda",  # FRIEDA-style free-form map answers

@@ -8,7 +8,6 @@ are read".
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from scoring.answers.base import EDIT_CAP, MAX_CHARS, RAW_CAP, Parsed
@@ -29,6 +28,7 @@ from scoring.answers.edit import (
     parse_edit,
     read_edit_reply,
 )
+from scoring.answers.formats import ANSWER_FORMATS, AnswerFormat
 from scoring.answers.ids import parse_feature_id, parse_ordering
 from scoring.answers.numbers import Quantity, distance_unit_factor, find_quantities, parse_number, same_value
 from scoring.answers.text import (
@@ -44,6 +44,7 @@ from scoring.answers.topology import parse_topology_class
 from scoring.vocab import ANSWER_TYPES, AnswerType
 
 __all__ = [
+    "ANSWER_FORMATS",
     "ANSWER_TYPES",
     "DIRECTIONS8",
     "EDIT_CAP",
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_OPERATIONS",
     "RAW_CAP",
     "SIXTEEN_POINT",
+    "AnswerFormat",
     "AnswerType",
     "EditReading",
     "Parsed",
@@ -82,24 +84,6 @@ __all__ = [
     "strip_reasoning",
 ]
 
-_NUMBER_KIND = {
-    AnswerType.DISTANCE: "distance",
-    AnswerType.PERIMETER: "distance",
-    AnswerType.AREA: "area",
-    AnswerType.BEARING: "angle",
-    AnswerType.DENSITY: "density",
-    AnswerType.COUNT: "count",
-}
-_SIMPLE: dict[AnswerType, Callable[[Any], Parsed]] = {
-    AnswerType.DIRECTION4: lambda t: parse_direction(t, "4"),
-    AnswerType.DIRECTION8: lambda t: parse_direction(t, "8"),
-    AnswerType.RELATIVE_DIRECTION: parse_relative_direction,
-    AnswerType.AXIS: parse_axis,
-    AnswerType.YES_NO: parse_yes_no,
-    AnswerType.TOPOLOGY_CLASS: parse_topology_class,
-    AnswerType.EDIT: parse_edit,
-}
-
 
 def parse_answer(text: Any, answer_type: str, **context: Any) -> Parsed:
     """Parse ``text`` as ``answer_type`` (one of :data:`ANSWER_TYPES`).
@@ -113,16 +97,4 @@ def parse_answer(text: Any, answer_type: str, **context: Any) -> Parsed:
         raise ValueError(
             f"unknown answer type {answer_type!r}; expected one of {', '.join(ANSWER_TYPES)}"
         ) from None
-    if kind in _NUMBER_KIND:
-        return parse_number(text, _NUMBER_KIND[kind])
-    if kind in _SIMPLE:
-        return _SIMPLE[kind](text)
-    if kind is AnswerType.CHOICE:
-        return parse_choice(text, context.get("n_options", 4), context.get("options"))
-    if kind is AnswerType.FEATURE_ID:
-        if "valid_ids" not in context:
-            raise ValueError("answer type 'feature_id' needs valid_ids")
-        return parse_feature_id(text, context["valid_ids"])
-    if "ids" not in context:
-        raise ValueError("answer type 'ordering' needs ids")
-    return parse_ordering(text, context["ids"])
+    return ANSWER_FORMATS[kind].read(text, context)

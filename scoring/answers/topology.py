@@ -8,6 +8,8 @@ from typing import Any
 from scoring.answers.base import Parsed, fail
 from scoring.answers.text import prepare
 
+# The classes a topology-class answer names (the order chance guesses from).
+TOPOLOGY_CLASS_NAMES = ("disjoint", "touches", "crosses", "overlaps", "within", "contains", "equals")
 # Each class with the word forms a reply may use; negated mentions ("not disjoint") are not answers.
 _FORMS = {
     "equals": r"equals?|(?:topologically\s+)?equal|identical",

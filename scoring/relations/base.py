@@ -7,7 +7,6 @@ decides which anchor and which seeded rng each instance slot gets.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 
 from shapely.geometry.base import BaseGeometry
 
-from scoring import oracle
+from scoring.answers.formats import ANSWER_FORMATS
 from scoring.constraints.facts import make_fact
 from scoring.constraints.wording import Wording
 from scoring.extract.pools import FeaturePools, PoolFeature
@@ -26,20 +25,11 @@ from scoring.vocab import FAMILIES, REFUSAL, AnswerType, EditOp, Family
 __all__ = ["CATALOGUE", "FAMILIES", "Relation", "Solver", "relation"]
 LETTERS = "ABCD"
 
-# Tolerances of the deterministic scorer, by answer type.
+# Tolerances of the deterministic scorer and units, by answer type (scoring.answers.formats).
 TOLERANCES: dict[AnswerType, float] = {
-    AnswerType.DISTANCE: 1.0,
-    AnswerType.PERIMETER: 1.0,
-    AnswerType.BEARING: 1.0,
-    AnswerType.DENSITY: 0.001,
+    f.type: f.tolerance for f in ANSWER_FORMATS.values() if f.tolerance is not None
 }
-UNITS: dict[AnswerType, str] = {
-    AnswerType.DISTANCE: "m",
-    AnswerType.PERIMETER: "m",
-    AnswerType.BEARING: "deg",
-    AnswerType.DENSITY: "per km2",
-    AnswerType.COUNT: "count",
-}
+UNITS: dict[AnswerType, str] = {f.type: f.unit for f in ANSWER_FORMATS.values() if f.unit is not None}
 
 
 # ---------------------------------------------------------------- items produced by builders
@@ -186,27 +176,13 @@ def relation(
 
 
 def check_answer(answer_type: str, reference: Any, value: Any, tolerance: float | None = None) -> bool:
-    """Is a parsed answer value correct? Numbers within the tolerance, bearings circularly."""
+    """Is a parsed answer value correct? Numbers within the tolerance, bearings circularly (each
+    answer format's checker)."""
     if value is None:
         return False
     if isinstance(reference, str) and reference == REFUSAL:
         return value == REFUSAL
-    if answer_type in (AnswerType.DISTANCE, AnswerType.PERIMETER, AnswerType.DENSITY):
-        tol = TOLERANCES[AnswerType(answer_type)] if tolerance is None else tolerance
-        return (
-            isinstance(value, (int, float)) and math.isfinite(value) and abs(value - reference) <= tol + 1e-9
-        )
-    if answer_type == AnswerType.BEARING:
-        return (
-            isinstance(value, (int, float))
-            and math.isfinite(value)
-            and oracle.angle_diff(value, reference) <= TOLERANCES[AnswerType.BEARING] + 1e-9
-        )
-    if answer_type == AnswerType.COUNT:
-        return isinstance(value, (int, float)) and float(value) == float(reference)
-    if answer_type == AnswerType.ORDERING:
-        return list(value) == list(reference)
-    return value == reference
+    return ANSWER_FORMATS[AnswerType(answer_type)].check(reference, value, tolerance)
 
 
 # ---------------------------------------------------------------- builder context and helpers

@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 import scoring
+from scoring.answers.formats import ANSWER_FORMATS, instructions
 from scoring.formats.benchmark import edit_reply_form
 from scoring.formats.mapsets import MapSet
 from scoring.geometry.georef import grid_convergence_deg
@@ -114,49 +115,13 @@ def reply_form_of(instance: dict, modality: str) -> str:
     return edit_reply_form(instance, modality) if instance.get("task") == Task.EDIT else "operations"
 
 
-# The answer instruction of each answer category, passed into the templates (_common.j2) and read
-# back by the built-in agents: one definition for both. Hashed with every template.
-ANSWER_INSTRUCTIONS: dict[str, str] = {
-    "choice": "Answer with the option letter only (A, B, C or D). If the information given is "
-    "insufficient, choose the option saying that it cannot be determined if there is one; otherwise "
-    'answer "cannot be determined".',
-    "metres": 'Answer with a single number in metres (no unit), e.g. "Answer: 125.4".',
-    "square_metres": 'Answer with a single number in square metres (no unit), e.g. "Answer: 5300".',
-    "degrees": 'Answer with a single number in degrees, clockwise from north (0–360), e.g. "Answer: 45".',
-    "count": 'Answer with a single whole number, e.g. "Answer: 3".',
-    "boolean": 'Answer with "yes" or "no".',
-    "feature_id": 'Answer with a feature id, e.g. "Answer: F3".',
-    "direction": "Answer with a compass direction (N, NE, E, SE, S, SW, W or NW).",
-    "direction4": "Answer with one of the four compass directions N, E, S or W.",
-    "relative_direction": "Answer with one of: ahead, behind, left, right.",
-    "axis": "Answer with one of the axes N-S, NE-SW, E-W or NW-SE.",
-    "ordering": 'Answer with the feature ids in order, separated by commas, e.g. "Answer: F2, F1, F3".',
-    "density": "Answer with a single number in POIs per square kilometre (no unit), with at least three "
-    'decimals, e.g. "Answer: 1234.567".',
-    "topology_class": "Answer with one DE-9IM class name: disjoint, touches, crosses, overlaps, within, "
-    "contains or equals.",
-    "text": "Answer with a short phrase.",
-}
+# The answer instruction of each answer category (scoring.answers.formats), passed into the
+# templates (_common.j2) and read back by the built-in agents: one definition for both. Hashed
+# with every template.
+ANSWER_INSTRUCTIONS: dict[str, str] = instructions()
 # Said after every open answer instruction (a choice question offers the refusal as an option).
 OPEN_REFUSAL = 'If the information given is insufficient to answer, answer "cannot be determined".'
-ANSWER_CATEGORIES: dict[AnswerType, str] = {
-    AnswerType.CHOICE: "choice",
-    AnswerType.DISTANCE: "metres",
-    AnswerType.PERIMETER: "metres",
-    AnswerType.AREA: "square_metres",
-    AnswerType.BEARING: "degrees",
-    AnswerType.DENSITY: "density",
-    AnswerType.COUNT: "count",
-    AnswerType.DIRECTION4: "direction4",
-    AnswerType.DIRECTION8: "direction",
-    AnswerType.RELATIVE_DIRECTION: "relative_direction",
-    AnswerType.AXIS: "axis",
-    AnswerType.FEATURE_ID: "feature_id",
-    AnswerType.ORDERING: "ordering",
-    AnswerType.YES_NO: "boolean",
-    AnswerType.TOPOLOGY_CLASS: "topology_class",
-    AnswerType.EDIT: "text",  # an edit has no answer instruction
-}
+ANSWER_CATEGORIES: dict[AnswerType, str] = {f.type: f.category for f in ANSWER_FORMATS.values()}
 
 
 def answer_category(answer_type: str | None) -> str:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
+from scoring.answers.formats import format_of_category
 from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
-
-# the paper protocol's topology classes (scoring.relations.paper), spelled here so chance loads no catalogue
-TOPOLOGY_CLASS_NAMES = ("disjoint", "touches", "crosses", "overlaps", "within", "contains", "equals")
+from scoring.vocab import REFUSAL
 
 
 @agent("chance")
@@ -29,37 +28,9 @@ def chance(messages: list[dict]) -> str:
             dx, dy = round(rng.uniform(-scale, scale), 1), round(rng.uniform(-scale, scale), 1)
         return json.dumps({"operations": [{"op": "translate", "dx": dx, "dy": dy}]})
     ids = v.feature_ids or [f"F{i}" for i in range(5)]
-    cat = v.answer_category
-    if cat == "choice":
-        ans = rng.choice("ABCD"[: max(1, min(4, len(v.choices) or 4))])
-    elif cat == "metres":
-        ans = f"{rng.uniform(1, 1000):.1f}"
-    elif cat == "square_metres":
-        ans = f"{rng.uniform(10, 50000):.0f}"
-    elif cat == "degrees":
-        ans = str(rng.randrange(0, 360))
-    elif cat == "count":
-        ans = str(rng.randrange(0, 10))
-    elif cat == "boolean":
-        ans = rng.choice(["yes", "no"])
-    elif cat == "feature_id":
-        ans = rng.choice(ids)
-    elif cat == "direction":
-        ans = rng.choice(["N", "NE", "E", "SE", "S", "SW", "W", "NW"])
-    elif cat == "direction4":
-        ans = rng.choice(["N", "E", "S", "W"])
-    elif cat == "relative_direction":
-        ans = rng.choice(["ahead", "behind", "left", "right"])
-    elif cat == "axis":
-        ans = rng.choice(["N-S", "NE-SW", "E-W", "NW-SE"])
-    elif cat == "ordering":
-        order = [i for i in ids if i != "F0"]
-        rng.shuffle(order)
-        ans = ", ".join(order)
-    elif cat == "topology_class":
-        ans = rng.choice(TOPOLOGY_CLASS_NAMES)
-    elif cat == "density":
-        ans = f"{rng.uniform(0, 5000):.3f}"
+    answer_format = format_of_category(v.answer_category)
+    if answer_format is None:  # no instruction it knows: any short answer
+        ans = rng.choice(["yes", "no", REFUSAL, *ids])
     else:
-        ans = rng.choice(["yes", "no", "cannot be determined", *ids])
+        ans = answer_format.guess(rng, ids, v.choices)
     return f"Answer: {ans}"
