@@ -247,14 +247,17 @@ def pools_from_records(
     field, when set, names the feature instead of its OSM type and id."""
     # Broken OSM rings (2-point rings from clipped relations) come back as None: dropped below.
     wgs84 = shapely.from_wkb([w for _, _, w in raw], on_invalid="ignore")
+    check_lonlat(wgs84, raw, path)
     minx, miny, maxx, maxy = shapely.total_bounds(wgs84)
     crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
     to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
 
     stats["read"] = len(raw)
+    projected = _project_all(wgs84, to_task)
+    check_spread(projected, path)
     roads, buildings, areas, pois = [], [], [], []
     water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
-    for (layer, fields, _), geom in zip(raw, _project_all(wgs84, to_task), strict=False):
+    for (layer, fields, _), geom in zip(raw, projected, strict=False):
         if geom is None:  # broken in WGS 84, or by the projection
             stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
             continue
@@ -338,6 +341,8 @@ def pools_from_records(
         "building": len(buildings) - len(pools["building"]),
         "area": len(areas) - len(pools["area"]),
     }
+    if not (pools["road"] or pools["building"] or pools["area"]):
+        raise InputError(f"{path}: no usable roads, buildings or land use ({_why_none(raw, stats)})")
     total = sum(len(v) for v in pools.values())
     if total < MIN_FEATURES:
         raise InputError(
@@ -355,6 +360,73 @@ def pools_from_records(
         thresholds=thresholds,
         stats=stats,
         context={"water": sea + water},
+    )
+
+
+def _record_name(record: tuple[str, dict, bytes]) -> str:
+    """How an error names a record: its vector uid, else its OSM type and id."""
+    layer, fields, _ = record
+    if fields.get("_uid"):
+        return f"feature {fields['_uid']}"
+    if fields.get("osm_way_id"):
+        return f"way/{fields['osm_way_id']}"
+    kind = {"points": "node", "lines": "way"}.get(layer, "relation")
+    return f"{kind}/{fields.get('osm_id')}"
+
+
+def check_lonlat(wgs84, raw: list[tuple[str, dict, bytes]], path: Path) -> None:
+    """Every coordinate a finite longitude / latitude: one that is not (latitude 91, 1e300, metres
+    declared as degrees) would project to infinity and end as invalid JSON far downstream."""
+    present = np.array([g is not None for g in wgs84], dtype=bool)
+    if not present.any():
+        return
+    b = shapely.bounds(np.asarray(wgs84, dtype=object)[present])
+    lon_ok = (b[:, 0] >= -180) & (b[:, 2] <= 180)
+    ok = np.isfinite(b).all(axis=1) & lon_ok & (b[:, 1] >= -90) & (b[:, 3] <= 90)
+    if ok.all():
+        return
+    i = int(np.flatnonzero(present)[int(np.argmin(ok))])
+    x0, y0, x1, y1 = b[int(np.argmin(ok))]
+    raise InputError(
+        f"{path}: {_record_name(raw[i])}: coordinates out of range for longitude / latitude "
+        f"(x {x0:.6g}..{x1:.6g}, y {y0:.6g}..{y1:.6g}; a wrong declared CRS?)"
+    )
+
+
+SPREAD_MIN_M = 10.0  # a benchmark's features spread over more than this (a city block is ~100 m)
+
+
+def check_spread(projected: list, path: Path) -> None:
+    """Features that all lie within a few metres are no city: degrees read as metres (a projected
+    CRS declared for longitude / latitude) put a whole extract inside one square metre."""
+    present = [g for g in projected if g is not None]
+    if len(present) < MIN_FEATURES:
+        return  # too few to judge; the count checks below say what is wrong
+    minx, miny, maxx, maxy = shapely.total_bounds(present)
+    spread = float(np.hypot(maxx - minx, maxy - miny))
+    if not np.isfinite(spread):
+        raise InputError(f"{path}: features too far apart for one UTM zone (is this one city?)")
+    if spread < SPREAD_MIN_M:
+        raise InputError(
+            f"{path}: all {len(present)} features lie within {spread:.3g} m of each other "
+            "(a wrong declared CRS? longitude / latitude read as metres)"
+        )
+
+
+def _why_none(raw: list[tuple[str, dict, bytes]], stats: dict) -> str:
+    """Why no road, building or land-use feature survived: what was read, and where it went."""
+    layers = {name: 0 for name in ("points", "lines", "multipolygons")}
+    for layer, _, _ in raw:
+        layers[layer] = layers.get(layer, 0) + 1
+    if not layers["lines"] and not layers["multipolygons"]:
+        return (
+            f"the file holds {layers['points']} points and no lines or polygons: "
+            "a .osm.pbf cut short keeps its nodes and loses the ways stored after them"
+        )
+    dropped = stats.get("dropped_geometry", 0)
+    return (
+        f"{layers['lines']} lines and {layers['multipolygons']} polygons read, {dropped} with broken "
+        "geometry, the rest not roads / buildings / land use or below the legibility thresholds"
     )
 
 
