@@ -68,11 +68,12 @@ def to_text(text: Any) -> str | None:
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray, memoryview)):
-        raw = bytes(text[-RAW_CAP * 4 :])
-        cut = len(raw) < len(text)
-        # a cut tail may begin inside a character and inside a token: both dropped by `tail`
-        decoded = raw.decode("utf-8", errors="replace")
-        return tail(decoded, len(decoded) - 1) if cut and decoded else decoded
+        decoded = bytes(text[-RAW_CAP * 4 :]).decode("utf-8", errors="replace")
+        if len(text) <= RAW_CAP * 4:
+            return decoded
+        # cut: it may begin inside a character and inside a token, both dropped up to white space
+        m = _SPACE.search(decoded)
+        return decoded[m.start() :] if m else ""
     return None
 
 

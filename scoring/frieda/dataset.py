@@ -86,22 +86,24 @@ class Dataset:
     image_root: Path
     questions: tuple[Question, ...]
 
-    def image_path(self, name: str) -> Path:
-        """The file of image ``name``; never outside the image folder."""
+    def image_path(self, name: str, where: str | None = None) -> Path:
+        """The file of image ``name``; never outside the image folder. Errors name ``where``
+        (default: the question file)."""
+        where = where or str(self.source)
         if "\0" in name:
-            raise InputError(f"{self.source}: image {_shown(name)!r}: a NUL byte in the name")
+            raise InputError(f"{where}: image {_shown(name)!r}: a NUL byte in the name")
         try:
             root = self.image_root.resolve()
             path = (root / name).resolve()
         except (OSError, ValueError) as exc:  # a name too long, a symlink loop
-            raise InputError(f"{self.source}: image {_shown(name)!r}: {_reason(exc)}") from None
+            raise InputError(f"{where}: image {_shown(name)!r}: {_reason(exc)}") from None
         if root != path and root not in path.parents:
-            raise InputError(f"{self.source}: image {_shown(name)!r} lies outside {self.image_root}")
+            raise InputError(f"{where}: image {_shown(name)!r} lies outside {self.image_root}")
         return path
 
     def check_image(self, name: str, where: str) -> None:
         """Image ``name`` is a file of a kind a request can carry (PNG, JPEG, GIF, WebP)."""
-        path = self.image_path(name)
+        path = self.image_path(name, where)
         try:
             with path.open("rb") as fh:
                 head = fh.read(16)
