@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scoring.answers import MAX_CHARS, RAW_CAP, parse_answer
-from scoring.answers.base import MAX_TOKEN, tail, to_text
+from scoring.answers.base import to_text
 
 FILLER = " that is all."
 
@@ -50,6 +50,8 @@ def test_raw_bytes_cut_inside_a_character_and_a_word_start_at_white_space():
 
 
 def test_a_token_longer_than_the_step_back_is_dropped_not_cut():
+    from scoring.answers.base import MAX_TOKEN, tail
+
     token = "7" * (MAX_TOKEN + 10)
     text = "start " + token + " end"
     cut = tail(text, len(" end") + 5)  # the cut falls 5 characters inside the long token
