@@ -257,61 +257,66 @@ def pools_from_records(
     check_spread(projected, path)
     roads, buildings, areas, pois = [], [], [], []
     water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
-    for (layer, fields, _), geom in zip(raw, projected, strict=False):
-        if geom is None:  # broken in WGS 84, or by the projection
-            stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
-            continue
-        if layer == "points":
-            if any(k in fields for k in POI_KEYS):
-                props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
-                uid = fields.get("_uid") or f"node/{fields['osm_id']}"
-                pois.append(PoolFeature(uid, "poi", snap_to_grid(geom), props))
-        elif layer == "lines":
-            if fields.get("natural") == "coastline":
-                coast_lines.append(geom)
-            hw = fields.get("highway")
-            if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
-                line = _clean_line(geom, stats)
-                if line is not None:
-                    props = {"highway": hw}
-                    for k in ("name", "bridge", "tunnel"):
-                        if k in fields:
-                            props[k] = fields[k]
-                    lay = _int_or_none(fields.get("layer"))
-                    if lay is not None:
-                        props["layer"] = lay
-                    uid = fields.get("_uid") or f"way/{fields['osm_id']}"
-                    roads.append(PoolFeature(uid, "road", line, props))
-        else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
-            uid = fields.get("_uid") or (
-                f"way/{fields['osm_way_id']}"
-                if fields.get("osm_way_id")
-                else f"relation/{fields.get('osm_id')}"
-            )
-            # context only, independent of the task pools below (a reservoir stays an area too)
-            if fields.get("natural") == "coastline":
-                coast_rings.append(geom)  # a closed coastline way: an island (land inside)
-            elif any(fields.get(k) in vals for k, vals in WATER_TAGS) and not fields.get("building"):
-                wgeom = clean_area(geom)
-                if wgeom is not None:
-                    props = {
-                        k: fields[k]
-                        for k in ("natural", "waterway", "landuse", "water", "name")
-                        if k in fields
-                    }
-                    water.append(PoolFeature(uid, "water", wgeom, props))
-            if fields.get("building"):
-                poly = _clean_polygon(geom, stats)
-                if poly is not None:
-                    props = {"building": fields["building"]}
-                    if "name" in fields:
-                        props["name"] = fields["name"]
-                    buildings.append(PoolFeature(uid, "building", poly, props))
-            elif fields.get("landuse") or fields.get("leisure"):
-                poly = _clean_polygon(geom, stats)
-                if poly is not None:
-                    props = {k: fields[k] for k in ("landuse", "leisure", "name") if k in fields}
-                    areas.append(PoolFeature(uid, "area", poly, props))
+    for i, ((layer, fields, _), geom) in enumerate(zip(raw, projected, strict=False)):
+        try:
+            if geom is None:  # broken in WGS 84, or by the projection
+                stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+                continue
+            if layer == "points":
+                if any(k in fields for k in POI_KEYS):
+                    props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
+                    uid = fields.get("_uid") or f"node/{fields['osm_id']}"
+                    pois.append(PoolFeature(uid, "poi", snap_to_grid(geom), props))
+            elif layer == "lines":
+                if fields.get("natural") == "coastline":
+                    coast_lines.append(geom)
+                hw = fields.get("highway")
+                if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
+                    line = _clean_line(geom, stats)
+                    if line is not None:
+                        props = {"highway": hw}
+                        for k in ("name", "bridge", "tunnel"):
+                            if k in fields:
+                                props[k] = fields[k]
+                        lay = _int_or_none(fields.get("layer"))
+                        if lay is not None:
+                            props["layer"] = lay
+                        uid = fields.get("_uid") or f"way/{fields['osm_id']}"
+                        roads.append(PoolFeature(uid, "road", line, props))
+            else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
+                uid = fields.get("_uid") or (
+                    f"way/{fields['osm_way_id']}"
+                    if fields.get("osm_way_id")
+                    else f"relation/{fields.get('osm_id')}"
+                )
+                # context only, independent of the task pools below (a reservoir stays an area too)
+                if fields.get("natural") == "coastline":
+                    coast_rings.append(geom)  # a closed coastline way: an island (land inside)
+                elif any(fields.get(k) in vals for k, vals in WATER_TAGS) and not fields.get("building"):
+                    wgeom = clean_area(geom)
+                    if wgeom is not None:
+                        props = {
+                            k: fields[k]
+                            for k in ("natural", "waterway", "landuse", "water", "name")
+                            if k in fields
+                        }
+                        water.append(PoolFeature(uid, "water", wgeom, props))
+                if fields.get("building"):
+                    poly = _clean_polygon(geom, stats)
+                    if poly is not None:
+                        props = {"building": fields["building"]}
+                        if "name" in fields:
+                            props["name"] = fields["name"]
+                        buildings.append(PoolFeature(uid, "building", poly, props))
+                elif fields.get("landuse") or fields.get("leisure"):
+                    poly = _clean_polygon(geom, stats)
+                    if poly is not None:
+                        props = {k: fields[k] for k in ("landuse", "leisure", "name") if k in fields}
+                        areas.append(PoolFeature(uid, "area", poly, props))
+        except (shapely.errors.GEOSException, ValueError) as exc:
+            # whatever GEOS still refuses (a repair that fails, a degenerate part): the file's
+            # fault, named with the feature, never a traceback
+            raise InputError(f"{path}: {_record_name(raw[i])}: invalid geometry ({_reason(exc)})") from None
 
     everything = roads + buildings + areas + pois
     if not everything:
@@ -341,13 +346,15 @@ def pools_from_records(
         "building": len(buildings) - len(pools["building"]),
         "area": len(areas) - len(pools["area"]),
     }
-    if not (pools["road"] or pools["building"] or pools["area"]):
-        raise InputError(f"{path}: no usable roads, buildings or land use ({_why_none(raw, stats)})")
     total = sum(len(v) for v in pools.values())
+    none = not (pools["road"] or pools["building"] or pools["area"])  # POIs alone build nothing
+    why = f"; no usable roads, buildings or land use ({_why_none(raw, stats)})" if none else ""
     if total < MIN_FEATURES:
         raise InputError(
-            f"{path}: extract too small: {total} usable features " f"(need at least {MIN_FEATURES})"
+            f"{path}: extract too small: {total} usable features (need at least {MIN_FEATURES}){why}"
         )
+    if none:
+        raise InputError(f"{path}:{why[1:]}")
     water.sort(key=_uid_order)
     water = _dedupe(water)
     sea = sea_from_coastline(coast_lines, coast_rings, pools)
@@ -411,6 +418,10 @@ def check_spread(projected: list, path: Path) -> None:
             f"{path}: all {len(present)} features lie within {spread:.3g} m of each other "
             "(a wrong declared CRS? longitude / latitude read as metres)"
         )
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
 
 
 def _why_none(raw: list[tuple[str, dict, bytes]], stats: dict) -> str:

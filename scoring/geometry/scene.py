@@ -17,6 +17,11 @@ from scoring.geometry.georef import CityCRS, snap_to_grid
 from scoring.support.memo import IdentityMemo
 
 
+class SceneError(InputError, ValueError):
+    """A scene that is no valid GeoJSON FeatureCollection of readable geometries. A ValueError
+    too: the built-in agents answer a malformed scene in a prompt as they answer any bad prompt."""
+
+
 @dataclass
 class SceneFeature:
     id: str
@@ -75,13 +80,13 @@ class Scene:
     @classmethod
     def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> Scene:
         if not isinstance(fc, dict) or not isinstance(fc.get("features"), list):
-            raise InputError("scene: not a GeoJSON FeatureCollection (needs a features list)")
+            raise SceneError("scene: not a GeoJSON FeatureCollection (needs a features list)")
         if crs is None:
             crs = _scene_crs(fc)
         feats = []
         for f in fc["features"]:
             if not isinstance(f, dict):
-                raise InputError("scene: a feature that is not a JSON object")
+                raise SceneError("scene: a feature that is not a JSON object")
             props = dict(f.get("properties") or {})
             fid = f.get("id") or props.get("id") or ""
             kind = props.pop("kind", "")
@@ -96,7 +101,7 @@ def _scene_crs(fc: dict) -> CityCRS:
     try:
         epsg = int(str(urn).rsplit(":", 1)[-1]) if urn else 0
     except ValueError:
-        raise InputError(f"scene: crs {short_text(str(urn))!r} is no EPSG URN") from None
+        raise SceneError(f"scene: crs {short_text(str(urn))!r} is no EPSG URN") from None
     return CityCRS(epsg=epsg, name=f"EPSG:{epsg}")
 
 
@@ -114,9 +119,9 @@ def scene_geometry(obj: object, fid: object) -> BaseGeometry:
         xy = shapely.get_coordinates(geom)
     except (shapely.errors.GEOSException, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         reason = str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
-        raise InputError(f"feature {short_text(str(fid))}: invalid geometry ({short_text(reason)})") from None
+        raise SceneError(f"feature {short_text(str(fid))}: invalid geometry ({short_text(reason)})") from None
     if not np.isfinite(xy).all():
-        raise InputError(f"feature {short_text(str(fid))}: a coordinate that is no finite number")
+        raise SceneError(f"feature {short_text(str(fid))}: a coordinate that is no finite number")
     return geom
 
 
@@ -126,11 +131,11 @@ def check_input_scene(scene: Scene) -> None:
     for f in scene.features:
         xy = shapely.get_coordinates(f.geom)
         if xy.size and np.abs(xy).max() > MAX_COORD_M:
-            raise InputError(
+            raise SceneError(
                 f"feature {short_text(f.id)}: coordinate out of range (beyond {MAX_COORD_M:.0e} m)"
             )
         if not f.geom.is_valid:
-            raise InputError(
+            raise SceneError(
                 f"feature {short_text(f.id)}: invalid geometry ({shapely.is_valid_reason(f.geom)})"
             )
 

@@ -222,4 +222,4 @@ def test_a_pbf_cut_at_a_block_boundary_is_an_error_that_says_why(tmp_path):
     cut = tmp_path / "helsinki_cut.osm.pbf"
     cut.write_bytes(data[: ends[1]])  # the header block and the first block of nodes
     p = _build(tmp_path, "--osm", str(cut), mapping=None)
-    _assert_one_line_error(p, tmp_path, str(cut), "no lines or polygons", "cut short")
+    _assert_one_line_error(p, tmp_path, f"{cut}: no usable roads", "no lines or polygons", "cut short")
