@@ -94,6 +94,7 @@ def test_a_models_toml_that_is_not_utf8_is_one_line(bench, tmp_path):
     [
         ("http://[::1:8000/v1", "not a valid URL: Invalid IPv6 URL"),
         ("http://127.0.0.1:99999/v1", "not a valid URL: Port out of range"),
+        (f"http://127.0.0.1:{SECRET}/v1", "not a valid URL: the port is not a number"),
         (f"http://127.0.0.1:9/v1?api_key={SECRET}", "credentials (query parameter 'api_key')"),
         (f"http://127.0.0.1:9/v1?x=1&access_token={SECRET}", "credentials (query parameter 'access_token')"),
         ("http://127.0.0.1:9/v1#frag", "must not contain a #fragment"),

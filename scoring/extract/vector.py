@@ -238,7 +238,7 @@ def _read_layers(
     return records
 
 
-def _shapely(g, where: str):
+def _shapely(g: Any, where: str) -> shapely.Geometry:
     """The OGR geometry as shapely's; one GEOS cannot build (an unclosed ring, a one-point line)
     is an InputError naming the feature, since it says the file is broken, not the feature odd."""
     try:

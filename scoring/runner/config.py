@@ -233,8 +233,14 @@ def _split_base_url(url: str, bad: Callable[[str, str], ConfigError]) -> SplitRe
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
     except ValueError as exc:
-        hint = " (an IPv6 host goes in brackets: http://[::1]:8000/v1)" if "IPv6" in str(exc) else ""
-        raise bad("base_url", f"not a valid URL: {exc}{hint}") from None
+        # our words, not Python's: its message may quote a piece of the URL ("as 'sk-...'")
+        if "IPv6" in str(exc):
+            why = "Invalid IPv6 URL (an IPv6 host goes in brackets: http://[::1]:8000/v1)"
+        elif "range" in str(exc):
+            why = "Port out of range 0-65535"
+        else:
+            why = "the port is not a number"
+        raise bad("base_url", f"not a valid URL: {why}") from None
     return parts
 
 
