@@ -97,6 +97,8 @@ def check_scenes(path: Path, instances: Iterable[dict]) -> None:
     from scoring.geometry.scene import Scene, check_input_scene
 
     for inst in instances:
+        if inst["scene"] == {}:  # a placeholder (hand-made fixtures): no geometry to misread
+            continue
         try:
             check_input_scene(Scene.from_geojson(inst["scene"]))
         except InputError as exc:
