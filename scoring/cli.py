@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import errno
 import importlib
 import logging
 import os
@@ -64,14 +65,53 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    bad = next((a for a in argv if "\0" in a), None)
+    if bad is not None:  # a path with a NUL byte reaches no file: say so before anything opens
+        return _fail(args.command, f"argument {short_text(bad)!r} contains a NUL byte", EXIT_ERROR)
     try:
         return int(args.func(args) or 0)
     except SpatialGapError as exc:
-        print(f"spatialgap {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _fail(args.command, str(exc), exc.exit_code)
+    except OSError as exc:  # disk full, a name too long, permissions: the system's word, one line
+        return _fail(args.command, os_error_text(exc), EXIT_ERROR)
     except KeyboardInterrupt:
         print(f"spatialgap {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+
+
+# Exit codes every command shares (README "Exit codes"); 1 and 3 are the run commands' own
+# (some requests failed; a model was stopped).
+EXIT_ERROR = 2  # bad input, an unwritable output, a system error: one line on stderr
+EXIT_INTERRUPTED = 130  # Ctrl-C
+MAX_SHOWN = 160  # characters of a user's path or value an error line quotes
+
+
+def short_text(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` as an error line quotes it: its ends when it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as one line: the file (shortened), then what the system said."""
+    what = exc.strerror or errno.errorcode.get(exc.errno or 0, "") or str(exc)
+    if exc.errno == errno.ENOSPC:
+        what += " (free some space, then re-run: finished work is kept)"
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(short_text(os.fsdecode(n)) for n in names)
+    return _one_line(f"{where}: {what}" if where else what)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line, any word longer than MAX_SHOWN (a 5,000-character path) shortened."""
+    return " ".join(short_text(word) for word in text.split())
+
+
+def _fail(command: str, message: str, code: int) -> int:
+    print(f"spatialgap {command}: error: {_one_line(message)}", file=sys.stderr)
+    return code
 
 
 def run() -> None:

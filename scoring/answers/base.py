@@ -40,12 +40,40 @@ def last_match(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
     return found
 
 
+_SPACE = re.compile(r"\s")
+_LAST_SPACE = re.compile(r"\s(?=\S*$)")
+MAX_TOKEN = 256  # characters a cut may step back to keep a token whole ("1234.5", "F9", a word)
+
+
+def tail(text: str, limit: int) -> str:
+    """The end of ``text``: about ``limit`` characters, cut only at white space. A cut inside a
+    token would read "1234.5 m" as 34.5 m, or "F0/F9" as a bearing of 0; the split token is kept
+    whole (the cut steps back to its start), or, longer than MAX_TOKEN, dropped whole."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    if text[cut - 1].isspace() or text[cut].isspace():
+        return text[cut:]
+    back = _LAST_SPACE.search(text, max(0, cut - MAX_TOKEN), cut)
+    if back is not None:
+        return text[back.end() :]
+    if cut <= MAX_TOKEN:  # the token starts the text
+        return text
+    ahead = _SPACE.search(text, cut)
+    return text[ahead.end() :] if ahead else ""
+
+
 def to_text(text: Any) -> str | None:
     """``text`` as a string (bytes decoded leniently), ``None`` for anything else."""
     if isinstance(text, str):
         return text
     if isinstance(text, (bytes, bytearray, memoryview)):
-        return bytes(text[-RAW_CAP * 4 :]).decode("utf-8", errors="replace")
+        decoded = bytes(text[-RAW_CAP * 4 :]).decode("utf-8", errors="replace")
+        if len(text) <= RAW_CAP * 4:
+            return decoded
+        # cut: it may begin inside a character and inside a token, both dropped up to white space
+        m = _SPACE.search(decoded)
+        return decoded[m.start() :] if m else ""
     return None
 
 

@@ -18,6 +18,7 @@ from scoring.answers.base import (
     Parsed,
     fail,
     last_match,
+    tail,
     to_text,
     top_level_objects,
 )
@@ -240,7 +241,7 @@ def parse_edit(text: Any) -> Parsed:
     raw = to_text(text)
     if raw is None:
         return fail("not text")
-    raw = raw[-EDIT_CAP:]
+    raw = tail(raw, EDIT_CAP)
     if "</" in raw:
         last = last_match(THINK_CLOSE, raw)
         if last is not None:

@@ -21,6 +21,7 @@ from scoring.answers.base import (
     Parsed,
     fail,
     last_match,
+    tail,
     to_text,
     top_level_objects,
 )
@@ -105,7 +106,7 @@ class Prepared:
 
 def strip_reasoning(text: str) -> tuple[str, bool]:
     """(text after the reasoning blocks, whether an unclosed block covered it all)."""
-    text = text[-RAW_CAP:]
+    text = tail(text, RAW_CAP)
     last_close = last_match(THINK_CLOSE, text)
     if last_close is not None:
         text = text[last_close.end() :]
@@ -115,7 +116,7 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
     if m is not None:
         reasoning_only = not text[: m.start()].strip()
         text = text[: m.start()] + " " + text[m.end() :] if reasoning_only else text[: m.start()]
-    return text[-MAX_CHARS:], reasoning_only
+    return tail(text, MAX_CHARS), reasoning_only
 
 
 def clean_markdown(text: str) -> str:

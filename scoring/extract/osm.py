@@ -247,68 +247,76 @@ def pools_from_records(
     field, when set, names the feature instead of its OSM type and id."""
     # Broken OSM rings (2-point rings from clipped relations) come back as None: dropped below.
     wgs84 = shapely.from_wkb([w for _, _, w in raw], on_invalid="ignore")
+    check_lonlat(wgs84, raw, path)
     minx, miny, maxx, maxy = shapely.total_bounds(wgs84)
     crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
     to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
 
     stats["read"] = len(raw)
+    projected = _project_all(wgs84, to_task)
+    check_spread(projected, path)
     roads, buildings, areas, pois = [], [], [], []
     water, coast_lines, coast_rings = [], [], []  # context only (see FeaturePools.context)
-    for (layer, fields, _), geom in zip(raw, _project_all(wgs84, to_task), strict=False):
-        if geom is None:  # broken in WGS 84, or by the projection
-            stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
-            continue
-        if layer == "points":
-            if any(k in fields for k in POI_KEYS):
-                props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
-                uid = fields.get("_uid") or f"node/{fields['osm_id']}"
-                pois.append(PoolFeature(uid, "poi", snap_to_grid(geom), props))
-        elif layer == "lines":
-            if fields.get("natural") == "coastline":
-                coast_lines.append(geom)
-            hw = fields.get("highway")
-            if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
-                line = _clean_line(geom, stats)
-                if line is not None:
-                    props = {"highway": hw}
-                    for k in ("name", "bridge", "tunnel"):
-                        if k in fields:
-                            props[k] = fields[k]
-                    lay = _int_or_none(fields.get("layer"))
-                    if lay is not None:
-                        props["layer"] = lay
-                    uid = fields.get("_uid") or f"way/{fields['osm_id']}"
-                    roads.append(PoolFeature(uid, "road", line, props))
-        else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
-            uid = fields.get("_uid") or (
-                f"way/{fields['osm_way_id']}"
-                if fields.get("osm_way_id")
-                else f"relation/{fields.get('osm_id')}"
-            )
-            # context only, independent of the task pools below (a reservoir stays an area too)
-            if fields.get("natural") == "coastline":
-                coast_rings.append(geom)  # a closed coastline way: an island (land inside)
-            elif any(fields.get(k) in vals for k, vals in WATER_TAGS) and not fields.get("building"):
-                wgeom = clean_area(geom)
-                if wgeom is not None:
-                    props = {
-                        k: fields[k]
-                        for k in ("natural", "waterway", "landuse", "water", "name")
-                        if k in fields
-                    }
-                    water.append(PoolFeature(uid, "water", wgeom, props))
-            if fields.get("building"):
-                poly = _clean_polygon(geom, stats)
-                if poly is not None:
-                    props = {"building": fields["building"]}
-                    if "name" in fields:
-                        props["name"] = fields["name"]
-                    buildings.append(PoolFeature(uid, "building", poly, props))
-            elif fields.get("landuse") or fields.get("leisure"):
-                poly = _clean_polygon(geom, stats)
-                if poly is not None:
-                    props = {k: fields[k] for k in ("landuse", "leisure", "name") if k in fields}
-                    areas.append(PoolFeature(uid, "area", poly, props))
+    for i, ((layer, fields, _), geom) in enumerate(zip(raw, projected, strict=False)):
+        try:
+            if geom is None:  # broken in WGS 84, or by the projection
+                stats["dropped_geometry"] = stats.get("dropped_geometry", 0) + 1
+                continue
+            if layer == "points":
+                if any(k in fields for k in POI_KEYS):
+                    props = {k: fields[k] for k in ("name", *POI_KEYS) if k in fields}
+                    uid = fields.get("_uid") or f"node/{fields['osm_id']}"
+                    pois.append(PoolFeature(uid, "poi", snap_to_grid(geom), props))
+            elif layer == "lines":
+                if fields.get("natural") == "coastline":
+                    coast_lines.append(geom)
+                hw = fields.get("highway")
+                if hw and hw not in NON_ROAD_HIGHWAYS and fields.get("area") != "yes":
+                    line = _clean_line(geom, stats)
+                    if line is not None:
+                        props = {"highway": hw}
+                        for k in ("name", "bridge", "tunnel"):
+                            if k in fields:
+                                props[k] = fields[k]
+                        lay = _int_or_none(fields.get("layer"))
+                        if lay is not None:
+                            props["layer"] = lay
+                        uid = fields.get("_uid") or f"way/{fields['osm_id']}"
+                        roads.append(PoolFeature(uid, "road", line, props))
+            else:  # multipolygons: closed ways carry osm_way_id, relations osm_id
+                uid = fields.get("_uid") or (
+                    f"way/{fields['osm_way_id']}"
+                    if fields.get("osm_way_id")
+                    else f"relation/{fields.get('osm_id')}"
+                )
+                # context only, independent of the task pools below (a reservoir stays an area too)
+                if fields.get("natural") == "coastline":
+                    coast_rings.append(geom)  # a closed coastline way: an island (land inside)
+                elif any(fields.get(k) in vals for k, vals in WATER_TAGS) and not fields.get("building"):
+                    wgeom = clean_area(geom)
+                    if wgeom is not None:
+                        props = {
+                            k: fields[k]
+                            for k in ("natural", "waterway", "landuse", "water", "name")
+                            if k in fields
+                        }
+                        water.append(PoolFeature(uid, "water", wgeom, props))
+                if fields.get("building"):
+                    poly = _clean_polygon(geom, stats)
+                    if poly is not None:
+                        props = {"building": fields["building"]}
+                        if "name" in fields:
+                            props["name"] = fields["name"]
+                        buildings.append(PoolFeature(uid, "building", poly, props))
+                elif fields.get("landuse") or fields.get("leisure"):
+                    poly = _clean_polygon(geom, stats)
+                    if poly is not None:
+                        props = {k: fields[k] for k in ("landuse", "leisure", "name") if k in fields}
+                        areas.append(PoolFeature(uid, "area", poly, props))
+        except (shapely.errors.GEOSException, ValueError) as exc:
+            # whatever GEOS still refuses (a repair that fails, a degenerate part): the file's
+            # fault, named with the feature, never a traceback
+            raise InputError(f"{path}: {_record_name(raw[i])}: invalid geometry ({_reason(exc)})") from None
 
     everything = roads + buildings + areas + pois
     if not everything:
@@ -339,10 +347,14 @@ def pools_from_records(
         "area": len(areas) - len(pools["area"]),
     }
     total = sum(len(v) for v in pools.values())
+    none = not (pools["road"] or pools["building"] or pools["area"])  # POIs alone build nothing
+    why = f"; no usable roads, buildings or land use ({_why_none(raw, stats)})" if none else ""
     if total < MIN_FEATURES:
         raise InputError(
-            f"{path}: extract too small: {total} usable features " f"(need at least {MIN_FEATURES})"
+            f"{path}: extract too small: {total} usable features (need at least {MIN_FEATURES}){why}"
         )
+    if none:
+        raise InputError(f"{path}:{why[1:]}")
     water.sort(key=_uid_order)
     water = _dedupe(water)
     sea = sea_from_coastline(coast_lines, coast_rings, pools)
@@ -355,6 +367,77 @@ def pools_from_records(
         thresholds=thresholds,
         stats=stats,
         context={"water": sea + water},
+    )
+
+
+def _record_name(record: tuple[str, dict, bytes]) -> str:
+    """How an error names a record: its vector uid, else its OSM type and id."""
+    layer, fields, _ = record
+    if fields.get("_uid"):
+        return f"feature {fields['_uid']}"
+    if fields.get("osm_way_id"):
+        return f"way/{fields['osm_way_id']}"
+    kind = {"points": "node", "lines": "way"}.get(layer, "relation")
+    return f"{kind}/{fields.get('osm_id')}"
+
+
+def check_lonlat(wgs84, raw: list[tuple[str, dict, bytes]], path: Path) -> None:
+    """Every coordinate a finite longitude / latitude: one that is not (latitude 91, 1e300, metres
+    declared as degrees) would project to infinity and end as invalid JSON far downstream."""
+    present = np.array([g is not None for g in wgs84], dtype=bool)
+    if not present.any():
+        return
+    b = shapely.bounds(np.asarray(wgs84, dtype=object)[present])
+    lon_ok = (b[:, 0] >= -180) & (b[:, 2] <= 180)
+    ok = np.isfinite(b).all(axis=1) & lon_ok & (b[:, 1] >= -90) & (b[:, 3] <= 90)
+    if ok.all():
+        return
+    i = int(np.flatnonzero(present)[int(np.argmin(ok))])
+    x0, y0, x1, y1 = b[int(np.argmin(ok))]
+    raise InputError(
+        f"{path}: {_record_name(raw[i])}: coordinates out of range for longitude / latitude "
+        f"(x {x0:.6g}..{x1:.6g}, y {y0:.6g}..{y1:.6g}; a wrong declared CRS?)"
+    )
+
+
+SPREAD_MIN_M = 10.0  # a benchmark's features spread over more than this (a city block is ~100 m)
+
+
+def check_spread(projected: list, path: Path) -> None:
+    """Features that all lie within a few metres are no city: degrees read as metres (a projected
+    CRS declared for longitude / latitude) put a whole extract inside one square metre."""
+    present = [g for g in projected if g is not None]
+    if len(present) < MIN_FEATURES:
+        return  # too few to judge; the count checks below say what is wrong
+    minx, miny, maxx, maxy = shapely.total_bounds(present)
+    spread = float(np.hypot(maxx - minx, maxy - miny))
+    if not np.isfinite(spread):
+        raise InputError(f"{path}: features too far apart for one UTM zone (is this one city?)")
+    if spread < SPREAD_MIN_M:
+        raise InputError(
+            f"{path}: all {len(present)} features lie within {spread:.3g} m of each other "
+            "(a wrong declared CRS? longitude / latitude read as metres)"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
+
+
+def _why_none(raw: list[tuple[str, dict, bytes]], stats: dict) -> str:
+    """Why no road, building or land-use feature survived: what was read, and where it went."""
+    layers = {name: 0 for name in ("points", "lines", "multipolygons")}
+    for layer, _, _ in raw:
+        layers[layer] = layers.get(layer, 0) + 1
+    if not layers["lines"] and not layers["multipolygons"]:
+        return (
+            f"the file holds {layers['points']} points and no lines or polygons: "
+            "a .osm.pbf cut short keeps its nodes and loses the ways stored after them"
+        )
+    dropped = stats.get("dropped_geometry", 0)
+    return (
+        f"{layers['lines']} lines and {layers['multipolygons']} polygons read, {dropped} with broken "
+        "geometry, the rest not roads / buildings / land use or below the legibility thresholds"
     )
 
 

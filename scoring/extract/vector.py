@@ -35,11 +35,13 @@ repairs, legibility thresholds).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import shapely
+import shapely.errors
 
 from scoring.errors import InputError
 from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records
@@ -108,6 +110,8 @@ def _check_entry(path: Path, i: int, entry: Any) -> None:
     for key in ("layer", "where"):
         if key in entry and not isinstance(entry[key], str):
             raise InputError(f"{where}: {key} must be a string")
+    if "where" in entry:
+        check_where(entry["where"], f"{where}.where")
     for table in ("attributes", "values"):
         t = entry.get(table, {})
         if not isinstance(t, dict):
@@ -213,7 +217,8 @@ def _read_layers(
                 ident = feat.GetField(id_field) if id_field else feat.GetFID()
                 base = f"{name}/{entry['pool']}/{ident}"
                 props = _props(entry, feat)
-                parts = _parts(entry["pool"], shapely.from_wkb(bytes(g.ExportToWkb())))
+                geom = _shapely(g, f"{path}: layer {name!r} feature {ident}")
+                parts = _parts(entry["pool"], geom)
                 if not parts:
                     skipped += 1
                 for k, part in enumerate(parts):
@@ -231,6 +236,35 @@ def _read_layers(
             feat = layer = None  # before the data source goes (OGR objects must not outlive it)
     stats["vector_skipped_geometry"] = skipped
     return records
+
+
+def _shapely(g: Any, where: str) -> shapely.Geometry:
+    """The OGR geometry as shapely's; one GEOS cannot build (an unclosed ring, a one-point line)
+    is an InputError naming the feature, since it says the file is broken, not the feature odd."""
+    try:
+        return shapely.from_wkb(bytes(g.ExportToWkb()))
+    except (shapely.errors.GEOSException, ValueError) as exc:
+        reason = str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
+        raise InputError(f"{where}: invalid {g.GetGeometryName().lower()} geometry ({reason})") from None
+
+
+# Outside its quoted strings, a `where` holds one expression: OGR stops reading at a `;` and
+# would silently drop what follows (`kind = 'x'; DROP TABLE t`), and a comment hides the rest.
+_WHERE_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|;|--|/\*|\x00|'|\"")
+
+
+def check_where(where: str, context: str) -> None:
+    """Refuse a `where` that is not one expression (a statement separator, a comment, an
+    unterminated quote) with a one-line error naming the entry."""
+    for m in _WHERE_TOKENS.finditer(where):
+        tok = m.group()
+        if len(tok) > 1 and tok[0] == tok[-1] and tok[0] in "'\"":
+            continue  # a complete string literal or quoted name: anything goes inside
+        what = {";": "a ';'", "--": "a '--' comment", "/*": "a '/*' comment", "\x00": "a NUL byte"}
+        raise InputError(
+            f"{context}: must be one OGR SQL expression, found {what.get(tok, 'an unterminated quote')} "
+            f"at character {m.start() + 1}"
+        )
 
 
 def _filter(layer, where: str | None, context: str) -> None:

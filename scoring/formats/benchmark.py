@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
-from scoring.support.files import read_jsonl
+from scoring.support.files import read_jsonl, sha256_file
 from scoring.vocab import ReplyForm, Task
 
 TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
@@ -60,6 +60,51 @@ def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILE
             yield inst
 
 
+# Files found whole in this process, by (path, size, mtime, inode): a sweep opens its benchmark
+# many times, and a file that changed in any of these is hashed afresh.
+_VERIFIED: dict[tuple[str, int, int, int], str] = {}
+
+
+def verify_files(bench: Path, manifest: dict, names: Iterable[str]) -> set[str]:
+    """Check ``names`` against the SHA-256 the manifest records for them (InputError on the first
+    that differs: a hand-edited qa.jsonl would flip verdicts); returns the names it records none
+    for (a benchmark made by hand or by an older build), which the caller checks otherwise."""
+    recorded = manifest.get("files")
+    recorded = recorded if isinstance(recorded, dict) else {}
+    unverified = set()
+    for name in names:
+        want, path = recorded.get(name), bench / name
+        if not isinstance(want, str):
+            unverified.add(name)
+            continue
+        try:
+            st = path.stat()
+        except OSError:
+            raise InputError(f"{path}: missing (manifest.json records its SHA-256)") from None
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+        got = _VERIFIED.get(key) or sha256_file(path)
+        if got != want:
+            raise InputError(
+                f"{path}: changed since the build (SHA-256 {got[:12]}..., manifest.json records "
+                f"{want[:12]}...): restore the file or rebuild the benchmark"
+            )
+        _VERIFIED[key] = got
+    return unverified
+
+
+def check_scenes(path: Path, instances: Iterable[dict]) -> None:
+    """Every scene readable as geometry (InputError naming the file and the instance)."""
+    from scoring.geometry.scene import Scene, check_input_scene
+
+    for inst in instances:
+        if inst["scene"] == {}:  # a placeholder (hand-made fixtures): no geometry to misread
+            continue
+        try:
+            check_input_scene(Scene.from_geojson(inst["scene"]))
+        except InputError as exc:
+            raise InputError(f"{path}: instance {inst['id']}: {exc}") from None
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark directory, read and checked.
@@ -84,9 +129,12 @@ class Benchmark:
         path = Path(bench_dir)
         manifest, sha = load_manifest(path)
         wanted = [Task(t) for t in tasks]
+        unverified = verify_files(path, manifest, [TASK_FILES[t] for t in wanted])
         by_task: dict[Task, dict[str, dict]] = {t: {} for t in TASK_FILES}
         for t in wanted:
             by_task[t] = {i["id"]: i for i in iter_instances(path, (t,))}
+            if TASK_FILES[t] in unverified:  # no hash to trust: its scenes are checked one by one
+                check_scenes(path / TASK_FILES[t], by_task[t].values())
         if require_instances and not any(by_task.values()):
             files = " / ".join(TASK_FILES[t] for t in wanted)
             raise InputError(f"{path}: no instances ({files})")

@@ -34,6 +34,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.frieda.rules import ANSWER_TYPES
+from scoring.runner.images import image_media_type
 
 DIRECT, CONTEXTUAL = "direct", "contextual"
 SETTINGS = (DIRECT, CONTEXTUAL)
@@ -85,13 +86,35 @@ class Dataset:
     image_root: Path
     questions: tuple[Question, ...]
 
-    def image_path(self, name: str) -> Path:
-        """The file of image ``name``; never outside the image folder."""
-        root = self.image_root.resolve()
-        path = (root / name).resolve()
+    def image_path(self, name: str, where: str | None = None) -> Path:
+        """The file of image ``name``; never outside the image folder. Errors name ``where``
+        (default: the question file)."""
+        where = where or str(self.source)
+        if "\0" in name:
+            raise InputError(f"{where}: image {_shown(name)!r}: a NUL byte in the name")
+        try:
+            root = self.image_root.resolve()
+            path = (root / name).resolve()
+        except (OSError, ValueError) as exc:  # a name too long, a symlink loop
+            raise InputError(f"{where}: image {_shown(name)!r}: {_reason(exc)}") from None
         if root != path and root not in path.parents:
-            raise InputError(f"{self.source}: image {name!r} lies outside {self.image_root}")
+            raise InputError(f"{where}: image {_shown(name)!r} lies outside {self.image_root}")
         return path
+
+    def check_image(self, name: str, where: str) -> None:
+        """Image ``name`` is a file of a kind a request can carry (PNG, JPEG, GIF, WebP)."""
+        path = self.image_path(name, where)
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(16)
+        except FileNotFoundError:
+            raise InputError(f"{where}: image {_shown(name)!r} not found under {self.image_root}") from None
+        except OSError as exc:  # a directory, no permission, a name too long
+            raise InputError(f"{where}: image {_shown(name)!r}: {_reason(exc)}") from None
+        try:
+            image_media_type(head)
+        except ValueError as exc:
+            raise InputError(f"{where}: image {_shown(name)!r}: {exc}") from None
 
     def read_image(self, name: str) -> bytes:
         try:
@@ -204,7 +227,15 @@ def load_dataset(path: str | Path, images: str | Path | None = None) -> Dataset:
         seen.add(q.ref)
     ds = Dataset(qfile, root, questions)
     for q in questions:
-        for name in (*q.images, *q.context):
-            if not ds.image_path(name).is_file():
-                raise InputError(f"{qfile}: question {q.ref}: image {name!r} not found under {root}")
+        for name in dict.fromkeys((*q.images, *q.context)):
+            ds.check_image(name, f"{qfile}: question {q.ref}")
     return ds
+
+
+def _shown(name: str, limit: int = 120) -> str:
+    """An image name as an error quotes it (a 5,000-character one by its ends)."""
+    return name if len(name) <= limit else f"{name[: limit // 2]}...{name[-(limit // 2) :]}"
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)

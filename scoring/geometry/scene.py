@@ -8,11 +8,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import shapely
+import shapely.errors
 from shapely.geometry import mapping, shape
 from shapely.geometry.base import BaseGeometry
 
+from scoring.errors import InputError
 from scoring.geometry.georef import CityCRS, snap_to_grid
 from scoring.support.memo import IdentityMemo
+
+
+class SceneError(InputError, ValueError):
+    """A scene that is no valid GeoJSON FeatureCollection of readable geometries. A ValueError
+    too: the built-in agents answer a malformed scene in a prompt as they answer any bad prompt."""
 
 
 @dataclass
@@ -72,18 +79,69 @@ class Scene:
 
     @classmethod
     def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> Scene:
+        if not isinstance(fc, dict) or not isinstance(fc.get("features"), list):
+            raise SceneError("scene: not a GeoJSON FeatureCollection (needs a features list)")
         if crs is None:
-            urn = fc.get("crs", {}).get("properties", {}).get("name", "")
-            epsg = int(urn.rsplit(":", 1)[-1]) if urn else 0
-            crs = CityCRS(epsg=epsg, name=f"EPSG:{epsg}")
+            crs = _scene_crs(fc)
         feats = []
         for f in fc["features"]:
+            if not isinstance(f, dict):
+                raise SceneError("scene: a feature that is not a JSON object")
             props = dict(f.get("properties") or {})
             fid = f.get("id") or props.get("id") or ""
             kind = props.pop("kind", "")
             props.pop("id", None)
-            feats.append(SceneFeature(fid, kind, shape(f["geometry"]), props))
+            feats.append(SceneFeature(fid, kind, scene_geometry(f.get("geometry"), fid), props))
         return cls(crs, feats)
+
+
+def _scene_crs(fc: dict) -> CityCRS:
+    crs = fc.get("crs")
+    urn = crs.get("properties", {}).get("name", "") if isinstance(crs, dict) else ""
+    try:
+        epsg = int(str(urn).rsplit(":", 1)[-1]) if urn else 0
+    except ValueError:
+        raise SceneError(f"scene: crs {short_text(str(urn))!r} is no EPSG URN") from None
+    return CityCRS(epsg=epsg, name=f"EPSG:{epsg}")
+
+
+# A benchmark's scenes are in a metric task CRS (UTM: eastings below 1e6 m, northings below
+# 1e7 m); a coordinate far beyond is a damaged file, and turns measures into inf / NaN downstream.
+MAX_COORD_M = 1e8
+
+
+def scene_geometry(obj: object, fid: object) -> BaseGeometry:
+    """A scene feature's GeoJSON geometry as shapely's, or an InputError naming the feature: an
+    unclosed or 2-point ring, a 1-point line (GEOS refuses them), a coordinate that is no finite
+    number. (Edited scenes come through here too: validity and range are the input's checks.)"""
+    try:
+        geom = shape(obj)
+        xy = shapely.get_coordinates(geom)
+    except (shapely.errors.GEOSException, ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        reason = str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
+        raise SceneError(f"feature {short_text(str(fid))}: invalid geometry ({short_text(reason)})") from None
+    if not np.isfinite(xy).all():
+        raise SceneError(f"feature {short_text(str(fid))}: a coordinate that is no finite number")
+    return geom
+
+
+def check_input_scene(scene: Scene) -> None:
+    """What a scene read from a file must be beyond readable: valid geometry (OGC rules: a
+    3-point ring has no area) within the task CRS's range."""
+    for f in scene.features:
+        xy = shapely.get_coordinates(f.geom)
+        if xy.size and np.abs(xy).max() > MAX_COORD_M:
+            raise SceneError(
+                f"feature {short_text(f.id)}: coordinate out of range (beyond {MAX_COORD_M:.0e} m)"
+            )
+        if not f.geom.is_valid:
+            raise SceneError(
+                f"feature {short_text(f.id)}: invalid geometry ({shapely.is_valid_reason(f.geom)})"
+            )
+
+
+def short_text(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-(limit // 2) :]}"
 
 
 def snap(geom: BaseGeometry) -> BaseGeometry:

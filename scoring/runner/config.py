@@ -25,10 +25,11 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from scoring.errors import InputError
 from scoring.vocab import MODALITIES
@@ -152,11 +153,12 @@ class ModelSpec:
             raise bad("model", "must be a non-empty string")
         if not isinstance(self.base_url, str):
             raise bad("base_url", f"expected a string, got {self.base_url!r}")
-        parts = urlsplit(self.base_url)
+        parts = _split_base_url(self.base_url, bad)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise bad("base_url", f"must be an http(s) URL, got {public_url(self.base_url)!r}")
         if parts.username or parts.password:
             raise bad("base_url", "must not contain credentials; use api_key_env")
+        _check_query(parts, bad)
         suffix = _ENDPOINT_SUFFIXES.get(self.kind, "")
         if parts.path.rstrip("/").endswith(suffix):
             raise bad(
@@ -194,8 +196,10 @@ class ModelSpec:
     @property
     def url(self) -> str:
         """The URL requests are POSTed to."""
-        base = self.base_url.rstrip("/")
-        return f"{base}/chat/completions" if self.kind == "openai" else f"{base}/api/chat"
+        # The endpoint's path goes on the base URL's path, before any query (`?api-version=`).
+        parts = urlsplit(self.base_url)
+        suffix = _ENDPOINT_SUFFIXES.get(self.kind, "/api/chat")
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix, fragment=""))
 
     def generation_params(self) -> dict[str, Any]:
         params = {
@@ -216,6 +220,40 @@ class ModelSpec:
         d["base_url"] = public_url(self.base_url)
         d["modalities"] = list(self.modalities)
         return d
+
+
+# Query parameter names that carry a credential (`?api_key=`, `?access_token=`, `?sig=`, ...):
+# refused like user:password@, since a URL is echoed in error bodies, logs and manifests.
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|bearer", re.IGNORECASE)
+
+
+def _split_base_url(url: str, bad: Callable[[str, str], ConfigError]) -> SplitResult:
+    """`url` split, or a ConfigError that says why it is no URL (never echoing it: it may hold a key)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
+    except ValueError as exc:
+        # our words, not Python's: its message may quote a piece of the URL ("as 'sk-...'")
+        if "IPv6" in str(exc):
+            why = "Invalid IPv6 URL (an IPv6 host goes in brackets: http://[::1]:8000/v1)"
+        elif "range" in str(exc):
+            why = "Port out of range 0-65535"
+        else:
+            why = "the port is not a number"
+        raise bad("base_url", f"not a valid URL: {why}") from None
+    return parts
+
+
+def _check_query(parts: SplitResult, bad: Callable[[str, str], ConfigError]) -> None:
+    """A query may carry options (`?api-version=...`), never a credential; a fragment is never sent."""
+    if parts.fragment:
+        raise bad("base_url", "must not contain a #fragment")
+    for name, _value in parse_qsl(parts.query, keep_blank_values=True):
+        if _SECRET_PARAM.search(name):
+            raise bad(
+                "base_url",
+                f"must not contain credentials (query parameter {name!r}); use api_key_env",
+            )
 
 
 def _modalities(value: Any, where: str) -> tuple[str, ...]:
@@ -259,6 +297,8 @@ def load_config(path: str | os.PathLike) -> dict[str, ModelSpec]:
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason})") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except OSError as exc:

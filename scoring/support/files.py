@@ -92,6 +92,9 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
             os.fsync(fh.fileno())
         os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
         os.replace(tmp, path)
+    except OSError as exc:  # disk full, quota: the old file stays whole, the error names the file
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
