@@ -133,8 +133,8 @@ ANSWER_INSTRUCTIONS: dict[str, str] = {
     "ordering": 'Answer with the feature ids in order, separated by commas, e.g. "Answer: F2, F1, F3".',
     "density": "Answer with a single number in POIs per square kilometre (no unit), with at least three "
     'decimals, e.g. "Answer: 1234.567".',
-    "topology_class": "Answer with one DE-9IM class name: disjoint, touches, crosses, overlaps, within, "
-    "contains or equals.",
+    "topology_class": "Answer with one label: equals, within, contains, covered by, covers, touches, "
+    "crosses, overlaps, intersects or disjoint.",
     "text": "Answer with a short phrase.",
 }
 # Said after every open answer instruction (a choice question offers the refusal as an option).
@@ -188,6 +188,8 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
         "choices": instance.get("choices") or [],
         "answer_type": instance.get("answer_type"),
         "answer_category": answer_category(instance.get("answer_type")),
+        # the paper protocol's prompts carry no refusal invitation (resources/prompts/_common.j2)
+        "protocol": instance.get("protocol") or "spatialgap",
         "target": instance.get("target", ""),
         "instruction": instance.get("instruction", ""),
         "scene_json": "",

@@ -8,7 +8,18 @@ from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
 
 # the paper protocol's topology classes (scoring.relations.paper), spelled here so chance loads no catalogue
-TOPOLOGY_CLASS_NAMES = ("disjoint", "touches", "crosses", "overlaps", "within", "contains", "equals")
+TOPOLOGY_CLASS_NAMES = (
+    "equals",
+    "within",
+    "contains",
+    "covered by",
+    "covers",
+    "touches",
+    "crosses",
+    "overlaps",
+    "intersects",
+    "disjoint",
+)
 
 
 @agent("chance")
