@@ -59,6 +59,7 @@ Q_WITHIN_DISTANCE_YES_NO = Wording(
     d=NUMBER,
 )
 YES_NO_CHOICES = ("yes", "no")
+ROAD_CHOICES = (["F0", "F1"], ["F1", "F0"])  # O06 under paper: the two roads, in either order
 
 _INTERVAL_TYPES = {
     # answer type: (unit text, decimals)
@@ -270,9 +271,10 @@ def bearing_choices(rng: random.Random, value: float) -> tuple[list[str], str, f
     return opts, LETTERS[k], BEARING_STEP
 
 
-def _withhold_levels(inst: dict) -> None:
+def _withhold_levels(inst: dict, rng: random.Random) -> None:
     """O06 as in the paper: the level attributes shown on the map's cards only; scored against the
-    true answer everywhere, information-sufficient only where the cards are seen."""
+    true answer everywhere, information-sufficient only where the cards are seen. The options are
+    the two roads (the competing feature ids; no refusal option, no invitation to refuse)."""
     shown = {}
     for f in inst["scene"]["features"]:
         props = f["properties"]
@@ -280,6 +282,8 @@ def _withhold_levels(inst: dict) -> None:
         shown[f["id"]] = levels
     inst["map_properties"] = shown
     inst["question"] = Q_LAYER_PAPER.render(a="F0", b="F1")  # protocol switch: refusal-invitation
+    inst["choices"] = list(ROAD_CHOICES[rng.random() < 0.5])
+    inst["correct_choice"] = LETTERS[inst["choices"].index(inst["answer"])]
     inst["answerable"] = {str(m): True for m in MODALITIES}
     inst["information_sufficient"] = {str(m): m.has_image for m in MODALITIES}
     inst["information"] = {
@@ -324,7 +328,7 @@ def apply_protocol(inst: dict, protocol: str, rng: random.Random, slot: int) -> 
         inst["edit_reply"] = {"image": PIXEL_EDIT_REPLY}  # protocol switch: map-image-edits
         return inst
     if inst["relation"] == "O06":
-        _withhold_levels(inst)  # protocol switch: o06-attributes
+        _withhold_levels(inst, rng)  # protocol switch: o06-attributes
     elif inst["relation"] == "M14":
         as_yes_no_within(inst, rng)  # protocol switch: m14-count
     elif inst["family"] == Family.TOPOLOGY and slot % 2 == 1:
