@@ -252,3 +252,28 @@ def test_evaluate_builds_under_the_asked_protocol_and_never_reuses_another(paper
     same = City("helsinki", root, None, 0, 12, 3, tuple(RELATIONS), protocol="paper")
     assert bench_current(same)
     assert not bench_current(City("helsinki", root, None, 0, 12, 3, tuple(RELATIONS)))
+
+
+def test_o06_geojson_is_scored_against_the_truth_and_left_out_of_the_sufficient_score(paper, tmp_path):
+    from scoring.formats.benchmark import Benchmark
+    from scoring.score.results import _row
+    from scoring.score.tables import cell_stats
+    from scoring.score.verdicts import score_qa
+
+    bench = Benchmark.open(paper)
+    o06 = [i for i in load(paper, "qa.jsonl") if i["relation"] == "O06"]
+    rows = []
+    for inst in o06:
+        right = score_qa(inst, f"Answer: {inst['answer']}", form="open", modality="geojson")
+        refused = score_qa(inst, "Answer: cannot be determined", form="open", modality="geojson")
+        assert right.verdict == "correct" and refused.verdict == "wrong", inst["id"]
+        letter = score_qa(inst, f"Answer: {inst['correct_choice']}", form="mcq", modality="geojson")
+        assert letter.verdict == "correct"
+        for modality in ("geojson", "image"):
+            rec = {"task": "qa", "form": "open", "modality": modality, "status": "ok"}
+            rows.append(_row(bench, inst, {**rec, "text": f"Answer: {inst['answer']}"}, "m", tmp_path))
+    assert all(r["verdict"] == "correct" for r in rows)
+    assert [r["answerable"] for r in rows] == [False, True] * len(o06)
+    cell = cell_stats(rows)
+    assert cell["accuracy"] == 1.0 and cell["n"] == 2 * len(o06)
+    assert cell["n_answerable"] == len(o06)  # the information-sufficient score drops the GeoJSON
