@@ -242,7 +242,8 @@ answer_format(
 answer_format(
     AnswerType.TOPOLOGY_CLASS,
     "topology_class",
-    "Answer with one DE-9IM class name: disjoint, touches, crosses, overlaps, within, contains or equals.",
+    "Answer with one label: equals, within, contains, covered by, covers, touches, crosses, overlaps, "
+    "intersects or disjoint.",
     read=lambda t, c: parse_topology_class(t),
     check=exact,
     guess=_pick(TOPOLOGY_CLASS_NAMES),

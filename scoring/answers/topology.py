@@ -9,10 +9,24 @@ from scoring.answers.base import Parsed, fail
 from scoring.answers.text import prepare
 
 # The classes a topology-class answer names (the order chance guesses from).
-TOPOLOGY_CLASS_NAMES = ("disjoint", "touches", "crosses", "overlaps", "within", "contains", "equals")
+TOPOLOGY_CLASS_NAMES = (
+    "equals",
+    "within",
+    "contains",
+    "covered by",
+    "covers",
+    "touches",
+    "crosses",
+    "overlaps",
+    "intersects",
+    "disjoint",
+)
 # Each class with the word forms a reply may use; negated mentions ("not disjoint") are not answers.
 _FORMS = {
     "equals": r"equals?|(?:topologically\s+)?equal|identical",
+    "covered by": r"covered[\s_]*by|coveredby",
+    "covers": r"covers",
+    "intersects": r"intersects?|intersecting",
     "disjoint": r"disjoint",
     "touches": r"touch(?:es|ing)?|meets?",
     "within": r"(?:is\s+)?within|inside",
@@ -26,8 +40,8 @@ _CLASS_RX = {
 
 
 def parse_topology_class(text: Any) -> Parsed:
-    """One DE-9IM class name (equals, disjoint, touches, within, contains, crosses, overlaps);
-    two different classes named -> not ok."""
+    """One topology label (equals, within, contains, covered by, covers, touches, crosses,
+    overlaps, intersects, disjoint); two different labels named -> not ok."""
     pre = prepare(text)
     if isinstance(pre, Parsed):
         return pre

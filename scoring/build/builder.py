@@ -17,25 +17,26 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from scoring import __version__
+from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
 from scoring.extract.osm import load_pools
-from scoring.support.files import sha256_file, write_atomic, write_json_atomic
-from scoring.constraints.framing import MAP_FRAME
-from scoring.formats.mapsets import MAP_SETS
 from scoring.extract.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
+from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
 from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
 from scoring.relations.paper import apply_protocol
+from scoring.support.files import sha256_file, write_atomic, write_json_atomic
 from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: issue 29 (paper protocol items, nudge slack)
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
 SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall
@@ -73,9 +74,11 @@ def build_slot(
     anchors: list[PoolFeature] | None = None,
     protocol: str = "spatialgap",
     seen: set[str] | None = None,
+    spare: Iterator[int] | None = None,
 ) -> tuple[dict | None, int]:
     """Instance number k of (relation, task): (instance or None, attempts). A candidate whose
-    key is in `seen` (an earlier slot's instance) is skipped like an invalid one."""
+    key is in `seen` (an earlier slot's instance) is skipped like an invalid one. With `spare`
+    (anchor indices shared by the slots of a rescue pass), the slot walks those instead."""
     rel = CATALOGUE[code]
     anchors = anchors if anchors is not None else anchor_order(pools, code, seed)
     if not anchors:
@@ -85,15 +88,21 @@ def build_slot(
     # Natural cases first; where a slot finds none, controlled constructions derived from real
     # features (recorded in provenance) for the relations that have them.
     attempts = 0
-    for construct in (False, True) if rel.constructs else (False,):
+    for construct in (False, True) if rel.constructs and spare is None else (False,):
         # A construction pass looks further down the anchors: most refusals there are instant
         # (a road too short), and the few usable anchors may be far apart in the order.
-        for j in range(min(CONSTRUCT_TRIES, len(anchors)) if construct else tries):
+        walk = (
+            spare if spare is not None else range(min(CONSTRUCT_TRIES, len(anchors)) if construct else tries)
+        )
+        for j in walk:
             attempts += 1
             # (the construction pass walks every anchor from k: a stride of n_slots would visit
             # only the anchors congruent to k when n_slots divides their number)
-            anchor = anchors[((k + j) if construct else (k + j * n_slots)) % len(anchors)]
-            parts = (seed, pools.city, code, task, k, j) + (("construct",) if construct else ())
+            at = j if spare is not None else (k + j) if construct else (k + j * n_slots)
+            anchor = anchors[at % len(anchors)]
+            parts = (seed, pools.city, code, task, k, j) + (
+                ("construct",) if construct else ("rescue",) if spare is not None else ()
+            )
             rng = random.Random(_seed_for(*parts))
             item = builder(BuildContext(pools, rng, protocol, construct), anchor)
             if item is not None:
@@ -173,6 +182,7 @@ class Shard:
     protocol: str = "spatialgap"
 
 
+# long: one shard's slots in order, then the rescue walk over every anchor; split when #33's lazy search lands
 def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
     pools = pools or _POOLS
     if pools is None:
@@ -186,20 +196,30 @@ def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
     if not missing and not absent:
         anchors = anchor_order(pools, shard.code, shard.seed)
         seen: set[str] = set()
+        slots: dict[int, dict] = {}
         for k in range(shard.n):
             inst, tries = build_slot(
                 pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen
             )
             attempts += tries
-            if inst is None:
-                failed += 1
+            if inst is None or instance_key(inst) in seen:
                 continue
-            key = instance_key(inst)
-            if key in seen:
-                failed += 1
-                continue
-            seen.add(key)
-            instances.append(inst)
+            seen.add(instance_key(inst))
+            slots[k] = inst
+        # Slots that found nothing among their own anchors (a stride of n visits only one residue
+        # class) walk every anchor, under their own rng, once for all of them (T04 editing fell 1
+        # short on Helsinki under seed 90417 while other anchors held valid candidates).
+        spare = iter(range(len(anchors)))
+        for k in (k for k in range(shard.n) if k not in slots):
+            inst, tries = build_slot(
+                pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen, spare
+            )
+            attempts += tries
+            if inst is not None and instance_key(inst) not in seen:
+                seen.add(instance_key(inst))
+                slots[k] = inst
+        instances = [slots[k] for k in sorted(slots)]
+        failed = shard.n - len(instances)
     report = {
         "relation": shard.code,
         "task": shard.task,

@@ -136,7 +136,8 @@ def snap_edited(geom: BaseGeometry) -> BaseGeometry:
     coordinates rounded to 2 decimals in place, exactly what its GeoJSON would carry, so vertex
     order is kept and snapping twice changes nothing; GEOS's grid snapping only where plain
     rounding would make the geometry invalid."""
-    # k / 100 with k the nearest integer: the same double as Python's round(x, 2), vectorised
+    # k / 100 with k = rint(x * 100), ties to even on the double x * 100 (numpy's scaled rounding;
+    # not always Python's round(x, 2): 2.675 gives 2.68 here, 2.67 there), vectorised
     rounded = shapely.set_coordinates(geom, np.rint(shapely.get_coordinates(geom) * 100.0) / 100.0)
     if not rounded.is_empty and (rounded.geom_type == "Point" or rounded.is_valid):
         return rounded

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scoring.errors import OutputError
 from scoring.frieda.files import score_files
+from scoring.frieda.published import RULE_SETS
 from scoring.frieda.rules import ANSWER_TYPES
 from scoring.frieda.stats import format_statistics
 
@@ -32,6 +33,25 @@ def format_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def format_reproduction(summary: dict) -> str:
+    """Under `--rules frieda`: agreement with the published verdicts per file and answer type, and
+    every distance or cardinal record the rules do not reproduce."""
+    kinds = ("distance", "cardinal", "textual")
+    lines = [f"\nagreement with the records' own verdicts ({summary['rules']} rules), %:"]
+    lines.append(f"{'file':<48}" + "".join(f"{k:>10}" for k in kinds))
+    rows = [(name, e) for name, e in summary["files"].items()] + [("ALL", summary["overall"])]
+    for name, e in rows:
+        cells = []
+        for k in kinds:
+            t = e["by_answer_type"].get(k)
+            cells.append(f"{100 * t['agreement']:>10.1f}" if t and t.get("n") else f"{'-':>10}")
+        lines.append(f"{name:<48}" + "".join(cells))
+    missed = summary["unreproduced"]
+    lines.append(f"\n{len(missed)} distance/cardinal records not reproduced:")
+    lines += [f"  {m['file']} {m['question_ref']} ({m['answer_type']}: {m['reason']})" for m in missed]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     judge = None
     if args.judge_model or args.judge_endpoint or args.judge_config:
@@ -40,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
         judge = judge_from_args(args)
     try:
-        summary = score_files(args.files, args.out, judge)
+        summary = score_files(args.files, args.out, judge, rules=args.rules)
     finally:
         if judge is not None:
             judge.close()
@@ -61,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         )
     print()
     print(format_statistics(summary["statistics"], args.mcnemar_verdicts))
+    if "unreproduced" in summary:
+        print(format_reproduction(summary))
     top = list(summary["overall"]["disagreements"].items())[:8]
     if top:
         print("\nmain disagreements with the original verdicts:")
@@ -82,6 +104,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "files", nargs="+", metavar="FILE", help="FRIEDA result JSON files (or directories of them)"
     )
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
+    p.add_argument(
+        "--rules",
+        choices=RULE_SETS,
+        default=RULE_SETS[0],
+        help="spatialgap: our rules (default); frieda: the rules the published verdicts follow "
+        "(first number of the last part, no unit conversion; exact label; set match), to score a new "
+        "model's replies the way FRIEDA's published table was",
+    )
     p.add_argument(
         "--mcnemar-verdicts",
         choices=("ours", "original"),

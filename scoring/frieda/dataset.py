@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
+from scoring.frieda.files import EXTRA_CATEGORIES
 from scoring.frieda.rules import ANSWER_TYPES
 from scoring.runner.images import image_media_type
 
@@ -189,7 +190,7 @@ def _question(rec: Any, where: str) -> Question:
         raise InputError(
             f"{where}: answer_type {rec['answer_type']!r} is not one of {', '.join(ANSWER_TYPES)}"
         )
-    extra = {k: rec[k] for k in ("domain", "map_elements") if k in rec}
+    extra = {k: rec[k] for k in EXTRA_CATEGORIES if k in rec}  # tallied by frieda-score
     return Question(
         ref=str(rec["question_ref"]),
         text=str(rec["question_text"]),

@@ -11,10 +11,19 @@ from typing import Any
 
 from scoring.errors import InputError, OutputError
 from scoring.frieda.compare import disagreement_cause
-from scoring.frieda.rules import TOLERANCE, Judge, score_record
+from scoring.frieda.published import RULE_SETS, score_by
+from scoring.frieda.rules import TOLERANCE, Judge
 from scoring.frieda.stats import frieda_statistics
 
 _MAX_EXAMPLES = 5
+# Categorical fields a FRIEDA dataset may carry beyond the published records' own (FRIEDA's question
+# bank: map elements, domain, annotator agreement); a breakdown per field present in the records.
+EXTRA_MISSED_KEYS = ("file", "question_ref", "answer_type", "reason")
+_LISTED = ("distance", "cardinal")  # answer types whose unreproduced records --rules frieda lists
+EXTRA_CATEGORIES = ("map_element", "map_elements", "domain", "annotator_agreement", "agreement")
+_MISSED_KEYS = ("file", "question_ref", "answer_type", "reason")
+_LISTED = ("distance", "cardinal")  # answer types whose unreproduced records --rules frieda lists
+_CATEGORIES = ("answer_type", "spatial_relationship", "map_count", *EXTRA_CATEGORIES)
 
 
 def _load(path: Path) -> list:
@@ -85,25 +94,32 @@ class _Tally:
 
 
 def _breakdowns() -> dict:
-    return {
-        "overall": _Tally(),
-        "by_answer_type": defaultdict(_Tally),
-        "by_spatial_relationship": defaultdict(_Tally),
-        "by_map_count": defaultdict(_Tally),
-    }
+    return {"overall": _Tally(), **{f"by_{c}": defaultdict(_Tally) for c in _CATEGORIES}}
+
+
+def _values(rec: dict, field: str) -> list[str]:
+    """The record's categories in `field`: a list counts toward each of its distinct items."""
+    v = rec.get(field)
+    if isinstance(v, (list, tuple)):
+        return sorted({str(x) for x in v}) or ["None"]
+    return [str(v)]
 
 
 def _add(b: dict, rec: dict, ours: dict, original: bool) -> None:
     b["overall"].add(ours, original)
-    b["by_answer_type"][str(rec.get("answer_type"))].add(ours, original)
-    b["by_spatial_relationship"][str(rec.get("spatial_relationship"))].add(ours, original)
-    b["by_map_count"][str(rec.get("map_count"))].add(ours, original)
+    for c in _CATEGORIES:
+        if c in EXTRA_CATEGORIES and c not in rec:
+            continue
+        for v in _values(rec, c):
+            b[f"by_{c}"][v].add(ours, original)
 
 
 def _render(b: dict) -> dict:
     out = b["overall"].as_dict()
-    for key in ("by_answer_type", "by_spatial_relationship", "by_map_count"):
-        out[key] = {k: t.as_dict() for k, t in sorted(b[key].items())}
+    for c in _CATEGORIES:
+        key = f"by_{c}"
+        if c not in EXTRA_CATEGORIES or b[key]:  # an extra field only when some record has it
+            out[key] = {k: t.as_dict() for k, t in sorted(b[key].items())}
     return out
 
 
@@ -112,7 +128,9 @@ def _by_count(causes: dict[str, dict]) -> dict[str, dict]:
     return dict(sorted(causes.items(), key=lambda item: -int(item[1]["count"])))
 
 
-def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge | None = None) -> dict:
+def score_files(
+    paths: Iterable[str | Path], out_dir: str | Path, judge: Judge | None = None, rules: str = RULE_SETS[0]
+) -> dict:
     """Score FRIEDA result files; write ``verdicts.jsonl`` and ``summary.json`` to ``out_dir``.
 
     Returns the summary: ``{"tolerance", "files": {name: {...}}, "overall": {...}}`` where each
@@ -120,7 +138,11 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
     spatial relationship and map count, judge_used, and disagreements grouped by cause
     (``{cause: {"count", "ours_correct", "original_correct", "examples": [question_ref, ...]}}``);
     ``statistics``: MAPE, Cohen's kappa, McNemar pairs, direct/contextual agreement (``stats``).
+    ``rules`` names the rule set (``spatialgap``: ours; ``frieda``: the published verdicts' own);
+    under ``frieda`` the summary lists every distance and cardinal record it does not reproduce.
     """
+    if rules not in RULE_SETS:
+        raise InputError(f"--rules: unknown rule set {rules!r} (expected {' or '.join(RULE_SETS)})")
     files = _expand(paths)
     loaded = [(p, _load(p)) for p in files]  # fail on bad input before writing anything
     out_dir = Path(out_dir)
@@ -129,7 +151,8 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
         fh = (out_dir / "verdicts.jsonl").open("w", encoding="utf-8")
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot write ({exc.strerror or exc.__class__.__name__})") from None
-    summary: dict[str, Any] = {"tolerance": TOLERANCE, "files": {}}
+    summary: dict[str, Any] = {"rules": rules, "tolerance": TOLERANCE, "files": {}}
+    unreproduced: list[dict] = []
     total = _breakdowns()
     total_causes: dict[str, dict] = {}
     all_lines: list[dict] = []
@@ -142,7 +165,7 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
             for rec in records:
                 if not isinstance(rec, dict):
                     rec = {"question_ref": None, "_malformed": True}
-                ours = score_record(rec, judge)
+                ours = score_by(rules, rec, judge)
                 original = rec.get("correct") is True
                 judged += ours.get("judge_used", False)
                 _add(b, rec, ours, original)
@@ -162,13 +185,17 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
                     "original_correct": original,
                     "agrees_with_original": agrees,
                 }
+                line.update({c: rec[c] for c in EXTRA_CATEGORIES if c in rec})
                 for key in ("response_value", "expected_value"):  # distances, for MAPE
                     if key in ours:
                         line[key] = ours[key]
                 all_lines.append(line)
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                if not agrees and rules != RULE_SETS[0] and rec.get("answer_type") in _LISTED:
+                    unreproduced.append({k: line[k] for k in _MISSED_KEYS})
                 if not agrees:
-                    cause = f"{rec.get('answer_type')}: {disagreement_cause(rec, ours)}"
+                    why = disagreement_cause(rec, ours) if rules == RULE_SETS[0] else "not reproduced"
+                    cause = f"{rec.get('answer_type')}: {why}"
                     for table in (causes, total_causes):
                         c = table.setdefault(
                             cause, {"count": 0, "ours_correct": 0, "original_correct": 0, "examples": []}
@@ -196,6 +223,8 @@ def score_files(paths: Iterable[str | Path], out_dir: str | Path, judge: Judge |
         "disagreements": _by_count(total_causes),
     }
     summary["statistics"] = frieda_statistics(all_lines)
+    if rules != RULE_SETS[0]:
+        summary["unreproduced"] = unreproduced
     try:
         (out_dir / "summary.json").write_text(
             json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

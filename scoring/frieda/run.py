@@ -38,7 +38,7 @@ from scoring.errors import InputError, OutputError
 from scoring.frieda.cli import format_table
 from scoring.frieda.dataset import SETTING_SUFFIX, SETTINGS, Dataset, Question, load_dataset
 from scoring.frieda.files import score_files
-from scoring.frieda.rules import score_record
+from scoring.frieda.published import RULE_SETS, score_by
 from scoring.frieda.stats import format_statistics
 from scoring.runner.cli import add_generation_options, add_model_options, spec_from_args
 from scoring.runner.client import ChatClient, Outcome
@@ -186,8 +186,8 @@ async def _send_all(
     return results, counts, (f"{stop.kind}: {stop.message}" if stop is not None else None)
 
 
-def result_record(q: Question, setting: str, rec: dict | None) -> dict[str, Any]:
-    """One FRIEDA result record; ``correct`` is our verdict by the frieda-score rules."""
+def result_record(q: Question, setting: str, rec: dict | None, rules: str = RULE_SETS[0]) -> dict[str, Any]:
+    """One FRIEDA result record; ``correct`` is the verdict by the frieda-score rule set ``rules``."""
     outcome = (rec or {}).get("outcome") or {}
     base = {**q.record(), "setting": setting, "image_urls": (rec or {}).get("maps", [])}
     if outcome.get("status") != "ok":
@@ -196,7 +196,7 @@ def result_record(q: Question, setting: str, rec: dict | None) -> dict[str, Any]
     else:
         answer, parts = final_answer(outcome.get("text"))
         base.update(_response=parts, raw_response=outcome.get("text"), extracted_ans=answer)
-    verdict = score_record(base)
+    verdict = score_by(rules, base)
     base.update(correct=verdict["verdict"] == "correct", verdict=verdict["verdict"], reason=verdict["reason"])
     return base
 
@@ -212,6 +212,7 @@ def run_frieda(
     limit: int | None = None,
     ids: list[str] | None = None,
     key_provider: KeyProvider | None = None,
+    rules: str = RULE_SETS[0],
 ) -> dict[str, Any]:
     """Send, write the FRIEDA result files, score them; returns the frieda-score summary with the
     run's ``counts`` and ``stopped`` (why the endpoint stopped the run, or None)."""
@@ -243,11 +244,11 @@ def run_frieda(
     files = []
     name = safe_name(spec.name)
     for s in settings:
-        records = [result_record(q, s, results.get((s, q.ref))) for q in questions]
+        records = [result_record(q, s, results.get((s, q.ref)), rules) for q in questions]
         path = out / RESULTS / f"{name}_{SETTING_SUFFIX[s]}.json"
         write_json_atomic(path, records)
         files.append(path)
-    summary = score_files(files, out)
+    summary = score_files(files, out, rules=rules)
     summary["counts"] = counts
     summary["stopped"] = stopped
     write_json_atomic(
@@ -278,6 +279,7 @@ def cmd_frieda_run(args: argparse.Namespace) -> int:
         images=args.images,
         limit=args.limit,
         ids=args.ids,
+        rules=args.rules,
     )
     print(format_table(summary))
     print()
@@ -331,6 +333,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, metavar="DIR")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     p.add_argument("--ids", nargs="+", metavar="REF", help="only these question_refs")
+    p.add_argument(
+        "--rules",
+        choices=RULE_SETS,
+        default=RULE_SETS[0],
+        help="verdict rules, as in frieda-score (default: ours; frieda: the published verdicts' own)",
+    )
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
     p.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
     add_generation_options(p)

@@ -175,19 +175,44 @@ def strictly_between(a, b, c) -> bool:
     return bool(c.intersects(hull) and not c.touches(hull))
 
 
+_UNSET = ("no", "false", "0", "")
+
+
+def layer_value(value: Any) -> int | None:
+    """A `layer` attribute as an integer: an int (not a bool) as it is, an integral float (1.0) as
+    its integer, a string stripped and cut at its first ";" (OSM lists "1;2") then read as a
+    signed decimal integer ("1.0" is not one); anything else (1.5, a list, a bool) is unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        try:
+            return int(value.strip().split(";")[0].strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _tagged(value: Any) -> bool:
+    """A bridge / tunnel tag that says yes (yes, viaduct, culvert, ...): set, not null, and not
+    no / false / 0 / empty after lower-casing and stripping."""
+    return value is not None and str(value).strip().lower() not in _UNSET
+
+
 def vertical_level(props: Mapping[str, Any]) -> int | None:
     """Vertical level of a road from OSM tags: `layer` if set, else +1 for a bridge, -1 for a
-    tunnel, else 0. None if the attributes are absent (withheld)."""
+    tunnel, else 0. None if the attributes are absent (withheld) or `layer` is unreadable; a
+    null value counts as an absent tag."""
     if not any(k in props for k in ("layer", "bridge", "tunnel")):
         return None
     if props.get("layer") is not None:
-        try:
-            return int(props["layer"])
-        except (TypeError, ValueError):
-            return None
-    if str(props.get("bridge", "no")).lower() not in ("no", "false", "0", ""):
+        return layer_value(props["layer"])
+    if _tagged(props.get("bridge")):
         return 1
-    if str(props.get("tunnel", "no")).lower() not in ("no", "false", "0", ""):
+    if _tagged(props.get("tunnel")):
         return -1
     return 0
 

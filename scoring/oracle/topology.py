@@ -234,8 +234,9 @@ def _shrink(g: BaseGeometry, eps: float) -> BaseGeometry:
     "equals_eps",
     "bool",
     None,
-    "a and b are equal within eps: Hausdorff distance (segments densified to 1 %) <= eps.",
-    "ST_HausdorffDistance(a, b, 0.01) <= eps",
+    "a and b are equal within eps: the same geometry type (a Polygon never equals a "
+    "MultiPolygon, even of one part) and Hausdorff distance (segments densified to 1 %) <= eps.",
+    "GeometryType(a) = GeometryType(b) AND ST_HausdorffDistance(a, b, 0.01) <= eps",
 )
 def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
     """a and b are equal within eps: Hausdorff distance (segments densified to 1 %).
@@ -253,9 +254,13 @@ def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "touches_eps",
     "bool",
     None,
-    "a and b touch within eps: distance(a, b) <= eps and, with polygons shrunk inwards by "
-    "eps, their interiors are disjoint.",
-    "ST_DWithin(a, b, eps) AND NOT ST_Intersects(ST_Buffer(a, -eps), ST_Buffer(b, -eps))",
+    "a and b touch within eps: distance(a, b) <= eps and their interiors pulled back by eps "
+    "are disjoint: a polygon buffered inwards by eps, a line cut by eps at both ends (its "
+    "midpoint when it is at most 2 eps long), a point as it is.",
+    "ST_DWithin(a, b, eps) AND NOT ST_Intersects(shrink(a), shrink(b)), shrink(g) = "
+    "ST_Buffer(g, -eps) for a polygon, ST_LineSubstring(g, eps / ST_Length(g), 1 - eps / "
+    "ST_Length(g)) for a line (ST_LineInterpolatePoint(g, 0.5) when ST_Length(g) <= 2 eps), g "
+    "for a point",
 )
 def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
     """a and b touch within eps: distance(a, b).
@@ -314,9 +319,11 @@ def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "crosses_eps",
     "bool",
     None,
-    "a crosses b beyond eps: a crosses b (OGC crosses) at some point farther than eps from "
-    "every endpoint of a and of b. An end that overshoots the other line by at most eps is a "
-    "connection, not a crossing (the tolerance of endpoint_connected).",
+    "a crosses b beyond eps: a crosses b (OGC crosses) and some part of their intersection (a "
+    "point, or a line piece where a line crosses a polygon) lies farther than eps from every "
+    "endpoint of those of a and b that are lines; with no line among them, OGC crosses alone. "
+    "An end that overshoots the other line by at most eps is a connection, not a crossing "
+    "(the tolerance of endpoint_connected).",
     "ST_Crosses(a, b) AND ST_Distance(ST_Intersection(a, b), "
     "ST_Collect(ARRAY[ST_StartPoint(a), ST_EndPoint(a), ST_StartPoint(b), ST_EndPoint(b)])) "
     "computed per intersection point, some > eps",

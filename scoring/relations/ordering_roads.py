@@ -108,7 +108,7 @@ class LayerHierarchy:
             return None
         other = ctx.rng.choice(pairs)
         # the paper protocol shows the attributes on the map only (relations/paper.py), never withholds
-        withheld = ctx.rng.random() < 0.25 and ctx.protocol != "paper"
+        withheld = ctx.rng.random() < 0.25 and ctx.protocol != "paper"  # protocol switch: o06-attributes
         members = [
             _member(anchor, _level_props(anchor, withheld)),
             _member(other, _level_props(other, withheld)),

@@ -1,18 +1,24 @@
 """The paper protocol (GeoSpatialBench, "Mind the Spatial Gap"): how an instance built by the
-catalogue is put under `--protocol paper`. Our own protocol (`spatialgap`) stays the default; its
-deliberate deviations from the paper are listed in DEVIATIONS (and in the relation reference).
+catalogue is put under `--protocol paper`. Our own protocol (`spatialgap`) stays the default; every
+place where either protocol departs from the paper is listed in DEVIATIONS (and in the relation
+reference's "Deviations from the paper"), and every protocol switch in the code names its entry
+(`# protocol switch: <id>`; tests/build/test_protocol.py checks both ways).
 
 Under `paper`, after a relation's builder made an instance:
 - O06 (layer hierarchy) QA: the `layer` / `bridge` / `tunnel` attributes leave the GeoJSON and go
-  to `map_properties` (drawn on the map's attribute cards only), so the question is answerable
-  from the map but not from the GeoJSON (`answerable` differs by modality).
-- numeric multiple choice (distance, perimeter, bearing, density): four adjacent intervals, the
-  answer inside one of them at least a quarter of a width from its ends.
-- topology QA of odd slots: asked as a class ("what is the relation of F2 to F0?", DE-9IM class
-  names), where the chosen pair has a class with clear margins; other slots keep the
-  "which feature" form.
+  to `map_properties` (drawn on the map's attribute cards only). Every modality is scored against
+  the true answer (a model without the attributes guesses); `information_sufficient` records that
+  the GeoJSON alone lacks them, so the information-sufficient score drops O06 there.
+- distances, perimeters and densities: four adjacent intervals, the answer inside one of them at
+  least a quarter of a width from its ends (numerical relations: adjacent intervals).
+- bearings (D04): four nearby bearings, BEARING_STEP apart, the answer at a random rank
+  (directional relations: nearby bearings).
+- M14 (within distance): the paper's yes/no question about one candidate ("within 63 m? yes").
+- topology QA of odd slots: asked as a label question about one pair
+  (scoring.relations.paper_topology); other slots keep the "which feature" form.
 - editing on the map image: the reply is the edited pixel geometry plus the attributes the
   instruction needs (`edit_reply`), mapped back through the map's sidecar.
+- prompts: no invitation to answer "cannot be determined" (resources/prompts/_common.j2).
 Every transformation is a pure function of the instance and a seeded rng.
 """
 
@@ -20,129 +26,184 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 
-from shapely.geometry import shape
-from shapely.geometry.base import BaseGeometry
-
-from scoring import oracle
 from scoring.constraints.wording import FEATURE_ID, NUMBER, Wording, one_of
-from scoring.relations.base import LETTERS, TOLERANCES, mcq
-from scoring.relations.common import classify
+from scoring.relations.base import LETTERS, TOLERANCES
+from scoring.relations.paper_topology import (
+    LABELS,
+    PLAUSIBLE,
+    Q_TOPOLOGY_CLASS,
+    as_label_question,
+    most_specific_label,
+)
 from scoring.vocab import MODALITIES, AnswerType, Family, Protocol, Task
 
+__all__ = ["DEVIATIONS", "LABELS", "Q_TOPOLOGY_CLASS", "TOPOLOGY_CLASSES", "apply_protocol"]
+
 LAYER_ATTRS = ("layer", "bridge", "tunnel")
-# The DE-9IM classes the paper names, in the order that makes them exclusive (the first that holds).
-TOPOLOGY_CLASSES = ("equals", "disjoint", "touches", "within", "contains", "crosses", "overlaps")
-Q_TOPOLOGY_CLASS = Wording(
-    "What is the topological relation of {b} to {a}? Name its DE-9IM class.",
-    a=FEATURE_ID,
-    b=FEATURE_ID,
-)
+TOPOLOGY_CLASSES = LABELS  # the label set of the paper's topology questions, most specific first
+exact_topology_class = most_specific_label
 INTERVAL = Wording("from {lo} to {hi}{unit}", lo=NUMBER, hi=NUMBER, unit=one_of("", " m", "°", " per km²"))
 PIXEL_EDIT_REPLY = "pixel_geometry"  # `edit_reply` of image edits under the paper protocol
+BEARING_STEP = 15.0  # degrees between the nearby-bearing options (15 tolerances of 1°)
+Q_LAYER_PAPER = Wording(
+    "Roads {a} and {b} cross in plan view. Which of them lies above the other? Use the roads' "
+    "attributes: the vertical level is `layer` if set, otherwise +1 for a bridge, -1 for a "
+    "tunnel, else 0."
+)
+Q_WITHIN_DISTANCE_YES_NO = Wording(
+    "Is {b} within {d:g} m of {a} (minimum distance at most {d:g} m)? Answer yes or no.",
+    a=FEATURE_ID,
+    b=FEATURE_ID,
+    d=NUMBER,
+)
+YES_NO_CHOICES = ("yes", "no")
+ROAD_CHOICES = (["F0", "F1"], ["F1", "F0"])  # O06 under paper: the two roads, in either order
 
 _INTERVAL_TYPES = {
     # answer type: (unit text, decimals)
     AnswerType.DISTANCE: (" m", 1),
     AnswerType.PERIMETER: (" m", 1),
-    AnswerType.BEARING: ("°", 0),
     AnswerType.DENSITY: (" per km²", 3),
 }
-_MARGIN_CLASS = {
-    "equal": "equals",
-    "disjoint": "disjoint",
-    "touch": "touches",
-    "inside": "within",
-    "boundary_covered": "within",
-    "overlap": "overlaps",
-    "cross": "crosses",
-}
-_INVERSE = {"within": "contains", "contains": "within"}
 
-# Where our default protocol deliberately departs from the paper, and why (relation reference).
-DEVIATIONS: tuple[tuple[str, str, str], ...] = (
-    (
+
+@dataclass(frozen=True)
+class Deviation:
+    """One place where a protocol's outputs depart from the paper, or where the paper is silent and
+    we had to choose. `protocols` are those whose outputs it applies to."""
+
+    id: str
+    title: str
+    ours: str
+    paper: str
+    reason: str
+    protocols: tuple[str, ...]
+
+
+_BOTH = (str(Protocol.SPATIALGAP), str(Protocol.PAPER))
+_OURS = (str(Protocol.SPATIALGAP),)
+_PAPER = (str(Protocol.PAPER),)
+
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "o06-attributes",
         "O06 attributes",
         "A quarter of O06 questions withhold `layer` / `bridge` / `tunnel` from every modality; the "
-        "answer is then 'cannot be determined' everywhere.",
-        "Refusal is tested the same way in every modality, so the geometry-only and map conditions "
-        "stay comparable item by item; the paper's map-only attributes make O06 a test of reading the "
-        "map's cards instead.",
+        "answer is then 'cannot be determined' everywhere (a refusal scores correct, an answer is "
+        "`unfounded_answer`).",
+        "The attributes are on the map's attribute cards only; the GeoJSON score is taken against "
+        "the true answer and the information-sufficient score drops O06 in the geometry-only "
+        "condition.",
+        "Refusal is tested the same way in every modality, so the conditions stay comparable item "
+        "by item.",
+        _OURS,
     ),
-    (
+    Deviation(
+        "numeric-options",
         "Numeric options",
-        "Multiple-choice options of distances, perimeters, bearings and densities are point values "
-        "spread at least 15 % apart (bearings 20–180°).",
-        "A point value is read back and checked with the same tolerance as the open answer; "
-        "intervals let a coarse estimate score as well as a measurement.",
+        "Options of distances, perimeters and densities are point values spread at least 15 % apart.",
+        "Four adjacent intervals.",
+        "A point value is read back and checked with the same tolerance as the open answer.",
+        _OURS,
     ),
-    (
+    Deviation(
+        "bearing-options",
+        "Bearing options",
+        "D04 options are the answer offset by three of ±20°, ±45°, 90°, 180°.",
+        f"Nearby bearings (under `paper`: four bearings {BEARING_STEP:g}° apart, answer at a random "
+        "rank; the spacing is ours, the paper gives none).",
+        "Offsets of different sizes probe coarse and fine errors in one question.",
+        _BOTH,
+    ),
+    Deviation(
+        "topology-questions",
         "Topology questions",
         "Every topology question asks which one of F1–F4 has the relation with F0.",
-        "One relation per question keeps the 28 relations separately measurable; the paper's class "
-        "question mixes all classes in each relation's score.",
+        "Topology is also asked as a label question with plausible competing labels (under "
+        "`paper`: odd slots; ten labels; the most specific label that holds, by a fixed order; "
+        "distractors the labels that nearly hold). The order and the nearness rule are ours.",
+        "One relation per question keeps the 28 relations separately measurable.",
+        _BOTH,
     ),
-    (
+    Deviation(
+        "m14-count",
+        "M14 as a count",
+        "M14 asks how many of F1–F6 lie within d of F0 (options: adjacent counts).",
+        'A yes/no question about one feature ("within 63 m? yes").',
+        "A count over six features tests the same predicate six times per item.",
+        _OURS,
+    ),
+    Deviation(
+        "map-image-edits",
         "Map-image edits",
         "On the map image an edit is a list of operations in pixels (translate, rotate, scale, set "
         "attribute).",
+        "The edited pixel geometry plus attributes.",
         "Operations keep the target's shape exactly, so a correct intent is never lost to redrawn "
-        "vertices; the paper's interface returns the edited geometry itself.",
+        "vertices.",
+        _OURS,
     ),
-    (
-        "Count options",
-        "Counts (M14) are offered as whole numbers under both protocols.",
-        "A count is exact: an interval of whole numbers would only blur it.",
+    Deviation(
+        "refusal-invitation",
+        "Refusal invitation",
+        "Every open-ended prompt adds: if the information given is insufficient to answer, answer "
+        "'cannot be determined'; the choice instruction offers the refusal option.",
+        "Prompts say only what the items need.",
+        "Refusal is part of what we measure (O06 withheld attributes).",
+        _OURS,
+    ),
+    Deviation(
+        "t09-reading",
+        "T09 reading",
+        'T09 "boundary coverage" is A covered by B while touching B\'s boundary, not equal to B.',
+        'The name "covers" (ST_Covers) would hold for any A covered by B, touching or not.',
+        "Covered-but-not-touching is T11's case; T09 keeps the two relations disjoint.",
+        _BOTH,
+    ),
+    Deviation(
+        "t11-reading",
+        "T11 reading",
+        "T11 is A contained properly in B (no point of A on B's boundary).",
+        '"Non-equal containment" would also accept A touching B\'s boundary from inside.',
+        "Proper containment is exactly decidable and disjoint from T09's case.",
+        _BOTH,
+    ),
+    Deviation(
+        "displacement-bounds",
+        "Displacement bounds",
+        "Most editing instances bound how far F0 may move (`max_displacement`, derived per instance "
+        "from the reference move: 475 of the 700 edits of the default Helsinki build, seed 0, the "
+        "tightest 1 m).",
+        "Not stated.",
+        "Without a bound, moving F0 far away satisfies many relations trivially.",
+        _BOTH,
+    ),
+    Deviation(
+        "band-widths",
+        "Band widths",
+        "Numeric editing bands have fixed widths: 10 m for distances, 2 m for perimeters.",
+        "Its worked editing case uses a 14 m distance band.",
+        "A fixed width makes the bands of different instances equally hard.",
+        _BOTH,
+    ),
+    Deviation(
+        "map-framing",
+        "Map framing",
+        "An editing map is framed symmetrically about the scene, grown equally in every direction "
+        "until the reference edit's result fits (scoring.constraints.framing).",
+        "Not stated.",
+        "An image-only model must see where a valid edit can go, and the frame must not point to it.",
+        _BOTH,
     ),
 )
+DEVIATION_IDS = frozenset(d.id for d in DEVIATIONS)
 
 
-def exact_topology_class(x: BaseGeometry, y: BaseGeometry) -> str | None:
-    """The first DE-9IM class of TOPOLOGY_CLASSES that x has with respect to y (exact GEOS)."""
-    for name in TOPOLOGY_CLASSES:
-        held = oracle.MEASURES["within"].fn(y, x) if name == "contains" else oracle.MEASURES[name].fn(x, y)
-        if held:
-            return name
-    return None
-
-
-def _clear_class(c: BaseGeometry, a: BaseGeometry) -> str | None:
-    """c's class with respect to a where a 1 m change could not alter it (else None)."""
-    return _MARGIN_CLASS.get(classify(c, a))
-
-
-def as_topology_class(inst: dict, rng: random.Random) -> bool:
-    """Ask a topology QA instance as a class question about one pair with a clear class."""
-    feats = {f["id"]: shape(f["geometry"]) for f in inst["scene"]["features"]}
-    if "F0" not in feats:
-        return False
-    cands = sorted((i for i in feats if i != "F0"), key=lambda s: int(s[1:]))
-    rng.shuffle(cands)
-    for c in cands:
-        cls = _clear_class(feats[c], feats["F0"])
-        if cls is None:
-            continue
-        x, y = (c, "F0") if rng.random() < 0.5 else ("F0", c)
-        if x == "F0":
-            cls = _INVERSE.get(cls, cls)
-        if exact_topology_class(feats[x], feats[y]) != cls:
-            continue
-        others = [k for k in TOPOLOGY_CLASSES if k != cls]
-        choices, letter = mcq(rng, cls, rng.sample(others, 3))
-        inst.update(
-            question=Q_TOPOLOGY_CLASS.render(a=y, b=x),
-            answer_type=AnswerType.TOPOLOGY_CLASS,
-            answer=cls,
-            unit=None,
-            tolerance=None,
-            choices=choices,
-            correct_choice=letter,
-        )
-        inst["facts"] = inst["facts"] + [
-            {"measure": "de9im", "args": [x, y], "params": {}, "value": oracle.de9im(feats[x], feats[y])}
-        ]
-        return True
-    return False
+def deviations_for(protocol: str) -> tuple[Deviation, ...]:
+    """The deviations that apply to the outputs of `protocol`."""
+    return tuple(d for d in DEVIATIONS if str(Protocol(protocol)) in d.protocols)
 
 
 def _nice(v: float) -> float:
@@ -172,32 +233,22 @@ def interval_choices(
     if answer_type not in _INTERVAL_TYPES or not math.isfinite(value):
         return None
     unit, decimals = _INTERVAL_TYPES[answer_type]
-    tol = TOLERANCES[answer_type]
-    if answer_type is AnswerType.BEARING:
-        width = 30.0
-    else:
-        width = _nice(max(0.25 * abs(value), 8 * tol))
+    width = _nice(max(0.25 * abs(value), 8 * TOLERANCES[answer_type]))
     lo = math.floor(value / width) * width
     if not width / 4 <= value - lo <= 3 * width / 4:
         lo = math.floor((value - width / 2) / width) * width + width / 2
     decimals = _decimals(width / 2, decimals)
-    k = rng.randrange(4)
-    if answer_type is not AnswerType.BEARING:
-        lo = max(lo, 0.0)  # lengths and densities are never negative
-        k = min(k, int(lo // width))  # the first interval starts at 0 or above
+    lo = max(lo, 0.0)  # lengths and densities are never negative
+    k = min(rng.randrange(4), int(lo // width))  # the first interval starts at 0 or above
     start = lo - k * width
-    opts = []
-    for i in range(4):
-        a = start + i * width
-        if answer_type is AnswerType.BEARING:
-            a %= 360.0
-            b = (a + width) % 360.0 or 360.0
-        else:
-            b = a + width
-        opts.append(INTERVAL.render(lo=_fmt(a, decimals), hi=_fmt(b, decimals), unit=unit))
+    opts = [
+        INTERVAL.render(
+            lo=_fmt(start + i * width, decimals), hi=_fmt(start + (i + 1) * width, decimals), unit=unit
+        )
+        for i in range(4)
+    ]
     # a length or density cannot be below 0: an interval starting at 0 has only its upper end to doubt
-    floor_end = answer_type is not AnswerType.BEARING and lo == 0.0
-    edge = lo + width - value if floor_end else min(value - lo, lo + width - value)
+    edge = lo + width - value if lo == 0.0 else min(value - lo, lo + width - value)
     return opts, LETTERS[k], round(edge, 6)
 
 
@@ -212,15 +263,29 @@ def interval_contains(choice: str, value: float, circular: bool = False) -> bool
     return lo <= value < hi
 
 
-def _withhold_levels(inst: dict) -> None:
-    """O06 as in the paper: the level attributes shown on the map's cards only."""
+def bearing_choices(rng: random.Random, value: float) -> tuple[list[str], str, float]:
+    """Four nearby bearings BEARING_STEP apart in clockwise order, the answer at a random rank:
+    (options, letter of the answer, the gap to the nearest other option in degrees)."""
+    k = rng.randrange(4)
+    opts = [f"{(value + (i - k) * BEARING_STEP) % 360.0:.1f}°" for i in range(4)]
+    return opts, LETTERS[k], BEARING_STEP
+
+
+def _withhold_levels(inst: dict, rng: random.Random) -> None:
+    """O06 as in the paper: the level attributes shown on the map's cards only; scored against the
+    true answer everywhere, information-sufficient only where the cards are seen. The options are
+    the two roads (the competing feature ids; no refusal option, no invitation to refuse)."""
     shown = {}
     for f in inst["scene"]["features"]:
         props = f["properties"]
         levels = {k: props.pop(k) for k in LAYER_ATTRS if k in props}
         shown[f["id"]] = levels
     inst["map_properties"] = shown
-    inst["answerable"] = {str(m): m.has_image for m in MODALITIES}
+    inst["question"] = Q_LAYER_PAPER.render(a="F0", b="F1")  # protocol switch: refusal-invitation
+    inst["choices"] = list(ROAD_CHOICES[rng.random() < 0.5])
+    inst["correct_choice"] = LETTERS[inst["choices"].index(inst["answer"])]
+    inst["answerable"] = {str(m): True for m in MODALITIES}
+    inst["information_sufficient"] = {str(m): m.has_image for m in MODALITIES}
     inst["information"] = {
         "attributes": list(LAYER_ATTRS),
         "withheld": [],
@@ -228,19 +293,52 @@ def _withhold_levels(inst: dict) -> None:
     }
 
 
+def as_yes_no_within(inst: dict, rng: random.Random) -> bool:
+    """M14 as the paper's yes/no question about one candidate, from the instance's own facts."""
+    count = next((f for f in inst["facts"] if f["measure"] == "count_within_distance"), None)
+    dists = {f["args"][1]: f["value"] for f in inst["facts"] if f["measure"] == "min_distance"}
+    if count is None or not dists:
+        return False
+    d = float(count["params"]["distance"])
+    b = rng.choice(sorted(dists, key=lambda s: int(s[1:])))
+    answer = bool(dists[b] <= d)
+    inst.update(
+        question=Q_WITHIN_DISTANCE_YES_NO.render(a="F0", b=b, d=d),
+        answer_type=AnswerType.YES_NO,
+        answer=answer,
+        unit=None,
+        tolerance=None,
+        choices=list(YES_NO_CHOICES),
+        correct_choice=LETTERS[YES_NO_CHOICES.index("yes" if answer else "no")],
+    )
+    inst["facts"] = [
+        {"measure": "within_distance", "args": ["F0", b], "params": {"distance": d}, "value": answer},
+        {"measure": "min_distance", "args": ["F0", b], "params": {}, "value": dists[b], "unit": "m"},
+    ]
+    inst["margin"] = {"threshold_gap_m": round(abs(dists[b] - d), 3)}
+    return True
+
+
 def apply_protocol(inst: dict, protocol: str, rng: random.Random, slot: int) -> dict:
     """The instance as `protocol` asks it (unchanged under our own protocol)."""
-    if Protocol(protocol) is Protocol.SPATIALGAP:
+    if Protocol(protocol) is Protocol.SPATIALGAP:  # protocol switch: gate (each below names its own)
         return inst
     inst["protocol"] = str(Protocol.PAPER)
     if inst["task"] == Task.EDIT:
-        inst["edit_reply"] = {"image": PIXEL_EDIT_REPLY}
+        inst["edit_reply"] = {"image": PIXEL_EDIT_REPLY}  # protocol switch: map-image-edits
         return inst
     if inst["relation"] == "O06":
-        _withhold_levels(inst)
-    elif inst["family"] == Family.TOPOLOGY and slot % 2 == 1 and as_topology_class(inst, rng):
-        pass
+        _withhold_levels(inst, rng)  # protocol switch: o06-attributes
+    elif inst["relation"] == "M14":
+        as_yes_no_within(inst, rng)  # protocol switch: m14-count
+    elif inst["family"] == Family.TOPOLOGY and slot % 2 == 1:
+        as_label_question(inst, rng)  # protocol switch: topology-questions
+    elif inst.get("answer_type") == AnswerType.BEARING and isinstance(inst.get("answer"), (int, float)):
+        # protocol switch: bearing-options
+        inst["choices"], inst["correct_choice"], gap = bearing_choices(rng, float(inst["answer"]))
+        inst["margin"] = {**inst["margin"], "option_gap_deg": gap}
     elif inst.get("answer_type") in _INTERVAL_TYPES and isinstance(inst.get("answer"), (int, float)):
+        # protocol switch: numeric-options
         made = interval_choices(rng, float(inst["answer"]), AnswerType(inst["answer_type"]))
         if made is not None:
             inst["choices"], inst["correct_choice"], edge = made
@@ -248,22 +346,51 @@ def apply_protocol(inst: dict, protocol: str, rng: random.Random, slot: int) -> 
     return inst
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def protocol_section() -> str:
-    """The relation reference's section on the two protocols and our deliberate deviations."""
+    """The relation reference's section on the two protocols and every deviation from the paper."""
     lines = [
         "\n## Protocols: `spatialgap` (default) and `paper`\n",
         "`spatialgap build --protocol paper` builds the benchmark as the GeoSpatialBench paper "
         "specifies; the manifest, every run and every result record the protocol. Under `paper`: O06 "
-        "QA shows `layer` / `bridge` / `tunnel` on the map's attribute cards only (`map_properties`), "
-        "so it is answerable from the map and unanswerable from the GeoJSON alone; numeric options are "
-        "four adjacent intervals (`from a to b`, the answer at least a quarter width from either end); "
-        "odd-numbered topology questions ask the DE-9IM class of one pair (answer type "
-        f"`topology_class`: {', '.join(TOPOLOGY_CLASSES)}, the first that holds); an edit on the map "
-        'image is replied as `{"pixel_geometry": <GeoJSON geometry in [column, row]>, "attributes": '
-        "{...}}`, mapped back to the task CRS through the map's sidecar.\n",
-        "Our default protocol deviates from the paper deliberately:\n",
-        "| topic | `spatialgap` (default) | reason |",
-        "|---|---|---|",
+        "QA shows `layer` / `bridge` / `tunnel` on the map's attribute cards only (`map_properties`); "
+        "every modality is scored against the true answer (`answerable` is true everywhere: a model "
+        "that lacks the attributes guesses) and `information_sufficient` is false for `geojson`, so "
+        "the information-sufficient score drops O06 in the geometry-only condition; distance, "
+        "perimeter and density options are four adjacent intervals (`from a to b`, the answer at "
+        "least a quarter width from either end); bearing (D04) options are four nearby bearings "
+        f"{BEARING_STEP:g}° apart in clockwise order, the answer at a random rank; M14 is the yes/no "
+        'question "Is Fk within d m of F0?" about one of its six candidates (answer type '
+        "`yes_no`, options `yes` / `no`); odd-numbered topology questions ask for the label of one "
+        "pair (answer type `topology_class`); an edit on the map image is replied as "
+        '`{"pixel_geometry": <GeoJSON geometry in [column, row]>, "attributes": {...}}`, mapped '
+        "back to the task CRS through the map's sidecar; no prompt invites the answer 'cannot be "
+        "determined' (O06's question drops its refusal sentence too).\n",
+        "**Topology labels.** The labels are, most specific first: "
+        + ", ".join(f"`{lab}`" for lab in LABELS)
+        + ". Each is the exact GEOS predicate of (x, y) of the same name (`contains` is within(y, x), "
+        "`covers` is covered_by(y, x)). Several can hold at once (within implies covered by and "
+        'intersects); the answer is the first label of this order that holds ("most specific"), '
+        "and no option is another label that holds, so exactly one option is true. The pair is "
+        "chosen only where a 1 m change could not alter its class (`classify`). Distractors are "
+        "the labels that nearly hold: for each label that does not hold, the smallest translation "
+        "of x (0.5, 1, 2, 4, 8, 16, 32 or 64 m, in 8 directions; for `touches` and `intersects` of "
+        "a disjoint pair, their gap) under which it would; the three nearest "
+        "are shown (ties, and labels no such move reaches, in the order " + ", ".join(PLAUSIBLE) + "). "
+        "The pair asked about is one that is not disjoint where the scene has one.\n",
+        "\n## Deviations from the paper\n",
+        "Every place where a protocol's outputs depart from the paper, or where the paper is silent "
+        "and we chose; `applies to` names the protocols whose outputs it concerns "
+        "(`scoring.relations.paper.DEVIATIONS`).\n",
+        "| id | deviation | ours | the paper | reason | applies to |",
+        "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {topic} | {ours} | {why} |" for topic, ours, why in DEVIATIONS]
+    lines += [
+        f"| `{d.id}` | {_cell(d.title)} | {_cell(d.ours)} | {_cell(d.paper)} | {_cell(d.reason)} | "
+        f"{', '.join(f'`{p}`' for p in d.protocols)} |"
+        for d in DEVIATIONS
+    ]
     return "\n".join(lines) + "\n"

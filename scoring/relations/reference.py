@@ -59,7 +59,8 @@ def render() -> str:
         out.append(f"| `{m.name}` | {m.kind} | {m.unit or ''} | {m.definition} | `{m.postgis}` |")
     out.append(
         "| `vertical_level` | number | | Vertical level of a road (fact only): layer if set, "
-        "else +1 bridge, -1 tunnel, else 0; null when the attributes are withheld. | "
+        "else +1 bridge, -1 tunnel, else 0; null when the attributes are withheld or `layer` is "
+        "unreadable (parsing: Semantics, Bridges, tunnels and layers). | "
         "attribute arithmetic |"
     )
     return "\n".join(out) + "\n"

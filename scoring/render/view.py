@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import shapely
 
-from scoring.constraints.framing import beyond_scene
+from scoring.constraints.framing import beyond_scene, symmetric_frame
 from scoring.geometry.georef import PixelTransform, task_to_3857
 from scoring.render.features import MapSubject
 
@@ -43,7 +43,11 @@ def fix_view(
     for f, g in zip(feats, to_3857(_array([f.geom_task for f in feats]), subject.task_epsg), strict=True):
         f.geom_3857 = g
     extra, framed = framed_3857(instance, subject.task_epsg)
-    x_min, y_max, res = compute_view([f.geom_3857 for f in subject.features] + extra, style)
+    scene_3857 = [f.geom_3857 for f in subject.features]
+    if extra:  # grown equally on every side, so the frame's centre says nothing of the solution
+        bounds = tuple(shapely.total_bounds(_array(scene_3857)))
+        extra = [symmetric_frame(bounds, shapely.union_all(_array(extra)))]
+    x_min, y_max, res = compute_view(scene_3857 + extra, style)
     n = int(style["image_px"])
     pt = PixelTransform.from_view(x_min, y_max, res, n, n, subject.task_epsg)
     for f, g in zip(feats, pt.geometry_3857_to_pixel(_array([f.geom_3857 for f in feats])), strict=True):

@@ -153,6 +153,8 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
         "choices": instance.get("choices") or [],
         "answer_type": instance.get("answer_type"),
         "answer_category": answer_category(instance.get("answer_type")),
+        # the paper protocol's prompts carry no refusal invitation (resources/prompts/_common.j2)
+        "protocol": instance.get("protocol") or "spatialgap",
         "target": instance.get("target", ""),
         "instruction": instance.get("instruction", ""),
         "scene_json": "",
@@ -253,8 +255,9 @@ def build_messages(
     task = str(instance.get("task"))
     form = "edit" if task == "edit" else form
     name = template_name(task, modality, form, reply_form_of(instance, modality))
-    if task == "qa" and form == "mcq" and len(instance.get("choices") or []) != 4:
-        raise ValueError(f"instance {instance.get('id')}: mcq form needs 4 choices")
+    # 4 options; 2 (yes / no) for the paper protocol's yes/no questions
+    if task == "qa" and form == "mcq" and len(instance.get("choices") or []) not in (2, 4):
+        raise ValueError(f"instance {instance.get('id')}: mcq form needs 4 choices (or yes / no)")
     needs_image = Modality(modality).has_image
     if needs_image and not image_png:
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs the map image")

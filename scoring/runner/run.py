@@ -269,7 +269,7 @@ async def run_benchmark_async(
     bench_sha = bench.sha256
     instances = _instances(bench, task, ids, limit)
     if task == Task.QA and Form.MCQ in forms:
-        bad = [i["id"] for i in instances if len(i.get("choices") or []) != 4]
+        bad = [i["id"] for i in instances if len(i.get("choices") or []) not in (2, 4)]  # 2: yes / no
         if bad:
             raise InputError(f"{bench.path}: {len(bad)} QA instance(s) without 4 choices, first: {bad[0]}")
     images = _read_maps(bench, instances, modality) if map_png is None else {}

@@ -145,7 +145,8 @@ def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> 
         "relation": inst.get("relation"),
         "family": inst.get("family"),
         "answer_type": inst.get("answer_type") or "edit",
-        "answerable": answerable_in(inst, modality),
+        # the information-sufficient score's samples (paper protocol: O06 without the map's cards out)
+        "answerable": (inst.get("information_sufficient") or {}).get(modality, answerable_in(inst, modality)),
         "scene": _scene_key(inst),
         "value": v.value,
         "quality": v.quality,

@@ -76,6 +76,10 @@ PT = PixelTransform.from_view(4285000.0, 9000000.0, 0.25, 1536, 1536, 32635)
         ("They overlap.", "overlaps"),
         ("Answer: **Equals**", "equals"),
         ("Answer: contains", "contains"),
+        ("Answer: intersects", "intersects"),  # the paper protocol's ten labels (issue 29)
+        ("Answer: covered by", "covered by"),
+        ("Answer: Covers", "covers"),
+        ("It is not disjoint.\nAnswer: covered_by", "covered by"),
     ],
 )
 def test_topology_class_names_are_read(reply, value):
@@ -83,7 +87,7 @@ def test_topology_class_names_are_read(reply, value):
     assert p.ok and p.value == value
 
 
-@pytest.mark.parametrize("reply", ["Answer: crosses or touches", "Answer: intersects", "Answer: F1"])
+@pytest.mark.parametrize("reply", ["Answer: crosses or touches", "Answer: covers or within", "Answer: F1"])
 def test_no_single_topology_class_is_not_guessed(reply):
     assert not parse_answer(reply, "topology_class").ok
 

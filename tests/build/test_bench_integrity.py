@@ -65,7 +65,9 @@ def test_a_hand_edited_task_file_is_refused_by_run_and_score(bench, agent, tmp_p
     shutil.copytree(bench, copy)
     run = tmp_path / "run"
     assert _run(copy, agent, run).returncode == 0  # the intact copy runs ...
-    ok = _cmd("score", "--bench", str(copy), "--run", str(run), "--out", str(tmp_path / "ok"), "--no-progress")
+    ok = _cmd(
+        "score", "--bench", str(copy), "--run", str(run), "--out", str(tmp_path / "ok"), "--no-progress"
+    )
     assert ok.returncode == 0, ok.stderr  # ... and scores
 
     def flip(inst: dict) -> None:  # what a hand edit does: another expected answer
@@ -92,7 +94,10 @@ def test_a_missing_task_file_the_manifest_records_is_refused(bench, agent, tmp_p
 
 
 BAD_SCENE_GEOMETRY = {
-    "3-point ring": ({"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [0, 0]]]}, "invalid geometry (Too few points"),
+    "3-point ring": (
+        {"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [0, 0]]]},
+        "invalid geometry (Too few points",
+    ),
     "unclosed 2-point ring": ({"type": "Polygon", "coordinates": [[[0, 0], [10, 0]]]}, "invalid geometry"),
     "1-point line": ({"type": "LineString", "coordinates": [[0, 0]]}, "invalid geometry"),
     "1e300": ({"type": "Point", "coordinates": [1e300, 0]}, "coordinate out of range"),

@@ -13,11 +13,11 @@ import pytest
 from scoring.build.builder import build_benchmark
 from scoring.constraints.edits import apply_edit
 from scoring.constraints.facts import all_hold, check_constraint, check_fact, evaluate, same_value
+from scoring.geometry.scene import Scene
 from scoring.oracle import MEASURES
 from scoring.paths import RESOURCES_DIR
 from scoring.relations import CATALOGUE
 from scoring.relations.base import REFUSAL, check_answer
-from scoring.geometry.scene import Scene
 from scoring.vocab import MODALITIES
 from tests.conftest import REPO, VENV_BIN, shared_path
 
@@ -190,7 +190,7 @@ def test_constructed_features_are_recorded(qa):
 
 def test_same_seed_same_bytes_other_seed_differs(tmp_path):
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    kw = dict(n_qa=3, n_edit=2, relations=["T04", "D02", "M18", "O06"], progress=False)
+    kw = {"n_qa": 3, "n_edit": 2, "relations": ["T04", "D02", "M18", "O06"], "progress": False}
     build_benchmark(None, a, seed=7, jobs=2, **kw)
     build_benchmark(None, b, seed=7, jobs=1, **kw)
     build_benchmark(None, c, seed=8, jobs=2, **kw)
@@ -257,7 +257,8 @@ def test_relation_reference_is_generated_from_the_catalogue():
 def test_scoring_imports_without_qgis(tmp_path):
     code = (
         "import sys; sys.modules['qgis'] = None; sys.modules['qgis.core'] = None\n"
-        "import scoring.build.builder, scoring.oracle, scoring.constraints.facts, scoring.relations, scoring.cli\n"
+        "import scoring.build.builder, scoring.oracle, scoring.constraints.facts\n"
+        "import scoring.relations, scoring.cli\n"
         "print('ok')"
     )
     r = subprocess.run([str(VENV_BIN / "python"), "-c", code], capture_output=True, text=True, cwd=REPO)

@@ -13,8 +13,8 @@ from osgeo import ogr, osr
 from scoring.build.builder import build_benchmark
 from scoring.errors import InputError
 from scoring.extract.osm import load_pools
-from scoring.paths import RESOURCES_DIR
 from scoring.extract.vector import load_mapping, load_vector_pools
+from scoring.paths import RESOURCES_DIR
 from tests.conftest import REPO, VENV_BIN, shared_path
 
 MAPPING = """

@@ -17,7 +17,11 @@ from scoring.vocab import Task
 # ---- reading the prompt back --------------------------------------------------------------------
 # The answer instructions as the prompts state them, longest first so that no sentence is taken for
 # a shorter one it contains.
-_INSTRUCTION_CATEGORIES = sorted(ANSWER_INSTRUCTIONS.items(), key=lambda kv: -len(kv[1]))
+_INSTRUCTION_CATEGORIES = [
+    *sorted(ANSWER_INSTRUCTIONS.items(), key=lambda kv: -len(kv[1])),
+    # the paper protocol's choice instruction names the letters only (resources/prompts/_common.j2)
+    ("choice", "Answer with the option letter only ("),
+]
 
 
 @dataclass

@@ -11,7 +11,13 @@ from scoring.constraints.wording import NUMBER, Wording
 from scoring.geometry.scene import Scene
 from scoring.oracle import DIRECTIONS4, DIRECTIONS8, RELATIVE, sector
 from scoring.relations import CATALOGUE
-from scoring.relations.paper import Q_TOPOLOGY_CLASS, TOPOLOGY_CLASSES, interval_contains
+from scoring.relations.paper import (
+    Q_LAYER_PAPER,
+    Q_TOPOLOGY_CLASS,
+    Q_WITHIN_DISTANCE_YES_NO,
+    interval_contains,
+)
+from scoring.relations.paper_topology import most_specific_label
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, Toolkit, UnrecognisedError, ids_in
@@ -37,12 +43,12 @@ def _topology(predicate: str) -> Handler:
 
 
 def _topology_class(scene: Scene, slots: Slots, toolkit: Toolkit) -> str:
-    """The first DE-9IM class (in the paper protocol's order) that {b} has with respect to {a}."""
-    x, y = scene.geom(slots["b"]), scene.geom(slots["a"])
-    for name in TOPOLOGY_CLASSES:
-        if toolkit.topo("within", y, x) if name == "contains" else toolkit.topo(name, x, y):
-            return name
-    return "disjoint"
+    """The most specific label (the paper protocol's order) that {b} has with respect to {a}."""
+    return most_specific_label(scene.geom(slots["b"]), scene.geom(slots["a"]), toolkit.topo)
+
+
+def _within_yes_no(scene: Scene, slots: Slots, toolkit: Toolkit) -> bool:
+    return toolkit.min_distance(scene.geom(slots["a"]), scene.geom(slots["b"])) <= float(slots["d"])
 
 
 def _direction(labels: tuple[str, ...]) -> Handler:
@@ -161,7 +167,11 @@ HANDLERS: dict[str, Handler] = {
 # Every question wording of the catalogue, read back by the pattern derived from it.
 QUESTION_SHAPES: list[tuple[Wording, Handler]] = [
     (wording, HANDLERS[code]) for code, rel in CATALOGUE.items() for wording in rel.questions
-] + [(Q_TOPOLOGY_CLASS, _topology_class)]  # the paper protocol's class form of topology questions
+] + [  # the paper protocol's forms (scoring.relations.paper)
+    (Q_TOPOLOGY_CLASS, _topology_class),
+    (Q_WITHIN_DISTANCE_YES_NO, _within_yes_no),
+    (Q_LAYER_PAPER, _layer),
+]
 
 
 def solve_question(scene: Scene, question: str, toolkit: Toolkit) -> Any:
@@ -183,6 +193,8 @@ def _num_of(text: str) -> float | None:
 
 
 def _fmt_open(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, list):
         return ", ".join(value)
     if isinstance(value, float):

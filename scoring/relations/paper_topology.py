@@ -1,0 +1,165 @@
+"""The paper protocol's topology label question: which label names the relation of one pair.
+
+Labels are the ones the paper's topological families use, each an exact GEOS predicate of (x, y):
+equals, within, contains, covered by, covers, touches, crosses, overlaps, intersects, disjoint.
+Several can hold at once (within implies covered by and intersects), so the question asks for the
+MOST SPECIFIC label that holds, decided by the fixed order of LABELS: the first label in that
+order that holds is the answer. The options never include another label that holds, so exactly
+one option is true under either reading ("a label that holds", "the most specific one").
+
+Distractors are the labels that NEARLY hold: for every label that does not hold, the smallest
+translation of x (0.5 to 64 m, in 8 directions; for `touches` and `intersects` of a disjoint pair
+also their gap) under which it would; the three nearest are the distractors (ties, and labels no
+such move reaches, in the order of PLAUSIBLE). Nothing is drawn at random, so the distractors are
+as plausible as the pair makes them. The pair asked about is preferably one that is not disjoint
+(most candidates of a "which one" question are disjoint from F0).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+from shapely import affinity
+from shapely.geometry import shape
+from shapely.geometry.base import BaseGeometry
+
+from scoring import oracle
+from scoring.constraints.wording import FEATURE_ID, Wording
+from scoring.relations.base import mcq
+from scoring.relations.common import classify
+from scoring.vocab import AnswerType
+
+# Most specific first: a label implies none before it.
+LABELS = (
+    "equals",
+    "within",
+    "contains",
+    "covered by",
+    "covers",
+    "touches",
+    "crosses",
+    "overlaps",
+    "intersects",
+    "disjoint",
+)
+# label -> (oracle measure, arguments swapped)
+LABEL_MEASURES: dict[str, tuple[str, bool]] = {
+    "equals": ("equals", False),
+    "within": ("within", False),
+    "contains": ("within", True),
+    "covered by": ("covered_by", False),
+    "covers": ("covered_by", True),
+    "touches": ("touches", False),
+    "crosses": ("crosses", False),
+    "overlaps": ("overlaps", False),
+    "intersects": ("intersects", False),
+    "disjoint": ("disjoint", False),
+}
+Q_TOPOLOGY_CLASS = Wording(
+    "What is the topological relation of {b} to {a}? Name the most specific of these labels that "
+    "holds: equals, within, contains, covered by, covers, touches, crosses, overlaps, intersects, "
+    "disjoint.",
+    a=FEATURE_ID,
+    b=FEATURE_ID,
+)
+NEAR_STEPS_M = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+# the tie order of distractors equally near (or out of reach): the commonest relations first
+PLAUSIBLE = (
+    "touches",
+    "intersects",
+    "overlaps",
+    "disjoint",
+    "crosses",
+    "covered by",
+    "covers",
+    "within",
+    "contains",
+    "equals",
+)
+# builder classes with clear margins (scoring.relations.common.classify) -> the label they give x
+_MARGIN_LABEL = {
+    "equal": "equals",
+    "disjoint": "disjoint",
+    "touch": "touches",
+    "inside": "within",
+    "boundary_covered": "within",
+    "overlap": "overlaps",
+    "cross": "crosses",
+}
+_INVERSE = {"within": "contains", "contains": "within"}
+Predicate = Callable[[str, BaseGeometry, BaseGeometry], bool]
+
+
+def _exact(measure: str, x: BaseGeometry, y: BaseGeometry) -> bool:
+    return bool(oracle.MEASURES[measure].fn(x, y))
+
+
+def label_holds(label: str, x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> bool:
+    """Does `label` hold for x with respect to y (exact GEOS unless another predicate is given)?"""
+    measure, swapped = LABEL_MEASURES[label]
+    return topo(measure, y, x) if swapped else topo(measure, x, y)
+
+
+def most_specific_label(x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> str:
+    """The first label of LABELS that holds for x with respect to y."""
+    return next((lab for lab in LABELS if label_holds(lab, x, y, topo)), "disjoint")
+
+
+def nearness(label: str, x: BaseGeometry, y: BaseGeometry) -> float:
+    """The smallest translation of x (m, from NEAR_STEPS_M; for `touches` and `intersects` of a
+    disjoint pair, their gap) under which `label` holds; inf if none."""
+    if label in ("touches", "intersects") and label_holds("disjoint", x, y):
+        return float(x.distance(y))
+    for r in NEAR_STEPS_M:
+        for k in range(8):
+            a = math.radians(45 * k)
+            if label_holds(label, affinity.translate(x, r * math.sin(a), r * math.cos(a)), y):
+                return r
+    return math.inf
+
+
+def label_distractors(x: BaseGeometry, y: BaseGeometry) -> list[str]:
+    """Three labels that do not hold for (x, y), the nearest to holding first."""
+    wrong = [lab for lab in LABELS if not label_holds(lab, x, y)]
+    ranked = sorted(wrong, key=lambda lab: (nearness(lab, x, y), PLAUSIBLE.index(lab)))
+    return ranked[:3]
+
+
+def as_label_question(inst: dict, rng: random.Random) -> bool:
+    """Ask a topology QA instance as a label question about one pair with a clear label."""
+    feats = {f["id"]: shape(f["geometry"]) for f in inst["scene"]["features"]}
+    if "F0" not in feats:
+        return False
+    cands = sorted((i for i in feats if i != "F0"), key=lambda s: int(s[1:]))
+    rng.shuffle(cands)
+    classes = {c: classify(feats[c], feats["F0"]) for c in cands}
+    cands.sort(key=lambda c: classes[c] == "disjoint")  # stable: the shuffled order otherwise
+    for c in cands:
+        label = _MARGIN_LABEL.get(classes[c])
+        if label is None:  # a 1 m change could alter the pair's class
+            continue
+        x, y = (c, "F0") if rng.random() < 0.5 else ("F0", c)
+        if x == "F0":
+            label = _INVERSE.get(label, label)
+        if most_specific_label(feats[x], feats[y]) != label:
+            continue
+        distractors = label_distractors(feats[x], feats[y])
+        if len(distractors) < 3:
+            continue
+        choices, letter = mcq(rng, label, distractors)
+        inst.update(
+            question=Q_TOPOLOGY_CLASS.render(a=y, b=x),
+            answer_type=AnswerType.TOPOLOGY_CLASS,
+            answer=label,
+            unit=None,
+            tolerance=None,
+            choices=choices,
+            correct_choice=letter,
+        )
+        inst["facts"] = inst["facts"] + [
+            {"measure": "de9im", "args": [x, y], "params": {}, "value": oracle.de9im(feats[x], feats[y])}
+        ]
+        return True
+    return False
