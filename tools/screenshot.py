@@ -53,7 +53,7 @@ def step():
         if "spatialgap" not in plugins:
             return
         from scoring.runner.agents import start_server
-        from spatialgap.endpoints import Endpoint, save_endpoints
+        from spatialgap.core.endpoints import Endpoint, save_endpoints
         server, _ = start_server(CFG["agent"])
         state["server"] = server
         agent = Endpoint(name=CFG["agent"], base_url=server.base_url, model=CFG["agent"], timeout_s=60)
@@ -96,7 +96,7 @@ def step():
         # The same instance sent to an endpoint that refuses the key: the outcome must say so.
         refusing = start_refusing_server()
         state["refusing"] = refusing
-        from spatialgap.endpoints import Endpoint, save_endpoints
+        from spatialgap.core.endpoints import Endpoint, save_endpoints
         url = "http://127.0.0.1:%d/v1" % refusing.server_address[1]
         save_endpoints([Endpoint(name="refusing", base_url=url, model="m", timeout_s=30)])
         state["dock"].reload_endpoints()
@@ -182,7 +182,7 @@ def step():
         if type(stand_in).__name__ != "MissingDependenciesPlugin":
             fail("the full plugin loaded on a stock profile: nothing to install")
             return
-        from spatialgap.installer import InstallDialog
+        from spatialgap.install.installer import InstallDialog
         state["dialog"] = InstallDialog(stand_in.missing, iface.mainWindow())
         state["dialog"].show()
         state["step"], state["t"] = "shot-dialog", time.monotonic()
