@@ -45,6 +45,9 @@ class FaultServer(ThreadingHTTPServer):
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: list[dict] = []
+        # set by a test: each handler waits on it after its reply is delivered, as a thread the
+        # OS does not schedule again at once would
+        self.after_reply: threading.Event | None = None
 
     def url(self, fault: str = "ok", n: int = -1, prefix: str = "/v1") -> str:
         host, port = self.server_address[:2]
@@ -82,8 +85,22 @@ class FaultHandler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(body)
+        # The request stops counting as open before its last byte leaves: the client cannot have
+        # the whole reply (and start another request in its place) before the count dropped.
+        self.wfile.write(body[:-1])
         self.wfile.flush()
+        self._closed_request()
+        self.wfile.write(body[-1:])
+        self.wfile.flush()
+        if self.server.after_reply is not None:
+            self.server.after_reply.wait()  # a test holds the handler here, its reply delivered
+
+    def _closed_request(self) -> None:
+        srv = self.server
+        if getattr(self, "_open", False):
+            self._open = False
+            with srv.lock:
+                srv.in_flight -= 1
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         self._send(200, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode())
@@ -97,13 +114,13 @@ class FaultHandler(BaseHTTPRequestHandler):
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             if self.headers.get("Authorization"):
                 srv.auth_headers.append(self.headers["Authorization"])
+        self._open = True  # open from receipt to the last byte written (see _send)
         try:
             self._handle(raw)
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
-            with srv.lock:
-                srv.in_flight -= 1
+            self._closed_request()
 
     def _handle(self, raw: bytes) -> None:
         srv = self.server
