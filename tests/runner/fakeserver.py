@@ -45,9 +45,14 @@ class FaultServer(ThreadingHTTPServer):
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: list[dict] = []
-        # set by a test: each handler waits on it after its reply is delivered, as a thread the
-        # OS does not schedule again at once would
-        self.after_reply: threading.Event | None = None
+        # set by a test: each handler, its reply delivered, stays until the next request has
+        # arrived (or `release()`), as a thread the OS does not run again at once would
+        self.hold_after_reply = False
+        # set by a test to the number of requests it will send: a request is answered only once
+        # another is open too (or the last has arrived), so two are always in flight together
+        self.pair_up = 0
+        self.released = False
+        self.arrivals = threading.Condition(self.lock)
 
     def url(self, fault: str = "ok", n: int = -1, prefix: str = "/v1") -> str:
         host, port = self.server_address[:2]
@@ -57,7 +62,13 @@ class FaultServer(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
+    def release(self) -> None:
+        with self.arrivals:
+            self.released = True
+            self.arrivals.notify_all()
+
     def stop(self) -> None:
+        self.release()
         self.shutdown()
         self.server_close()
 
@@ -84,6 +95,9 @@ class FaultHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body) if length is None else length))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        if self.server.hold_after_reply:
+            self.send_header("Connection", "close")  # the next request then needs another thread
+            self.close_connection = True
         self.end_headers()
         # The request stops counting as open before its last byte leaves: the client cannot have
         # the whole reply (and start another request in its place) before the count dropped.
@@ -92,8 +106,11 @@ class FaultHandler(BaseHTTPRequestHandler):
         self._closed_request()
         self.wfile.write(body[-1:])
         self.wfile.flush()
-        if self.server.after_reply is not None:
-            self.server.after_reply.wait()  # a test holds the handler here, its reply delivered
+        srv = self.server
+        if srv.hold_after_reply:
+            mine = self._number
+            with srv.arrivals:
+                srv.arrivals.wait_for(lambda: srv.requests > mine or srv.released)
 
     def _closed_request(self) -> None:
         srv = self.server
@@ -110,11 +127,18 @@ class FaultHandler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with srv.lock:
             srv.requests += 1
+            self._number = srv.requests
+            srv.arrivals.notify_all()
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             if self.headers.get("Authorization"):
                 srv.auth_headers.append(self.headers["Authorization"])
         self._open = True  # open from receipt to the last byte written (see _send)
+        if srv.pair_up:
+            with srv.arrivals:
+                srv.arrivals.wait_for(
+                    lambda: srv.in_flight >= 2 or srv.requests >= srv.pair_up or srv.released
+                )
         try:
             self._handle(raw)
         except (BrokenPipeError, ConnectionResetError):
