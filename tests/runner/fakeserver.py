@@ -45,7 +45,7 @@ class FaultServer(ThreadingHTTPServer):
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: list[dict] = []
-        # set by a test: each handler, its reply delivered, stays until the next request has
+        # set by a test: each handler, its reply delivered, stays until two more requests have
         # arrived (or `release()`), as a thread the OS does not run again at once would
         self.hold_after_reply = False
         # set by a test to the number of requests it will send: a request is answered only once
@@ -110,7 +110,7 @@ class FaultHandler(BaseHTTPRequestHandler):
         if srv.hold_after_reply:
             mine = self._number
             with srv.arrivals:
-                srv.arrivals.wait_for(lambda: srv.requests > mine or srv.released)
+                srv.arrivals.wait_for(lambda: srv.requests > mine + 1 or srv.released)
 
     def _closed_request(self) -> None:
         srv = self.server
