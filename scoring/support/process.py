@@ -82,10 +82,20 @@ def sigterm_as_ctrl_c() -> None:
     journals closed, the run manifest saying "interrupted", children ended. Main thread only."""
     if threading.current_thread() is not threading.main_thread():
         return
+    global _sigterm_owner
+    _sigterm_owner = os.getpid()
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+_sigterm_owner = 0  # the command's process: a forked pool worker inherits the handler, not the role
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
+    if os.getpid() != _sigterm_owner:
+        # a forked worker being terminated by its pool: die as SIGTERM kills, without a word
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler) and handler is not signal.default_int_handler:
         # asyncio's runner handles SIGINT itself (it cancels its task, then raises
