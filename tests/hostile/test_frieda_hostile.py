@@ -62,3 +62,12 @@ def test_out_holding_a_benchmark_or_a_run_is_refused(hostile, tmp_path):
     proc = _frieda(_dataset(tmp_path / "ds"), hostile.url("ok"), bench)
     assert proc.returncode == 2 and "holds manifest.json" in one_line_error(proc, "frieda-run")
     assert sorted(p.name for p in bench.iterdir()) == before and not hostile.counts
+
+
+def test_frieda_score_on_a_result_file_nested_too_deep_is_a_one_line_error(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "m_wo_contextual.json").write_text("[" * 100_000 + "]" * 100_000)
+    proc = spatialgap("frieda-score", "--out", str(tmp_path / "out"), str(results / "m_wo_contextual.json"))
+    assert proc.returncode == 2
+    assert "nested too deeply" in one_line_error(proc, "frieda-score")
