@@ -62,3 +62,6 @@ class EarlyScorer:
             if p.is_alive():
                 p.terminate()
             p.join()
+        # and the pool's manager thread: left running into the exit, it could drop the queues'
+        # semaphores while the process ended (a resource_tracker warning after the last line)
+        self._pool.shutdown(wait=True)
