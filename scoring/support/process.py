@@ -83,8 +83,21 @@ def sigterm_as_ctrl_c() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     global _sigterm_owner
+    first = not _sigterm_owner
     _sigterm_owner = os.getpid()
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if not first:
+        return
+    # A forked pool worker must keep SIGTERM's default action: its pool ends it with SIGTERM, and
+    # a Python-level handler never runs while the worker waits in C code (it would hang its join).
+    os.register_at_fork(after_in_child=_default_sigterm)
+
+
+def _default_sigterm() -> None:
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:  # forked from another thread than the main one: it keeps the handler
+        pass
 
 
 _sigterm_owner = 0  # the command's process: a forked pool worker inherits the handler, not the role
