@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from scoring import __version__
 from scoring.errors import SpatialGapError
-from scoring.support.process import one_blas_thread
+from scoring.support.process import one_blas_thread, sigterm_as_ctrl_c
 
 # Stage modules in data-flow order, with the commands each registers (setting `func`).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
@@ -56,6 +56,7 @@ def _module_of(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     one_blas_thread()  # before any command module loads numpy
+    sigterm_as_ctrl_c()  # a scheduler's SIGTERM: the same clean end as Ctrl-C
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser(_module_of(argv))
     args = parser.parse_args(argv)

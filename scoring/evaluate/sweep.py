@@ -40,6 +40,12 @@ AGENT_CONCURRENCY = 16  # requests in flight per agent run: enough to keep its w
 AGENT_TIMEOUT_S = 300.0
 
 
+class SweepStoppedError(SpatialGapError):
+    """Every model was stopped (a wrong key, the proxy not running): nothing to score."""
+
+    exit_code = 3  # as when a model is stopped in a sweep that scored others
+
+
 @dataclass
 class PlannedRun:
     city: City
@@ -302,7 +308,8 @@ def evaluate(
             early.close()
     t_score = time.perf_counter() - t1
     if not results:
-        raise SpatialGapError("no run finished, nothing to score: " + "; ".join(stopped.values()))
+        why = "; ".join(stopped.values())
+        raise (SweepStoppedError if stopped else SpatialGapError)(f"no run finished, nothing to score: {why}")
     t2 = time.perf_counter()
     report = write_report(results, plan.report)
     seconds = {

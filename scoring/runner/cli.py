@@ -40,6 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
     p.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
+    add_wait_option(p)
     add_generation_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
@@ -85,6 +86,16 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         help="endpoint protocol with --endpoint (default: openai)",
     )
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+
+
+def add_wait_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-wait",
+        type=float,
+        metavar="S",
+        help="override the model's max_wait_s: the most one sample waits in all on Retry-After "
+        "and backoff before it is recorded as failed (default 300)",
+    )
 
 
 def add_generation_options(p: argparse.ArgumentParser) -> None:
@@ -144,6 +155,8 @@ def spec_from_args(args: argparse.Namespace) -> ModelSpec:
         spec = replace(spec, concurrency=args.concurrency)
     if args.timeout is not None:
         spec = replace(spec, timeout_s=args.timeout)
+    if getattr(args, "max_wait", None) is not None:
+        spec = replace(spec, max_wait_s=args.max_wait)
     return apply_overrides(spec, *generation_overrides(args))
 
 

@@ -73,6 +73,7 @@ class ModelSpec:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     max_retry_after_s: float = 300.0
+    max_wait_s: float = 300.0  # all the waiting (Retry-After, backoff) one sample may do
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -189,6 +190,7 @@ class ModelSpec:
         number("backoff_base_s", 0, optional=False)
         number("backoff_max_s", 0, optional=False)
         number("max_retry_after_s", 0, optional=False)
+        number("max_wait_s", 0, optional=False)
         if self.image_detail not in IMAGE_DETAILS:
             raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
 
