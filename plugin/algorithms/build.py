@@ -52,16 +52,22 @@ class BuildBenchmark(SpatialGapAlgorithm):
 
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(
-            QgsProcessingParameterFile("OSM", tr("OSM extract"), FILE, optional=True, fileFilter="OSM (*.osm *.pbf)")
+            QgsProcessingParameterFile(
+                "OSM", tr("OSM extract"), FILE, optional=True, fileFilter="OSM (*.osm *.pbf)"
+            )
         )
         self.addParameter(QgsProcessingParameterString("CITY", tr("City name"), optional=True))
         self.addParameter(QgsProcessingParameterNumber("SEED", tr("Seed"), INT, 0))
-        self.addParameter(QgsProcessingParameterNumber("QA", tr("QA instances per relation"), INT, 25, minValue=0))
+        self.addParameter(
+            QgsProcessingParameterNumber("QA", tr("QA instances per relation"), INT, 25, minValue=0)
+        )
         self.addParameter(
             QgsProcessingParameterNumber("EDIT", tr("Edit instances per relation"), INT, 25, minValue=0)
         )
         self.addParameter(
-            QgsProcessingParameterString("RELATIONS", tr("Relations (comma-separated, empty: all)"), optional=True)
+            QgsProcessingParameterString(
+                "RELATIONS", tr("Relations (comma-separated, empty: all)"), optional=True
+            )
         )
         self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Benchmark directory")))
         self.addOutput(QgsProcessingOutputNumber("INSTANCES", tr("Instances built")))

@@ -29,7 +29,9 @@ class RenderMaps(SpatialGapAlgorithm):
     def initAlgorithm(self, config=None):  # noqa: N802
         self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), FOLDER))
         self.addParameter(
-            QgsProcessingParameterString("IDS", tr("Instance ids (comma-separated, empty: all)"), optional=True)
+            QgsProcessingParameterString(
+                "IDS", tr("Instance ids (comma-separated, empty: all)"), optional=True
+            )
         )
         self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Map folder"), optional=True))
         self.addOutput(QgsProcessingOutputNumber("MAPS", tr("Maps rendered")))
@@ -40,5 +42,7 @@ class RenderMaps(SpatialGapAlgorithm):
         bench = self.parameterAsFile(parameters, "BENCH", context)
         ids = comma_list(self.parameterAsString(parameters, "IDS", context))
         out = self.parameterAsString(parameters, "OUTPUT", context) or None
-        summary = render_benchmark(bench, jobs=1, progress=progress_to(feedback), ids=ids or None, out_dir=out)
+        summary = render_benchmark(
+            bench, jobs=1, progress=progress_to(feedback), ids=ids or None, out_dir=out
+        )
         return {"OUTPUT": str(summary.out_dir), "MAPS": len(summary.rendered)}

@@ -55,7 +55,9 @@ class ScoreRun(SpatialGapAlgorithm):
         run = self.parameterAsFile(parameters, "RUN", context)
         out = Path(self.parameterAsString(parameters, "OUTPUT", context))
         info = run_info(Path(run), Benchmark.open(bench).all_instances())
-        feedback.pushInfo(tr("{name}: {coverage} answered").format(name=Path(run).name, coverage=info.coverage))
+        feedback.pushInfo(
+            tr("{name}: {coverage} answered").format(name=Path(run).name, coverage=info.coverage)
+        )
         count_unsent = self.parameterAsBoolean(parameters, "COUNT_UNSENT", context)
         score_runs(bench, [run], out, only_recorded=not count_unsent, progress=progress_to(feedback))
         report = write_report([out], out / "report.html")

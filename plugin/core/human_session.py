@@ -160,6 +160,24 @@ class HumanSession:
         dock._update_buttons()
         return verdict
 
+    def may_leave(self) -> bool:
+        """Whether the analyst's unsubmitted edit of F0 may be dropped (asked only if they moved,
+        reshaped or re-attributed it)."""
+        edit = self.edit
+        try:
+            changed = edit is not None and edit.layer.isModified()
+        except RuntimeError:  # the layer is already gone
+            changed = False
+        if not changed:
+            return True
+        assert edit is not None
+        return self.dock.ask(
+            tr("Discard your edit of {id}?").format(id=edit.instance.get("target", "F0")),
+            tr("Your edit of {id} in {instance} has not been submitted.").format(
+                id=edit.instance.get("target", "F0"), instance=edit.instance["id"]
+            ),
+        )
+
     def discard_edit(self) -> None:
         """Remove the editable layer (its edits dropped) and its group."""
         edit, self.edit = self.edit, None

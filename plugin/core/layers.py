@@ -29,10 +29,12 @@ from ..core.constraint_layers import (
 )
 from ..core.layer_util import (
     GEOM_TYPES,
+    add_group,
     add_to_group,
     crs_of,
     explode,
     geom_class,
+    is_created_group,
     memory_layer,
     remove_group,
     replace_group,
@@ -61,12 +63,14 @@ __all__ = [  # the names other modules take from here
     "FAIL_COLOR",
     "PASS_COLOR",
     "ContextSource",
+    "add_group",
     "collapse_legends",
     "constraint_features",
     "constraint_layers",
     "crs_of",
     "edit_layers",
     "explode",
+    "is_created_group",
     "remove_group",
     "replace_group",
     "scene_feature",
@@ -147,7 +151,7 @@ def scene_layers(
         _target_label_first(layer, kind)
         layers.append(add_to_group(layer, group))
     if context is not None:
-        ctx_group = group.addGroup(tr("OSM context"))
+        ctx_group = add_group(group, tr("OSM context"))
         layers += context.layers(instance, ctx_group)
     return layers
 

@@ -19,6 +19,7 @@ CONSTRAINT_FRAME_CAP = 1.6
 MARGIN_FRACTION = 0.08
 MIN_PAD_M = 10.0
 MIN_SIDE_M = 60.0
+SCENE_KEY = "spatialgap/instance"  # on an instance's top group: the instance shown
 
 
 class SceneView:
@@ -41,14 +42,11 @@ class SceneView:
 
     def show(self, inst: dict) -> list[QgsVectorLayer]:
         """Replace the shown instance by this one; returns every layer added."""
-        if self.group is not None:
-            try:
-                layers.remove_group(self.group)
-            except RuntimeError:  # already deleted by the user
-                pass
+        self.clear()
         self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
+        self.group.setCustomProperty(SCENE_KEY, inst["id"])
         self._constraint_groups = set()
-        scene_group = self.group.addGroup(tr("scene"))
+        scene_group = layers.add_group(self.group, tr("scene"))
         added = layers.scene_layers(inst, scene_group, self.context())
         context_group = scene_group.findGroup(tr("OSM context"))
         if context_group is not None:
@@ -57,6 +55,17 @@ class SceneView:
         QgsProject.instance().setCrs(layers.crs_of(inst))
         self.zoom_to(self.scene_layers)
         return added
+
+    def clear(self) -> list[str]:
+        """Remove every instance group the plugin drew, this dock's or one left by an earlier
+        load of the plugin (a reload), keeping what the user put in them; returns the kept ids."""
+        kept: list[str] = []
+        root = QgsProject.instance().layerTreeRoot()
+        for node in list(root.children()):
+            if layers.is_created_group(node) and node.customProperty(SCENE_KEY):
+                kept += layers.remove_group(node)
+        self.group, self.scene_layers, self._constraint_groups = None, [], set()
+        return kept
 
     def sub_group(self, name: str) -> QgsLayerTreeGroup:
         """A fresh group of this name on top of the instance's group."""

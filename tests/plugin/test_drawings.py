@@ -5,6 +5,7 @@ never in the passing colour, plain legend words, and a frame that fits the scene
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from qgis.core import (
@@ -223,8 +224,12 @@ def test_labels_and_panel_read_as_sentences(dock, small_bench, instances):
         for line in (f["label"] or "").split("\n")
         if line
     ]
-    assert any(line.startswith("#2 F0 is disjoint from F1 ✔") for line in labels), labels
-    assert any("the minimum distance between F0 and F1 is " in line and "✘" in line for line in labels)
+    # The requirement, then what was found, then the mark (issue 31 item 4).
+    assert "#2 F0 is disjoint from F1 — holds ✔" in labels, labels
+    assert any(
+        re.fullmatch(r"#1 the minimum distance between F0 and F1 is between \S+ and \S+ m — [\d.]+ m ✘", line)
+        for line in labels
+    ), labels
     assert not any(": true" in line or ": false" in line for line in labels)
     panel = dock.verdict_view.toPlainText()
     assert "F0 is disjoint from F1" in panel and "measured: true" not in panel
