@@ -17,7 +17,9 @@ NOT_INSTALLED = ("tqdm", "aiohttp", "httpx", "dask", "distributed", "pybase64", 
 class NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001 - importlib protocol
         if fullname.partition(".")[0] in NOT_INSTALLED:
-            raise ModuleNotFoundError(f"No module named {fullname!r} (not installed by the plugin)", name=fullname)
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} (not installed by the plugin)", name=fullname
+            )
         return None
 
 

@@ -29,7 +29,10 @@ COVERED = (
 
 
 def test_blocked_modules_really_fail_to_import():
-    code = "import tests.plugin.installed_only\ntry:\n import tqdm\nexcept ImportError as e:\n print('blocked', e)"
+    code = (
+        "import tests.plugin.installed_only\n"
+        "try:\n import tqdm\nexcept ImportError as e:\n print('blocked', e)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("blocked"), out.stderr[-2000:]
 

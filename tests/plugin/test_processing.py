@@ -199,7 +199,6 @@ def test_build_benchmark(processing_ready, tmp_path):
     assert 1 <= res["INSTANCES"] <= 4 and manifest["seed"] == 3
 
 
-
 def _static(value):
     from qgis.core import QgsProcessingModelChildParameterSource
 
