@@ -151,10 +151,17 @@ def _layer_ids(node) -> list[str]:
     return [n.layerId() for n in node.findLayers()]
 
 
-def add_to_group(layer: QgsVectorLayer, group: QgsLayerTreeGroup, *, scratch: bool = True) -> QgsVectorLayer:
+def add_to_group(
+    layer: QgsVectorLayer, group: QgsLayerTreeGroup, *, scratch: bool = True, top: bool = False
+) -> QgsVectorLayer:
+    """Add a layer the plugin created (tracked: see mark_created) at the bottom of ``group``, or
+    on ``top`` of it."""
     QgsProject.instance().addMapLayer(layer, False)
     mark_created(layer, scratch=scratch)
-    group.addLayer(layer)
+    if top:
+        group.insertLayer(0, layer)
+    else:
+        group.addLayer(layer)
     return layer
 
 

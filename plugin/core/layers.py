@@ -45,7 +45,6 @@ from ..core.layer_util import (
 from ..core.styles import (
     FAIL_COLOR,
     FEATURE_COLOR,
-    FEATURE_LABEL_PRIORITY,
     PASS_COLOR,
     TARGET_COLOR,
     TARGET_LABEL_PRIORITY,
@@ -157,13 +156,11 @@ def scene_layers(
 
 
 def _target_label_first(layer: QgsVectorLayer, kind: str) -> None:
-    """Feature ids: F0's label is placed first and wins every conflict (highest priority, drawn
-    on top); the other ids find free room."""
+    """F0's id as a label, placed first and winning every conflict (highest priority, drawn on
+    top). The other ids are keys (plugin/core/keys.py): marker symbols, which no label collision
+    can remove."""
     root = QgsRuleBasedLabeling.Rule(None)
-    for expr, priority, z in (
-        ("\"role\" = 'target'", TARGET_LABEL_PRIORITY, TARGET_LABEL_Z),
-        ("\"role\" <> 'target'", FEATURE_LABEL_PRIORITY, 0.0),
-    ):
+    for expr, priority, z in (("\"role\" = 'target'", TARGET_LABEL_PRIORITY, TARGET_LABEL_Z),):
         pal = label_settings(kind, '"id"', size=10.0, bold=True, priority=priority, z_index=z)
         rule = QgsRuleBasedLabeling.Rule(pal)
         rule.setFilterExpression(expr)

@@ -8,7 +8,8 @@ from pathlib import Path
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
 from qgis.PyQt.QtCore import QTimer
 
-from ..core import layers
+from ..core import keys, layers
+from ..core.constraint_layers import label_text
 from ..utils.i18n import tr
 
 # The constraint drawings may reach this multiple of the features' own frame, no further: a loose
@@ -27,6 +28,7 @@ class SceneView:
         self.iface = iface
         self.group: QgsLayerTreeGroup | None = None
         self.scene_layers: list[QgsVectorLayer] = []
+        self.views: list = []  # the constraint views drawn last (the export's key panel lists them)
         self._constraint_groups: set[str] = set()
         self._context: layers.ContextSource | None = None
         self._context_path: Path | None = None
@@ -48,6 +50,8 @@ class SceneView:
         self._constraint_groups = set()
         scene_group = layers.add_group(self.group, tr("scene"))
         added = layers.scene_layers(inst, scene_group, self.context())
+        ids = keys.keys_layer(inst, keys.feature_keys(inst), scene_group, tr("feature ids"))
+        added += [ids] if ids is not None else []
         context_group = scene_group.findGroup(tr("OSM context"))
         if context_group is not None:
             context_group.setExpanded(False)
@@ -65,6 +69,7 @@ class SceneView:
             if layers.is_created_group(node) and node.customProperty(SCENE_KEY):
                 kept += layers.remove_group(node)
         self.group, self.scene_layers, self._constraint_groups = None, [], set()
+        self.views = []
         return kept
 
     def sub_group(self, name: str) -> QgsLayerTreeGroup:
@@ -94,6 +99,8 @@ class SceneView:
                 tr("edited {id}: {title}").format(id=inst.get("target", "F0"), title=title),
             )
         drawn = layers.constraint_layers(inst, views, group)
+        keys.keys_layer(inst, keys.constraint_keys(views, label_text), group, tr("constraint numbers"))
+        self.views = list(views)
         layers.collapse_legends(group)
         if zoom:  # not while the analyst is moving F0
             self.zoom_to(self.scene_layers + edits + drawn, cap_layers=self.scene_layers + edits)

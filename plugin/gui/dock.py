@@ -33,7 +33,9 @@ from scoring.formats.benchmark import Benchmark
 from scoring.score import score_edit
 from scoring.vocab import Task
 
+from ..core import keys
 from ..core.auth import read_key
+from ..core.constraint_layers import label_text
 from ..core.exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from ..core.human_session import HumanSession
 from ..core.memory import DockMemory
@@ -419,8 +421,14 @@ class SpatialGapDock(QDockWidget):
         """The canvas through a layout: the legend lists the shown instance's own layers."""
         title = self.current["id"] if self.current else ""
         shown = [node.layer() for node in self.scene.group.findLayers()] if self.scene.group else None
-        legend = [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0] if shown else None
-        return export_canvas(self.iface.mapCanvas(), path, size, title, legend)
+        # The keys are explained by the key panel, not the legend.
+        legend = (
+            [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0 and lyr.fields().indexOf("slot") < 0]
+            if shown
+            else None
+        )
+        lines = keys.key_lines(self.scene.views, label_text, self.current) if self.current else []
+        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines)
 
     def score_runs(
         self, runs, out_dir=None, open_report: bool = True, count_unsent: bool = False, coverage=()

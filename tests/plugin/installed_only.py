@@ -33,5 +33,9 @@ def block() -> None:
 block()
 
 
-def pytest_report_header(config):  # noqa: ANN001, ANN201 - pytest hook
-    return f"installed-only: blocked {', '.join(NOT_INSTALLED)}"
+def pytest_terminal_summary(terminalreporter):  # noqa: ANN001, ANN201 - pytest hook
+    # Printed even with -q: the parent test checks the block was in force.
+    still = [m for m in NOT_INSTALLED if m in sys.modules]
+    terminalreporter.write_line(
+        f"installed-only: blocked {', '.join(NOT_INSTALLED)}; imported anyway: {still}"
+    )

@@ -71,12 +71,15 @@ def _scene_ids(inst) -> list[str]:
 
 @pytest.mark.parametrize("relation", ["O02", "O03", "M01"])
 def test_every_scene_feature_is_labelled_lines_included(dock, small_bench, instances, relation):
-    """QGIS's default label placement places nothing on lines: every id must be on the map."""
+    """Every id is on the map: F0's as a label placed first, the others as keys (marker symbols,
+    which no label collision removes; tests/plugin/test_keys.py renders them)."""
     dock.open_benchmark(small_bench)
     inst = _instance(instances, "qa", relation)
     dock.select_instance(inst["id"])
     _, results, settings = _render(dock, _shown_layers(inst))
     shown = {p.labelText for p in _labels(results, settings)}
+    keys = next(lyr for lyr in _shown_layers(inst) if lyr.name() == "feature ids")
+    shown |= {f["key"] for f in keys.getFeatures()}
     assert set(_scene_ids(inst)) <= shown, (inst["id"], shown)
 
 
