@@ -21,14 +21,14 @@ def test_zip_is_valid_and_self_contained(tmp_path):
         "spatialgap/metadata.txt",
         "spatialgap/LICENSE",
         "spatialgap/scoring/paths.py",
-        "spatialgap/scoring/explain.py",
+        "spatialgap/scoring/constraints/explain.py",
         "spatialgap/resources/prompts/edit-geojson.j2",
         "spatialgap/i18n/spatialgap_fr.qm",
         "spatialgap/resources/icons/spatialgap.svg",
     ):
         assert required in names, required
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    assert "spatialgap/scoring/benchmark.py" in names  # a product module, despite its name
+    assert "spatialgap/scoring/formats/benchmark.py" in names  # a product module, despite its name
     # Benchmarking, performance and test scaffolding stays in the checkout.
     scaffolding = [
         n
@@ -43,7 +43,7 @@ def test_zip_is_valid_and_self_contained(tmp_path):
     plugins = tmp_path / "plugins"
     zipfile.ZipFile(out).extractall(plugins)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import spatialgap; spatialgap._expose_scoring(); "
+        "import sys; sys.path.insert(0, sys.argv[1]); import spatialgap.install.paths as sp; sp.expose_scoring(); "
         "import scoring, scoring.paths, scoring.runner.prompts as p; "
         "print(scoring.__file__); print(scoring.paths.RESOURCES_DIR); print(p.PROMPTS_DIR.is_dir())"
     )
