@@ -16,10 +16,12 @@ from qgis.core import (
     QgsFontMarkerSymbolLayer,
     QgsLayerTreeGroup,
     QgsMarkerSymbol,
+    QgsPalLayerSettings,
     QgsProperty,
     QgsRuleBasedRenderer,
     QgsSymbolLayer,
     QgsVectorLayer,
+    QgsVectorLayerSimpleLabeling,
 )
 from qgis.PyQt.QtCore import QVariant
 from qgis.PyQt.QtGui import QColor
@@ -42,6 +44,7 @@ SLOT_MM = 5.4  # one key's width: keys sharing an anchor never cover each other
 FEATURE_TAG_MM = (7.6, 4.4)
 FEATURE_SLOT_MM = 8.0
 FEATURE_SHIFT_MM = 4.2
+OBSTACLE_FACTOR = 2.0  # QGIS's maximum: a label never covers a key while another place is free
 # The part a constraint's key sits on, first found wins (as its label: constraint_layers).
 KEY_ORDER = ("measured", "intersection", "violation", "allowed", "forbidden", "limit", "marker", "reference")
 
@@ -147,15 +150,37 @@ def _key_symbol(fill: str | None) -> QgsMarkerSymbol:
     return sym
 
 
-def key_renderer() -> QgsRuleBasedRenderer:
+FEATURE_RULE = "\"kind\" = 'feature'"
+HOLDS_RULE = '"kind" = \'constraint\' AND "passed"'
+BROKEN_RULE = '"kind" = \'constraint\' AND NOT "passed"'
+
+
+def key_renderer(kinds: set[tuple[str, bool]] | None = None) -> QgsRuleBasedRenderer:
+    """One rule per kind of key; with ``kinds`` ((kind, passed) present) only those, so the
+    legend lists what the layer holds."""
     root = QgsRuleBasedRenderer.Rule(None)
-    for expr, fill, name in (
-        ("\"kind\" = 'feature'", None, tr("feature id")),
-        ('"kind" = \'constraint\' AND "passed"', styles.PASS_COLOR, tr("constraint number: holds")),
-        ('"kind" = \'constraint\' AND NOT "passed"', styles.FAIL_COLOR, tr("constraint number: broken")),
+    for kind, passed, expr, fill, name in (
+        ("feature", True, FEATURE_RULE, None, tr("feature id")),
+        ("constraint", True, HOLDS_RULE, styles.PASS_COLOR, tr("constraint number: holds")),
+        ("constraint", False, BROKEN_RULE, styles.FAIL_COLOR, tr("constraint number: broken")),
     ):
-        root.appendChild(QgsRuleBasedRenderer.Rule(_key_symbol(fill), 0, 0, expr, name))
+        if kinds is None or (kind, passed) in kinds:
+            root.appendChild(QgsRuleBasedRenderer.Rule(_key_symbol(fill), 0, 0, expr, name))
     return QgsRuleBasedRenderer(root)
+
+
+def block_labels(layer: QgsVectorLayer) -> None:
+    """QGIS's "Blocking" labelling: no label of its own, but every other label keeps off the
+    keys' symbols (labels are drawn above all symbols, so one could hide a key)."""
+    pal = QgsPalLayerSettings()
+    pal.drawLabels = False
+    pal.fieldName = '"key"'
+    pal.isExpression = True
+    obstacle = pal.obstacleSettings()
+    obstacle.setIsObstacle(True)
+    obstacle.setFactor(OBSTACLE_FACTOR)
+    layer.setLabeling(QgsVectorLayerSimpleLabeling(pal))
+    layer.setLabelsEnabled(True)
 
 
 def keys_layer(instance: dict, rows, group: QgsLayerTreeGroup, name: str) -> QgsVectorLayer | None:
@@ -170,7 +195,8 @@ def keys_layer(instance: dict, rows, group: QgsLayerTreeGroup, name: str) -> Qgs
         qf.setGeometry(to_qgs(point))
         feats.append(qf)
     layer.dataProvider().addFeatures(feats)
-    layer.setRenderer(key_renderer())
+    layer.setRenderer(key_renderer({(a[1], bool(a[2])) for a, _ in rows}))
+    block_labels(layer)
     # On top of the group: keys are drawn over every drawing they name.
     return add_to_group(layer, group, top=True)
 

@@ -23,7 +23,7 @@ def _shown(inst):
     return [n.layer() for n in group.findLayers() if n.layer().fields().indexOf("pool") < 0]
 
 
-def _render(dock, layers) -> tuple[QImage, QgsMapSettings]:
+def _render(dock, layers):
     settings = QgsMapSettings()
     settings.setLayers(layers)
     settings.setDestinationCrs(QgsProject.instance().crs())
@@ -33,7 +33,7 @@ def _render(dock, layers) -> tuple[QImage, QgsMapSettings]:
     job = QgsMapRendererSequentialJob(settings)
     job.start()
     job.waitForFinished()
-    return job.renderedImage(), settings
+    return job.renderedImage(), settings, job.takeLabelingResults()
 
 
 def _differs_near(a: QImage, b: QImage, x: int, y: int, r: int = 18) -> bool:
@@ -60,8 +60,16 @@ def test_every_constraint_and_feature_has_a_drawn_key(dock, small_bench, instanc
         scene_ids = {f.get("id") or f["properties"]["id"] for f in inst["scene"]["features"]}
         assert {f["key"] for f in ids.getFeatures()} == scene_ids - {inst.get("target", "F0")}
         # Drawn: the pixels at each key differ from the same map without the keys.
-        with_keys, settings = _render(dock, shown)
-        without, _ = _render(dock, [lyr for lyr in shown if lyr not in (numbers, ids)])
+        with_keys, settings, labels = _render(dock, shown)
+        without, _, _ = _render(dock, [lyr for lyr in shown if lyr not in (numbers, ids)])
+        # No label is drawn over a constraint's key (the keys block labels, as QGIS's
+        # "Blocking" layers do); labels are drawn above symbols, so this is what could hide one.
+        placed = [p for p in labels.labelsWithinRect(settings.visibleExtent()) if not p.isUnplaced]
+        for f in numbers.getFeatures():
+            if f["slot"] == 0:
+                centre = f.geometry().centroid().asPoint()
+                covering = [p.labelText for p in placed if p.labelRect.contains(centre)]
+                assert not covering, (inst["id"], f["key"], covering)
         m2p = settings.mapToPixel()
         for layer in (numbers, ids):
             for f in layer.getFeatures():
