@@ -85,6 +85,10 @@ class HumanSession:
     def _record(self, inst: dict, text: str, form: str) -> bool:
         dock = self.dock
         assert dock.bench is not None and dock.runs_root is not None
+        if not self.panel.analyst.strip():  # a missing name is a step to take, not an error
+            dock.message(tr("give the analyst's name first"), MSG_WARNING)
+            self.panel.analyst_edit.setFocus()
+            return False
         try:
             record_human_answer(dock.bench, dock.runs_root, self.panel.analyst, inst, text, form=form)
         except (SpatialGapError, OSError) as exc:

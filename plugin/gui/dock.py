@@ -169,7 +169,9 @@ class SpatialGapDock(QDockWidget):
     def message(self, text: str, level=MSG_INFO, duration: int = 6) -> None:
         bar = self.iface.messageBar() if self.iface is not None else None
         if bar is not None:
-            bar.pushMessage(tr("Spatial Gap"), text, level, duration)
+            # The message bar shows one line: a second line would be cut off, so lines are joined.
+            one_line = " — ".join(line.strip() for line in text.splitlines() if line.strip())
+            bar.pushMessage(tr("Spatial Gap"), one_line, level, duration)
         QgsMessageLog.logMessage(text, LOG_TAG, level)
 
     def ask(self, question: str, detail: str) -> bool:

@@ -127,3 +127,21 @@ def test_an_unsubmitted_edit_is_asked_about(dock, small_bench, instances):
     dock.start_human_edit()
     dock.select_instance(first["id"])
     assert dock.current["id"] == first["id"]
+
+
+def test_messages_fit_the_bar_and_a_missing_name_is_a_warning(dock, small_bench, instances):
+    from plugin.utils.compat import MSG_CRITICAL, MSG_INFO, MSG_WARNING
+
+    bar = dock.iface.messageBar()  # pytest-qgis's: it records (level, "title:text")
+    bar.clear_messages()
+    dock.message("first line\nsecond line")
+    assert bar.get_messages(MSG_INFO) == ["Spatial Gap:first line — second line"]  # nothing cut off
+    dock.open_benchmark(small_bench)
+    inst = next(i for i in instances.values() if i["task"] == "qa")
+    dock.select_instance(inst["id"])
+    dock.human_panel.analyst_edit.setText("")
+    dock.human_panel.answer_edit.setText("F1")
+    bar.clear_messages()
+    assert dock.submit_human_answer() is None
+    assert any("analyst" in m for m in bar.get_messages(MSG_WARNING))
+    assert not bar.get_messages(MSG_CRITICAL)
