@@ -38,6 +38,7 @@ KEY_FIELDS = [
     ("passed", QVariant.Bool),
     ("slot", QVariant.Int),  # keys on one anchor sit side by side, this many places along
     ("text", QVariant.String),  # the requirement and result (constraints) or the feature's kind
+    ("beside", QVariant.Bool),  # a feature tag beside its point or line (inside a polygon: False)
 ]
 KEY_SIZE_MM = 5.0
 SLOT_MM = 5.4  # one key's width: keys sharing an anchor never cover each other
@@ -81,7 +82,7 @@ def constraint_keys(views, label_text) -> list[tuple[list, Point]]:
         if not ranked:
             continue
         rows.append(
-            ([str(v.index + 1), "constraint", bool(v.passed), 0, label_text(v)], anchor(ranked[0][1]))
+            ([str(v.index + 1), "constraint", bool(v.passed), 0, label_text(v), False], anchor(ranked[0][1]))
         )
     return _slotted(rows)
 
@@ -95,7 +96,10 @@ def feature_keys(instance: dict) -> list[tuple[list, Point]]:
         if fid == target:  # F0's label is always placed (test_drawings), in the target's style
             continue
         geom = shape(f["geometry"])
-        rows.append(([str(fid), "feature", True, 0, str(props.get("kind", ""))], anchor(geom)))
+        # Inside a polygon (its edge is where the measured lines end and their keys sit).
+        inside = geom.geom_type.endswith("Polygon")
+        where = geom.representative_point() if inside else anchor(geom)
+        rows.append(([str(fid), "feature", True, 0, str(props.get("kind", "")), not inside], where))
     return _slotted(rows)
 
 
@@ -113,11 +117,10 @@ def _key_symbol(fill: str | None) -> QgsMarkerSymbol:
     """A disc in the verdict's colour with a white number (constraints), or a white tag with a
     dark outline and the id in dark type (features: "F12" needs a tag's width)."""
     slot = f'"slot" * {SLOT_MM if fill else FEATURE_SLOT_MM}'
-    # Features: up and right of the feature's own symbol, never on it.
+    # Features: up and right of a point's or line's own symbol, never on it.
+    shift = f'if("beside", {FEATURE_SHIFT_MM}, 0)'
     offset = QgsProperty.fromExpression(
-        f"concat({slot}, ',', 0)"
-        if fill
-        else f"concat({FEATURE_SHIFT_MM} + {slot}, ',', -{FEATURE_SHIFT_MM})"
+        f"concat({slot}, ',', 0)" if fill else f"concat({shift} + {slot}, ',', -1 * {shift})"
     )
     if fill is not None:
         sym = QgsMarkerSymbol.createSimple(
