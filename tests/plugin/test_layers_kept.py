@@ -145,3 +145,20 @@ def test_messages_fit_the_bar_and_a_missing_name_is_a_warning(dock, small_bench,
     assert dock.submit_human_answer() is None
     assert any("analyst" in m for m in bar.get_messages(MSG_WARNING))
     assert not bar.get_messages(MSG_CRITICAL)
+
+
+def test_no_exit_prompt_for_the_plugins_drawings_but_one_for_an_edit(dock, small_bench, instances):
+    """QGIS asks about "temporary scratch layers" on exit unless a layer says skipMemoryLayersCheck:
+    the plugin's drawings (redrawn from the benchmark at will) say so, the analyst's edit does not."""
+    from plugin.core.layer_util import SKIP_MEMORY_CHECK
+
+    inst = _edits(instances)[0]
+    dock.open_benchmark(small_bench)
+    dock.select_instance(inst["id"])
+    dock.human_panel.analyst_edit.setText("exit")
+    edit = dock.start_human_edit()
+    drawn = [n.layer() for n in _top_group(inst).findLayers()]
+    assert edit in drawn
+    assert all(lyr.customProperty(SKIP_MEMORY_CHECK) == 1 for lyr in drawn if lyr is not edit)
+    assert edit.customProperty(SKIP_MEMORY_CHECK) is None
+    dock.human.discard_edit()
