@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_BOUND_S = 1500
 # Processing (each algorithm, a model, a batch), the dock (open, show, send to a model, score
-# runs, exports, the human baseline with live checks, hand edits) and the plugin's load.
+# runs, exports, the human baseline with live checks, hand edits, drawings and keys) and the
+# plugin's load.
 COVERED = (
     "tests/plugin/test_processing.py",
     "tests/plugin/test_runs.py::test_task_round_trip_with_tools_agent",
@@ -25,6 +26,8 @@ COVERED = (
     "tests/plugin/test_human_session.py",
     "tests/plugin/test_constraints.py",
     "tests/plugin/test_layers_kept.py",
+    "tests/plugin/test_keys.py",
+    "tests/plugin/test_drawings.py",
 )
 
 
