@@ -324,6 +324,11 @@ def lend_missing_packages(dest: Path) -> Path:
         libs = venv_site / f"{name}.libs"
         if libs.is_dir():
             (dest / libs.name).symlink_to(libs)
+        # Its metadata too: code asking importlib.metadata for the version of what it imported
+        # (the renderer names its PNG deflater) must find it, as after a real install.
+        for info in venv_site.glob("*.dist-info"):
+            if info.name.split("-")[0].lower().replace("-", "_") == name.lower():
+                (dest / info.name).symlink_to(info)
     return dest
 
 
