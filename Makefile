@@ -77,11 +77,14 @@ screenshot: zip
 	@dpkg-query -W -f='$${Status}' $(SCREENSHOT_PKGS) 2>/dev/null | grep -q "install ok installed" || { \
 	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
-	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 --qa 1 --edit 2 --no-render --force
+	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 M14 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
 	# A stock profile (QGIS's Python as shipped): the Install dependencies dialog pip-installs into the
-	# profile (network needed), QGIS restarts, a run completes, then a run against a refusing endpoint.
-	$(PY) tools/screenshot.py --stock --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/stock/screenshot.png
+	# profile from a local wheelhouse (no network), QGIS restarts, a run completes on an M14 instance
+	# (a negated constraint's forbidden zone), every Processing algorithm, a model and every dock
+	# action run (*.actions.json), then a run against a refusing endpoint.
+	$(VENV)/bin/spatialgap build --out $(OUT)/stock-bench --relations M01 M14 --qa 1 --edit 2 --no-render --force
+	$(PY) tools/screenshot.py --stock --relation M14 --zip dist/spatialgap.zip --bench $(OUT)/stock-bench --out $(OUT)/stock/screenshot.png
 
 # ---- code hygiene -------------------------------------------------------------------------
 # `make test` runs this first, so CI enforces it; .pre-commit-config.yaml runs the same on commit.
