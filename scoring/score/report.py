@@ -15,13 +15,27 @@ import jinja2
 
 from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
+from scoring.relations.paper import DEVIATIONS
 from scoring.score import figures
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
 from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
-from scoring.score.tables_paper import NOT_RUN, figure2, table1, table2, table3, table4, write_tables_csv
+from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
+from scoring.score.tables_paper import (
+    NOT_RUN,
+    figure2,
+    figure2b,
+    figure3b,
+    pool_note,
+    table1,
+    table2,
+    table2_pooled,
+    table3,
+    table4,
+    write_tables_csv,
+)
 from scoring.support.files import write_atomic
 from scoring.vocab import FORMS, MODALITIES, Form
 
@@ -111,7 +125,7 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         raise InputError(f"McNemar rule must be one of {', '.join(MCNEMAR_RULES)}, got {mcnemar_rule!r}")
     summaries, rows = _load(results_dirs)
     cells = summary_cells(rows, levels=("overall", "family"))
-    t2, t4 = table2(rows), table4(rows)
+    t2, t2p, t4 = table2(rows), table2_pooled(rows), table4(rows)
     gap = modality_gap_tests(rows, mcnemar_rule)
     misses = constraint_misses(rows)
     top_misses: dict[tuple, list[dict]] = defaultdict(list)
@@ -121,13 +135,21 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
             top_misses[key].append(m)
     failures = failure_table(rows)
     fig2 = figure2(rows)
+    fig2b, fig3b = figure2b(rows), figure3b(rows)
+    t1, t3, t4m = table1(rows), table3(rows), table4(rows, per_model=True)
+    figs = figures.draw_all(fig2=fig2, fig2b=fig2b, fig3b=fig3b, table4=t4, table2=t2p)
+    protocols = sorted({str((s.get("benchmark") or {}).get("protocol") or "spatialgap") for s in summaries})
     tables: dict[str, dict | list] = {
-        "table1": table1(rows),
+        "table1": t1,
         "table2": t2,
-        "table3": table3(rows),
+        "table2_pooled": t2p,
+        "table3": t3,
         "table3_by_model": table3(rows, per_model=True),
         "table4": t4,
+        "table4_by_model": t4m,
         "figure2": fig2,
+        "figure2b": fig2b,
+        "figure3b": fig3b,
         "gap_tests": gap,
         "model_tests": mcnemar_pairs(rows, mcnemar_rule),
         "edit_failures": failures,
@@ -156,9 +178,15 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
         "ordering": _ordering_rows(rows),
-        "fig_qa": figures.fig_qa_accuracy(fig2),
-        "fig_heatmap": figures.fig_heatmap(t4),
-        "fig_cities": figures.fig_city_ranges(t2),
+        "figure_objects": figs,
+        "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},
+        "pool_note": pool_note,
+        "protocols": protocols,
+        # per Table 1 / 3-4 column: the deviations from the paper's items it holds (none under paper)
+        "deviation": lambda m, f: sorted({d for p in protocols for d in column_deviations(m, f, p)}),
+        "deviations": DEVIATIONS,
+        "deviations_anchor": DEVIATIONS_ANCHOR,
+        "relations_doc": (RESOURCES_DIR / "relations.md").as_uri() + "#" + DEVIATIONS_ANCHOR,
         "form_labels": FORM_LABELS,
         "modality_labels": MODALITY_LABELS,
         "not_run": NOT_RUN,
@@ -192,5 +220,8 @@ def write_report(results_dirs: list, out_html, *, csv: bool = True, mcnemar_rule
         raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
     if csv:
         write_tables_csv(context["tables"], out.parent)
+        for name, fig in context["figure_objects"].items():
+            if fig is not None:
+                figures.write_figure(fig, out.parent / f"fig_{name}")
     write_atomic(out, html)
     return out

@@ -172,6 +172,6 @@ def test_report_city_range_and_figures(tmp_path):
     (res / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (res / "summary.json").write_text(json.dumps({"benchmark": {"city": "two", "manifest_sha256": "x" * 64}}))
     ctx = build_context([res])
-    r = ctx["tables"]["table2"]["rows"][0]
+    r = ctx["tables"]["table2_pooled"]["rows"][0]
     assert r["range_points"] == pytest.approx(100 * (0.8 - 4 / 11), abs=0.05)
-    assert ctx["fig_cities"].startswith("data:image/png;base64,")
+    assert ctx["figs"]["cities"].startswith("data:image/png;base64,")
