@@ -17,6 +17,7 @@ from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
 from scoring.relations.paper import DEVIATIONS
 from scoring.score import figures
+from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
 from scoring.score.results import load_results
@@ -60,19 +61,45 @@ def _p(v) -> str:
     return "< 1e-300" if v == 0 else f"{v:.3g}"
 
 
-def _load(results_dirs: list) -> tuple[list[dict], list[dict]]:
+def parse_labels(values: list[str] | None) -> dict[str, str]:
+    """`DIR=NAME` options -> {resolved DIR: NAME}; InputError naming the bad option."""
+    out: dict[str, str] = {}
+    for v in values or []:
+        d, sep, name = v.partition("=")
+        if not sep or not d or not name.strip():
+            raise InputError(f"--label {v!r}: expected DIR=NAME")
+        out[str(Path(d).resolve())] = name.strip()
+    return out
+
+
+def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[list[dict], list[dict]]:
+    """(summaries, verdict rows) of every RESULTS; a directory labelled NAME has its models
+    renamed MODEL@NAME, so two sweeps of one model are two rows (paired on their shared samples)."""
+    labels = labels or {}
+    unknown = set(labels) - {str(Path(d).resolve()) for d in results_dirs}
+    if unknown:
+        raise InputError(f"--label {sorted(unknown)[0]}: not one of the RESULTS given")
     summaries, rows = [], []
     seen: dict[tuple, str] = {}
     for d in results_dirs:
         summary, rs = load_results(d)
-        keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope")
-        summaries.append({"path": str(d), **{k: summary.get(k) for k in keep}})
+        label = labels.get(str(Path(d).resolve()))
+        keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope", "run_conditions")
+        summaries.append({"path": str(d), "label": label, **{k: summary.get(k) for k in keep}})
+        bench = (summary.get("benchmark") or {}).get("manifest_sha256")
+        for c in summaries[-1]["run_conditions"] or []:
+            c["model"] = f"{c['model']}@{label}" if label else c["model"]
         for r in rs:
+            if label:
+                r["model"] = f"{r.get('model')}@{label}"
+            if bench:
+                r["benchmark"] = bench  # two sweeps pair a sample only on the same benchmark
             sample = (r.get("city"), r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
             if sample in seen:
                 raise InputError(
                     f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
-                    f"{r.get('form')}) is also in {seen[sample]}"
+                    f"{r.get('form')}) is also in {seen[sample]} (to compare two sweeps, name them: "
+                    f"--label {d}=NAME)"
                 )
             seen[sample] = str(d)
             rows.append(r)
@@ -120,10 +147,13 @@ def _selfcheck_states(summaries: list[dict]) -> list[str]:
     ]
 
 
-def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
+def build_context(
+    results_dirs: list, *, mcnemar_rule: str = "exact", labels: dict[str, str] | None = None
+) -> dict:
     if mcnemar_rule not in MCNEMAR_RULES:
         raise InputError(f"McNemar rule must be one of {', '.join(MCNEMAR_RULES)}, got {mcnemar_rule!r}")
-    summaries, rows = _load(results_dirs)
+    summaries, rows = _load(results_dirs, labels)
+    conditions = [c for s in summaries for c in (s["run_conditions"] or [])]
     cells = summary_cells(rows, levels=("overall", "family"))
     t2, t2p, t4 = table2(rows), table2_pooled(rows), table4(rows)
     gap = modality_gap_tests(rows, mcnemar_rule)
@@ -152,6 +182,7 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         "figure3b": fig3b,
         "gap_tests": gap,
         "model_tests": mcnemar_pairs(rows, mcnemar_rule),
+        "run_conditions": [flat_conditions(c) for c in conditions],
         "edit_failures": failures,
         "constraint_misses": misses,
     }
@@ -179,6 +210,9 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
         "ordering": _ordering_rows(rows),
         "figure_objects": figs,
+        "conditions": sorted(conditions, key=lambda c: (c["model"], str(c["modality"]), str(c["task"]))),
+        "condition_totals": totals_by_model(conditions),
+        "not_reported": NOT_REPORTED,
         "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},
         "pool_note": pool_note,
         "protocols": protocols,
@@ -206,12 +240,19 @@ def render_html(context: dict) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
-def write_report(results_dirs: list, out_html, *, csv: bool = True, mcnemar_rule: str = "exact") -> Path:
+def write_report(
+    results_dirs: list,
+    out_html,
+    *,
+    csv: bool = True,
+    mcnemar_rule: str = "exact",
+    labels: dict[str, str] | None = None,
+) -> Path:
     """Write the self-contained HTML report of one or more RESULTS directories and, with `csv`,
     the tables as CSV files beside it."""
     if not results_dirs:
         raise InputError("no results directory given")
-    context = build_context(list(results_dirs), mcnemar_rule=mcnemar_rule)
+    context = build_context(list(results_dirs), mcnemar_rule=mcnemar_rule, labels=labels)
     html = render_html(context)
     out = Path(out_html)
     try:

@@ -143,7 +143,9 @@ def mcnemar_pairs(rows: Iterable[dict], rule: str = "exact") -> list[dict]:
     form and modality), per modality x form."""
     by: dict[tuple, dict[str, dict[tuple, bool]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        by[(r["modality"], r["form"])][r["model"]][(r.get("city"), r["id"])] = r["verdict"] in SUCCESS
+        # a sample is the same sample only on the same benchmark (two sweeps' results may share ids)
+        key = (r.get("benchmark") or "", r.get("city"), r["id"])
+        by[(r["modality"], r["form"])][r["model"]][key] = r["verdict"] in SUCCESS
     out = []
     for (modality, form), models in sorted(by.items()):
         names = sorted(models)
