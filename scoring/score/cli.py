@@ -40,7 +40,8 @@ def _score(args: argparse.Namespace) -> int:
         )
         measure = "strict CSR" if c["form"] == "edit" else "accuracy"
         print(
-            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: {measure} {100 * c['accuracy']:5.1f}% "
+            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: "
+            f"{measure} {100 * c['accuracy']:5.1f}% "
             f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
             f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
@@ -189,7 +190,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
     p.add_argument("--label", action="append", metavar="DIR=NAME", help="as for report (repeatable)")
-    p.add_argument("--out", type=Path, metavar="CSV", help="also write the leaderboard as CSV (and .tex beside)")
+    p.add_argument(
+        "--out", type=Path, metavar="CSV", help="also write the leaderboard as CSV (and .tex beside)"
+    )
     p.set_defaults(func=_compare)
 
     p = sub.add_parser(

@@ -17,7 +17,9 @@ def leaderboard(results_dirs: list, *, labels: dict[str, str] | None = None) -> 
     in Table 1's order (GeoJSON open QA, best first)."""
     _, rows = _load(list(results_dirs), labels)
     cells = headline_cells(rows)
-    names = [n for n in next(iter(cells.values()), {}) if any(c[n]["rate"] is not None for c in cells.values())]
+    names = [
+        n for n in next(iter(cells.values()), {}) if any(c[n]["rate"] is not None for c in cells.values())
+    ]
     return {"names": names, "rows": [{"model": m, "cells": c} for m, c in cells.items()]}
 
 
@@ -26,7 +28,9 @@ def leaderboard_text(board: dict) -> str:
     col = max([10, *(len(n) + 2 for n in board["names"])])
     lines = [f"{'model':<{width}}" + "".join(f"{n:>{col}}" for n in board["names"])]
     for r in board["rows"]:
-        lines.append(f"{r['model']:<{width}}" + "".join(f"{pct_text(r['cells'][n]):>{col}}" for n in board["names"]))
+        lines.append(
+            f"{r['model']:<{width}}" + "".join(f"{pct_text(r['cells'][n]):>{col}}" for n in board["names"])
+        )
     return "\n".join(lines)
 
 

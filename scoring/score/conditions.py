@@ -28,12 +28,18 @@ MILLION = 1_000_000
 
 
 def _tokens(records: list[dict], key: str) -> int | str:
-    values = [r["usage"][key] for r in records if isinstance(r.get("usage"), dict) and isinstance(r["usage"].get(key), int)]
+    values = [
+        r["usage"][key]
+        for r in records
+        if isinstance(r.get("usage"), dict) and isinstance(r["usage"].get(key), int)
+    ]
     return sum(values) if values else NOT_REPORTED
 
 
 def _latency(records: list[dict]) -> dict[str, float | None]:
-    v = np.array([r["latency_s"] for r in records if isinstance(r.get("latency_s"), (int, float))], dtype=float)
+    v = np.array(
+        [r["latency_s"] for r in records if isinstance(r.get("latency_s"), (int, float))], dtype=float
+    )
     if v.size == 0:
         return {"latency_median_s": None, "latency_p95_s": None}
     return {
@@ -55,7 +61,8 @@ def _cost(model: dict, tokens_in: int | str, tokens_out: int | str) -> float | s
 
 def run_conditions(run_dir: Path, manifest: dict, name: str) -> dict[str, Any]:
     """The conditions and usage figures of one run (see the module docstring)."""
-    model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
+    raw = manifest.get("model")
+    model: dict[str, Any] = raw if isinstance(raw, dict) else {}
     journal = Path(run_dir) / PREDICTIONS
     records = [v for _, v in read_jsonl(journal) if isinstance(v, dict)] if journal.is_file() else []
     finals = [r for r in records if r.get("final")]

@@ -27,7 +27,11 @@ MODALITY_COLOURS = {
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 # no creation date or software in the files: the same verdicts give the same bytes
-_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None}}
+_METADATA = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
+}
 
 
 def figure_uri(fig: Figure) -> str:
@@ -159,7 +163,9 @@ def fig_edit_success(records: list[dict]) -> Figure | None:
     models = list(dict.fromkeys(r["model"] for r in records))
     ran = [m for m in MODALITIES if any(r["modality"] == m for r in records)]
     bars = [(m, "strict_csr") for m in ran] + [
-        (m, "raster_tolerant_rate") for m in ran if any(r["modality"] == m and r["raster_tolerant_rate"] is not None for r in records)
+        (m, "raster_tolerant_rate")
+        for m in ran
+        if any(r["modality"] == m and r["raster_tolerant_rate"] is not None for r in records)
     ]
     fig = Figure(figsize=(max(5.0, 1.6 * len(models) + 2), 3.4))
     ax = fig.subplots()
@@ -175,13 +181,24 @@ def fig_edit_success(records: list[dict]) -> Figure | None:
                 continue
             err = [[r[measure] - r[lo_key]], [r[hi_key] - r[measure]]]
             hatch = "//" if measure != "strict_csr" else None
-            ax.bar(x, r[measure], width=width, yerr=err, capsize=2, color=MODALITY_COLOURS[modality], hatch=hatch, edgecolor="white")
+            ax.bar(
+                x,
+                r[measure],
+                width=width,
+                yerr=err,
+                capsize=2,
+                color=MODALITY_COLOURS[modality],
+                hatch=hatch,
+                edgecolor="white",
+            )
     ax.set_xticks(range(len(models)), models, fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("editing success")
     labels = [f"{m} strict CSR" if meas == "strict_csr" else f"{m} raster-tolerant" for m, meas in bars]
     handles = [
-        matplotlib.patches.Patch(facecolor=MODALITY_COLOURS[m], hatch="//" if meas != "strict_csr" else None, edgecolor="white")
+        matplotlib.patches.Patch(
+            facecolor=MODALITY_COLOURS[m], hatch="//" if meas != "strict_csr" else None, edgecolor="white"
+        )
         for m, meas in bars
     ]
     ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -195,7 +212,9 @@ def fig_relation_mcq(records: list[dict]) -> Figure | None:
     if not records:
         return None
     relations = sorted({r["relation"] for r in records if r["relation"]})
-    columns = sorted({(r["model"], r["modality"]) for r in records}, key=lambda c: (c[0], MODALITIES.index(c[1])))
+    columns = sorted(
+        {(r["model"], r["modality"]) for r in records}, key=lambda c: (c[0], MODALITIES.index(c[1]))
+    )
     data = np.full((len(relations), len(columns)), np.nan)
     for r in records:
         if r["relation"] and r["rate"] is not None:
@@ -206,7 +225,9 @@ def fig_relation_mcq(records: list[dict]) -> Figure | None:
     cmap.set_bad("#c8c8c8")
     im = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     ax.set_yticks(range(len(relations)), relations, fontsize=7)
-    ax.set_xticks(range(len(columns)), [f"{m} · {mod}" for m, mod in columns], rotation=45, ha="right", fontsize=7)
+    ax.set_xticks(
+        range(len(columns)), [f"{m} · {mod}" for m, mod in columns], rotation=45, ha="right", fontsize=7
+    )
     fig.colorbar(im, ax=ax, label="MCQ accuracy", shrink=0.6)
     ax.set_title("Figure 3b. MCQ accuracy per relation, model and input type", fontsize=10)
     return fig

@@ -20,10 +20,10 @@ from scoring.score import figures
 from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
+from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
 from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
-from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
 from scoring.score.tables_paper import (
     NOT_RUN,
     figure2,
@@ -79,7 +79,8 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
     unknown = set(labels) - {str(Path(d).resolve()) for d in results_dirs}
     if unknown:
         raise InputError(f"--label {sorted(unknown)[0]}: not one of the RESULTS given")
-    summaries, rows = [], []
+    summaries: list[dict] = []
+    rows: list[dict] = []
     seen: dict[tuple, str] = {}
     for d in results_dirs:
         summary, rs = load_results(d)
@@ -87,7 +88,8 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
         keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope", "run_conditions")
         summaries.append({"path": str(d), "label": label, **{k: summary.get(k) for k in keep}})
         bench = (summary.get("benchmark") or {}).get("manifest_sha256")
-        for c in summaries[-1]["run_conditions"] or []:
+        conditions: list[dict] = summary.get("run_conditions") or []
+        for c in conditions:
             c["model"] = f"{c['model']}@{label}" if label else c["model"]
         for r in rs:
             if label:

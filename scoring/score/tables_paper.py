@@ -143,8 +143,9 @@ def table2(rows: list[dict]) -> dict:
 
 
 def table2_pooled(rows: list[dict]) -> dict:
-    """Ours, not the paper's: accuracy per city with an Overall column and the range (max - min, points over the cities
-    with data) per model x input type x task (QA: open and MCQ pooled; edit: strict CSR)."""
+    """Ours, not the paper's: accuracy per city with an Overall column and the range (max - min,
+    points over the cities with data) per model x input type x task (QA: open and MCQ pooled;
+    edit: strict CSR)."""
     cities = _order(r.get("city") for r in rows)
     by_city = _group(rows, "model", "modality", "city")
     by_kind: defaultdict[tuple, list[dict]] = defaultdict(list)  # one pass, in the rows' order
@@ -221,7 +222,9 @@ def figure2b(rows: list[dict]) -> list[dict]:
     and for edits on a map image also the raster-tolerant rate (two names, two numbers)."""
     groups = _group([r for r in rows if r["form"] == Form.EDIT], "model", "modality")
     out = []
-    for (model, modality), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], MODALITIES.index(kv[0][1]))):
+    for (model, modality), rs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], MODALITIES.index(kv[0][1]))
+    ):
         strict = rate_cell(rs)
         raster = rate_cell(rs, raster=True) if modality in PIXEL_EDIT_MODALITIES else missing_cell("")
         out.append(
@@ -338,7 +341,12 @@ def table_records(name: str, table: dict | list) -> list[dict]:
             for city, c in zip(table["cities"], row["cells"], strict=True):
                 recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
             recs.append(
-                {**key, "city": "Overall", **_cell_fields(row["overall"]), "range_points": row["range_points"]}
+                {
+                    **key,
+                    "city": "Overall",
+                    **_cell_fields(row["overall"]),
+                    "range_points": row["range_points"],
+                }
             )
     elif name == "table2_pooled":
         assert isinstance(table, dict)

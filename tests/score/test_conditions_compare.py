@@ -44,7 +44,9 @@ def test_run_conditions_carry_endpoint_parameters_tokens_latency_and_cost(small_
     assert c["model_id"] == "chance" and c["protocol"] == "spatialgap"
     assert c["generation"]["seed"] == OMITTED and c["generation"]["temperature"] == 0.0
     assert c["templates"] and all(v for v in c["templates"].values())
-    assert c["started_at"] and c["ended_at"] and c["benchmark_sha256"] == summary["benchmark"]["manifest_sha256"]
+    assert (
+        c["started_at"] and c["ended_at"] and c["benchmark_sha256"] == summary["benchmark"]["manifest_sha256"]
+    )
     journal = [json.loads(x) for x in (priced_run / "predictions.jsonl").read_text().splitlines()]
     finals = [r for r in journal if r.get("final")]
     tokens_in = sum(r["usage"]["prompt_tokens"] for r in finals)
@@ -73,7 +75,9 @@ def test_tokens_not_reported_when_the_server_gave_no_usage(priced_run, tmp_path)
     assert t["tokens_in"] == NOT_REPORTED and t["requests"] == c["requests"] + c2["requests"]
 
 
-def test_two_sweeps_of_one_model_are_refused_unlabelled_and_paired_when_labelled(small_bench, priced_run, tmp_path):
+def test_two_sweeps_of_one_model_are_refused_unlabelled_and_paired_when_labelled(
+    small_bench, priced_run, tmp_path
+):
     a, b = tmp_path / "a", tmp_path / "b"
     score_runs(small_bench, [priced_run], a, selfcheck=False)
     score_runs(small_bench, [priced_run], b, selfcheck=False)
@@ -89,7 +93,12 @@ def test_two_sweeps_of_one_model_are_refused_unlabelled_and_paired_when_labelled
     assert all(t["only_first"] == t["only_second"] == 0 and t["p_value"] == 1.0 for t in pairs)
     assert {c["model"] for c in ctx["conditions"]} == {"chance@monday", "chance@tuesday"}
     out = tmp_path / "rep" / "report.html"
-    assert main(["report", str(a), str(b), "--label", f"{a}=monday", "--label", f"{b}=tuesday", "--out", str(out)]) == 0
+    assert (
+        main(
+            ["report", str(a), str(b), "--label", f"{a}=monday", "--label", f"{b}=tuesday", "--out", str(out)]
+        )
+        == 0
+    )
     recs = list(csv.DictReader((out.parent / "model_tests.csv").open()))
     assert any(r["first"] == "chance@monday" and r["second"] == "chance@tuesday" for r in recs)
     with pytest.raises(InputError, match="DIR=NAME"):
@@ -105,7 +114,12 @@ def test_compare_lists_models_by_headline_cells(small_bench, priced_run, tmp_pat
     text = leaderboard_text(board)
     assert "chance@one" in text and "chance@two" in text
     out = tmp_path / "board.csv"
-    assert main(["compare", str(a), str(b), "--label", f"{a}=one", "--label", f"{b}=two", "--out", str(out)]) == 0
+    assert (
+        main(["compare", str(a), str(b), "--label", f"{a}=one", "--label", f"{b}=two", "--out", str(out)])
+        == 0
+    )
     rows = list(csv.DictReader(out.open()))
-    assert [r["model"] for r in rows] == ["chance@one", "chance@two"] and rows[0]["geojson open"] == rows[1]["geojson open"]
+    assert [r["model"] for r in rows] == ["chance@one", "chance@two"] and rows[0]["geojson open"] == rows[1][
+        "geojson open"
+    ]
     assert "\\toprule" in out.with_suffix(".tex").read_text()

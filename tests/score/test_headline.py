@@ -18,7 +18,12 @@ def _rows():
     rows = []
     for model, good in (("alpha", 3), ("beta", 1)):
         for i in range(8):
-            for modality, form in (("geojson", "open"), ("geojson", "mcq"), ("geojson", "edit"), ("image", "edit")):
+            for modality, form in (
+                ("geojson", "open"),
+                ("geojson", "mcq"),
+                ("geojson", "edit"),
+                ("image", "edit"),
+            ):
                 ok = i < good * 2
                 rows.append(
                     {
@@ -52,7 +57,14 @@ def test_every_evaluate_figure_is_the_report_cell_of_the_same_name(tmp_path):
         tasks=("qa", "edit"),
         participants=[SimpleNamespace(name=m, modalities=("geojson", "image")) for m in ("alpha", "beta")],
     )
-    rec = {"results": [str(res)], "runs": [], "seconds": dict.fromkeys(("total", "prepare", "render", "runs", "score", "report"), 0.0), "stopped": {}, "failed_samples": {}, "report": "r"}
+    rec = {
+        "results": [str(res)],
+        "runs": [],
+        "seconds": dict.fromkeys(("total", "prepare", "render", "runs", "score", "report"), 0.0),
+        "stopped": {},
+        "failed_samples": {},
+        "report": "r",
+    }
     screen = summary_screen(plan, rec).splitlines()
     names = re.findall(r"\S+ (?:open|mcq|edit (?:strict CSR|raster-tolerant))", screen[0])
     assert "image edit raster-tolerant" in names and "image edit strict CSR" in names
@@ -95,4 +107,6 @@ def test_strict_and_raster_rates_have_distinct_names_in_the_csv_and_report(tmp_p
 
 
 def img_strict(t1):
-    return next(r for r in t1 if r["model"] == "alpha" and r["modality"] == "image" and r["form"] == "edit")["strict_csr_rate"]
+    return next(r for r in t1 if r["model"] == "alpha" and r["modality"] == "image" and r["form"] == "edit")[
+        "strict_csr_rate"
+    ]

@@ -105,7 +105,9 @@ def test_tables_3_and_4_pool_one_model_set_and_say_why_a_cell_is_empty():
     ]
     # b never ran the image: pooling it would make the GeoJSON column a different model mix
     rows += [
-        _row(m, "image", "open", i, "wrong", family="direction", relation="D01") for m in ("a", "c") for i in range(4)
+        _row(m, "image", "open", i, "wrong", family="direction", relation="D01")
+        for m in ("a", "c")
+        for i in range(4)
     ]
     t3 = table3(rows)
     assert t3["pool"]["models"] == ["a", "c"] and t3["pool"]["pooled"]
