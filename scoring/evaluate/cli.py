@@ -179,14 +179,14 @@ def summary_screen(plan: SweepPlan, rec: dict) -> str:
             else:
                 names += [(m, cell_name(m, f)) for f in (Form.OPEN, Form.MCQ)]
     width = max(12, *(len(p.name) + 2 for p in plan.participants))
-    col = max(14, *(len(n) + 2 for _, n in names))
-    lines = [f"{'':<{width}}" + "".join(f"{n:>{col}}" for _, n in names)]
+    cols = [max(9, len(n)) + 2 for _, n in names]  # each as wide as its name
+    lines = [f"{'':<{width}}" + "".join(f"{n:>{w}}" for (_, n), w in zip(names, cols, strict=True))]
     for p in plan.participants:
         row = f"{p.name:<{width}}"
-        for m, name in names:
+        for (m, name), w in zip(names, cols, strict=True):
             cell = cells.get(p.name, {}).get(name)
             text = "not run" if m not in p.modalities or cell is None else pct_text(cell)
-            row += f"{text:>{col}}"
+            row += f"{text:>{w}}"
         lines.append(row)
     secs = rec["seconds"]
     lines.append(

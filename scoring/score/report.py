@@ -19,6 +19,7 @@ from scoring.relations.paper import DEVIATIONS
 from scoring.score import figures
 from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
+from scoring.score.gallery import gallery
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
 from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
 from scoring.score.results import load_results
@@ -91,6 +92,7 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
         conditions: list[dict] = summary.get("run_conditions") or []
         for c in conditions:
             c["model"] = f"{c['model']}@{label}" if label else c["model"]
+            c["city"] = (summary.get("benchmark") or {}).get("city")
         for r in rs:
             if label:
                 r["model"] = f"{r.get('model')}@{label}"
@@ -212,7 +214,13 @@ def build_context(
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
         "ordering": _ordering_rows(rows),
         "figure_objects": figs,
-        "conditions": sorted(conditions, key=lambda c: (c["model"], str(c["modality"]), str(c["task"]))),
+        "gallery": [
+            {**case, "figure": figures.figure_uri(case["figure"]) if case["figure"] is not None else None}
+            for case in gallery(rows, [str((s.get("benchmark") or {}).get("path")) for s in summaries])
+        ],
+        "conditions": sorted(
+            conditions, key=lambda c: (c["model"], str(c.get("city")), str(c["modality"]), str(c["task"]))
+        ),
         "condition_totals": totals_by_model(conditions),
         "not_reported": NOT_REPORTED,
         "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},

@@ -267,9 +267,11 @@ def figure2(rows: list[dict]) -> list[dict]:
     """QA accuracy averaged over open and MCQ (unweighted) per model x input type, with a 95 %
     interval resampling scenes; `forms` names the forms that ran (one only: not an average)."""
     by_form = _group(rows, "model", "modality", "form")  # one pass, in the rows' order
+    ran = {r["modality"] for r in rows if r["form"] != Form.EDIT}
+    shown = [m for m in MODALITIES if m in BASE_MODALITIES or m in ran]  # cross-map ones when run
     out = []
     for model in _order(r["model"] for r in rows):
-        for modality in MODALITIES:
+        for modality in shown:
             groups: dict[str, Sequence[tuple[str, int]]] = {
                 str(form): [
                     (str(r.get("scene") or r["id"]), int(r["verdict"] in SUCCESS))
