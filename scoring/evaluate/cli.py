@@ -86,6 +86,12 @@ def add_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
     add_executor_args(p)
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print the requests, estimated tokens and cost per participant x input type x task, "
+        "from the prompts themselves, and exit without sending anything",
+    )
     p.set_defaults(func=_cli)
 
 
@@ -135,6 +141,11 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 
 def _cli(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
+    if args.estimate:
+        from scoring.evaluate.estimate import estimate_screen, estimate_sweep
+
+        print(estimate_screen(plan, estimate_sweep(plan)))
+        return 0
     keep_freed_memory()  # every map request builds and frees half-megabyte buffers
     fewer_collections()
     try:
