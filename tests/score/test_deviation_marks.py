@@ -64,5 +64,5 @@ def test_tables_mark_the_columns_that_differ(tmp_path, protocol):
     if protocol == "paper":
         assert marks == []
     else:
-        # GeoJSON open, MCQ; image open, MCQ, edit; Together open, MCQ: geojson and Together edits are the paper's
+        # GeoJSON and Together open, MCQ; image open, MCQ, edit (GeoJSON, Together edits as the paper)
         assert len(marks) == 7 and "Map-image edits" in marks
