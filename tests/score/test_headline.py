@@ -8,6 +8,10 @@ import csv
 import json
 import re
 from types import SimpleNamespace
+from xml.etree import ElementTree
+
+import pytest
+from PIL import Image
 
 from scoring.evaluate.cli import summary_screen
 from scoring.score.headline import headline_cells
@@ -104,6 +108,15 @@ def test_strict_and_raster_rates_have_distinct_names_in_the_csv_and_report(tmp_p
     fig2b = list(csv.DictReader((tmp_path / "out" / "figure2b.csv").open()))
     img = next(r for r in fig2b if r["model"] == "alpha" and r["modality"] == "image")
     assert img["strict_csr"] == img_strict(t1) and img["raster_tolerant_rate"] != img["strict_csr"]
+    # the figures beside the report parse: SVG as XML, PDF as a complete PDF, PNG as an image
+    out = tmp_path / "out"
+    for name in ("figure2", "figure2b", "figure3b"):
+        root = ElementTree.parse(out / f"fig_{name}.svg").getroot()
+        assert root.tag.endswith("svg")
+        pdf = (out / f"fig_{name}.pdf").read_bytes()
+        assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+        with Image.open(out / f"fig_{name}.png") as im:
+            assert im.info.get("dpi", (0, 0))[0] == pytest.approx(300, abs=1)
 
 
 def img_strict(t1):
