@@ -88,7 +88,7 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
         label = labels.get(str(Path(d).resolve()))
         keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope", "run_conditions")
         summaries.append({"path": str(d), "label": label, **{k: summary.get(k) for k in keep}})
-        bench = (summary.get("benchmark") or {}).get("manifest_sha256")
+        protocol = (summary.get("benchmark") or {}).get("protocol")
         conditions: list[dict] = summary.get("run_conditions") or []
         for c in conditions:
             c["model"] = f"{c['model']}@{label}" if label else c["model"]
@@ -96,8 +96,8 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
         for r in rs:
             if label:
                 r["model"] = f"{r.get('model')}@{label}"
-            if bench:
-                r["benchmark"] = bench  # two sweeps pair a sample only on the same benchmark
+            if protocol:
+                r["protocol"] = protocol  # two sweeps pair a sample only under the same protocol
             sample = (r.get("city"), r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
             if sample in seen:
                 raise InputError(
