@@ -123,3 +123,39 @@ def test_compare_lists_models_by_headline_cells(small_bench, priced_run, tmp_pat
         "geojson open"
     ]
     assert "\\toprule" in out.with_suffix(".tex").read_text()
+
+
+def _sweep(path, sha, scene_of, verdict_of):
+    path.mkdir()
+    rows = [
+        {
+            "id": f"c-qa-T01-{i:03d}",
+            "model": "m",
+            "modality": "geojson",
+            "form": "open",
+            "task": "qa",
+            "city": "c",
+            "family": "topology",
+            "relation": "T01",
+            "scene": scene_of(i),
+            "verdict": verdict_of(i),
+            "answerable": True,
+        }
+        for i in range(10)
+    ]
+    (path / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = {"benchmark": {"city": "c", "manifest_sha256": sha, "protocol": "spatialgap"}}
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def test_two_builds_of_one_benchmark_pair_and_different_scenes_do_not(tmp_path):
+    # two builds: manifest hashes differ (the manifest records build timings), scenes are equal
+    a = _sweep(tmp_path / "a", "1" * 64, lambda i: f"s{i}", lambda i: "correct" if i < 8 else "wrong")
+    b = _sweep(tmp_path / "b", "2" * 64, lambda i: f"s{i}", lambda i: "correct" if i < 3 else "wrong")
+    c = _sweep(tmp_path / "c", "3" * 64, lambda i: f"other{i}", lambda i: "wrong")
+    ctx = build_context([a, b, c], labels=parse_labels([f"{a}=a", f"{b}=b", f"{c}=c"]))
+    pairs = {(t["first"], t["second"]): t for t in ctx["tables"]["model_tests"]}
+    ab = pairs[("m@a", "m@b")]
+    assert ab["n"] == 10 and (ab["only_first"], ab["only_second"]) == (5, 0)
+    assert ("m@a", "m@c") not in pairs and ("m@b", "m@c") not in pairs  # same ids, other scenes
