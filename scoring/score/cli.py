@@ -38,8 +38,10 @@ def _score(args: argparse.Namespace) -> int:
             if c["raster_tolerant_rate"] is not None
             else ""
         )
+        measure = "strict CSR" if c["form"] == "edit" else "accuracy"
         print(
-            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: {100 * c['accuracy']:5.1f}% "
+            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: "
+            f"{measure} {100 * c['accuracy']:5.1f}% "
             f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
             f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
@@ -57,9 +59,22 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from scoring.score.report import write_report  # matplotlib: loaded only to draw a report
+    from scoring.score.report import parse_labels, write_report  # matplotlib: loaded only to draw
 
-    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar))
+    labels = parse_labels(args.label)
+    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from scoring.score.compare import leaderboard, leaderboard_text, write_leaderboard
+    from scoring.score.report import parse_labels
+
+    board = leaderboard(args.results, labels=parse_labels(args.label))
+    print(leaderboard_text(board))
+    if args.out:
+        for path in write_leaderboard(board, args.out):
+            print(path)
     return 0
 
 
@@ -157,7 +172,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "pairs, chi-square with continuity correction from 50)",
     )
     p.add_argument("--no-csv", action="store_true", help="write the HTML only")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="DIR=NAME",
+        help="name the models of RESULTS DIR MODEL@NAME (repeatable): two sweeps of one model are "
+        "then two rows, with paired tests on their shared samples",
+    )
     p.set_defaults(func=_report)
+
+    p = sub.add_parser(
+        "compare",
+        help="leaderboard: models x headline cells across results directories",
+        description="One row per model (MODEL@NAME for a labelled RESULTS), one column per headline "
+        "cell (the report's Table 1 names: `geojson open`, `image edit raster-tolerant`, "
+        "`image edit strict CSR`, ...), rows by GeoJSON open QA.",
+    )
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument("--label", action="append", metavar="DIR=NAME", help="as for report (repeatable)")
+    p.add_argument(
+        "--out", type=Path, metavar="CSV", help="also write the leaderboard as CSV (and .tex beside)"
+    )
+    p.set_defaults(func=_compare)
 
     p = sub.add_parser(
         "selfcheck",
