@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
+import json
 import logging
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
-from scoring import __version__
+from scoring import version_info
 from scoring.errors import SpatialGapError
 from scoring.support.process import one_blas_thread
 
@@ -36,12 +39,51 @@ def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentPa
         prog="spatialgap",
         description="Spatial Gap: build, render, run, score and report geospatial reasoning benchmarks.",
     )
-    parser.add_argument("--version", action="version", version=f"spatialgap {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and commit, then exit")
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    talk.add_argument(
+        "-q", "--quiet", action="store_true", help="errors only: no progress bars or logged warnings"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="when the command ends, print one JSON object on stdout: command, exit code, version, "
+        "and the summary.json the command wrote, if any",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules:
         importlib.import_module(name).add_parser(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """`spatialgap --version`: the version and the commit it was built from (one line)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any, **__: Any) -> None:
+        info = version_info()
+        print(f"spatialgap {info['version']} (commit {info['commit']})")
+        parser.exit()
+
+
+def _summary_of(args: argparse.Namespace) -> dict | None:
+    """The summary.json a command wrote into its output directory (evaluate: results/)."""
+    out = getattr(args, "out", None)
+    if not out:
+        return None
+    for path in (Path(out) / "summary.json", Path(out) / "results" / "summary.json"):
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _print_json(args: argparse.Namespace, code: int, error: str | None) -> None:
+    record = {"command": args.command, "exit_code": code, "error": error, **version_info()}
+    record["out"] = str(args.out) if getattr(args, "out", None) else None
+    record["summary"] = _summary_of(args) if code == 0 else None
+    print(json.dumps(record, sort_keys=True, default=str))
 
 
 def _module_of(argv: list[str]) -> list[str]:
@@ -58,20 +100,28 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser(_module_of(argv))
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    level = logging.INFO if args.verbose else logging.ERROR if args.quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    if args.quiet and hasattr(args, "no_progress"):
+        args.no_progress = True
+    code, error = _call(args)
+    if args.json:
+        _print_json(args, code, error)
+    return code
+
+
+def _call(args: argparse.Namespace) -> tuple[int, str | None]:
     try:
-        return int(args.func(args) or 0)
+        return int(args.func(args) or 0), None
     except SpatialGapError as exc:
         print(f"spatialgap {args.command}: error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_code, str(exc)
     except KeyboardInterrupt:
         print(f"spatialgap {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return 130, "interrupted"
 
 
 def run() -> None:

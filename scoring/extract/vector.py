@@ -42,7 +42,7 @@ from typing import Any
 import shapely
 
 from scoring.errors import InputError
-from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records
+from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records, require_gdal
 from scoring.extract.pools import FeaturePools
 from scoring.support.files import sha256_file
 
@@ -143,6 +143,7 @@ def load_vector_pools(path: Path | str, mapping_path: Path | str, city: str | No
 
 
 def _open(path: Path):
+    require_gdal()
     from osgeo import gdal
 
     gdal.UseExceptions()
