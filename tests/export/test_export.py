@@ -11,13 +11,11 @@ import shutil
 
 import pytest
 
-from scoring.build.builder import build_benchmark
 from scoring.errors import InputError, OutputError
 from scoring.export import export_benchmark
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.exported import COLUMNS
 from scoring.formats.rundir import final_predictions
-from scoring.render.batch import render_benchmark
 from scoring.runner.agents import start_server
 from scoring.runner.config import ModelSpec
 from scoring.runner.run import run_benchmark
@@ -30,12 +28,8 @@ PIL_Image = pytest.importorskip("PIL.Image")
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    out = tmp_path_factory.mktemp("export") / "helsinki"
-    build_benchmark(None, out, seed=0, n_qa=2, n_edit=1, relations=["M01", "D04", "T11", "O03"], jobs=1,
-                    progress=False)  # fmt: skip
-    render_benchmark(out, jobs=1, progress=False)
-    return out
+def bench(small_bench):
+    return small_bench
 
 
 @pytest.fixture(scope="module")
