@@ -31,6 +31,12 @@ __all__ = ["ExportFormat", "export_benchmark"]
 
 
 class ExportFormat(StrEnum):
+    """What `spatialgap export --format` writes.
+
+    >>> [str(f) for f in ExportFormat]
+    ['hf', 'parquet', 'jsonl']
+    """
+
     HF = "hf"
     PARQUET = "parquet"
     JSONL = "jsonl"
