@@ -31,6 +31,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
     "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
+    "scoring.browse": ("browse",),  # scored results -> the per-sample browser
     "scoring.export": ("export",),  # a benchmark -> a Hugging Face / Parquet / JSONL dataset
 }
 

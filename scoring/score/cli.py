@@ -57,9 +57,12 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from scoring.browse import BROWSER_NAME, write_browser
     from scoring.score.report import write_report  # matplotlib: loaded only to draw a report
 
-    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar))
+    report = write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar)
+    write_browser(args.results, report.with_name(BROWSER_NAME))  # the report links to it
+    print(report)
     return 0
 
 
