@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -47,7 +48,7 @@ def render_browser(samples: list[dict[str, Any]], *, report: str | None) -> str:
     return env.get_template("browser.html.j2").render(data=Markup(data), n=len(samples), report=report)
 
 
-def write_browser(results_dirs: list[str | Path], out_html: str | Path) -> Path:
+def write_browser(results_dirs: Sequence[str | Path], out_html: str | Path) -> Path:
     """Write the sample browser of one or more RESULTS directories to ``out_html``."""
     from scoring.browse.samples import collect_samples
 

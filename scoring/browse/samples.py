@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,7 @@ def _reply_path(view: _BenchView, inst: dict, record: dict) -> str | None:
     return _svg_path(_target_geom(v.edited_scene, inst["target"]), pt)
 
 
-def collect_samples(results_dirs: list[str | Path], out_dir: Path) -> list[dict[str, Any]]:
+def collect_samples(results_dirs: Sequence[str | Path], out_dir: Path) -> list[dict[str, Any]]:
     """Every scored sample of the results directories, with what the page shows of it."""
     samples: list[dict[str, Any]] = []
     for results in map(Path, results_dirs):
