@@ -16,7 +16,7 @@ def small_bench(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scored(small_bench, tmp_path_factory):
-    """Runs of the `tools` and `chance` agents served over loopback (geojson QA, image edits),
+    """Runs of the `tools` and `chance` agents served over loopback (QA and edits, geojson and image),
     scored: (runs, results directory)."""
     from scoring.runner.agents import start_server
     from scoring.runner.config import ModelSpec
@@ -29,7 +29,7 @@ def scored(small_bench, tmp_path_factory):
         srv, _ = start_server(agent)
         try:
             spec = ModelSpec.from_endpoint(srv.base_url, agent, timeout_s=30)
-            for modality, task in (("geojson", "qa"), ("image", "edit"), ("image", "qa")):
+            for modality, task in (("geojson", "qa"), ("geojson", "edit"), ("image", "edit"), ("image", "qa")):
                 out = root / "runs" / agent / f"{modality}-{task}"
                 run_benchmark(small_bench, spec, modality, task, None, out, progress=False)
                 runs.append(out)
