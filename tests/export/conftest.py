@@ -29,7 +29,12 @@ def scored(small_bench, tmp_path_factory):
         srv, _ = start_server(agent)
         try:
             spec = ModelSpec.from_endpoint(srv.base_url, agent, timeout_s=30)
-            for modality, task in (("geojson", "qa"), ("geojson", "edit"), ("image", "edit"), ("image", "qa")):
+            for modality, task in (
+                ("geojson", "qa"),
+                ("geojson", "edit"),
+                ("image", "edit"),
+                ("image", "qa"),
+            ):
                 out = root / "runs" / agent / f"{modality}-{task}"
                 run_benchmark(small_bench, spec, modality, task, None, out, progress=False)
                 runs.append(out)
