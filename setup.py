@@ -33,6 +33,6 @@ setup(
         "scoring.resources",
     ],
     package_dir={"scoring.resources": "resources"},
-    package_data={"scoring.resources": ["**/*"]},
+    package_data={"scoring.resources": ["**/*"], "scoring.adapters.lm_eval": ["*.yaml"]},
     exclude_package_data={"scoring.resources": ["**/__pycache__/*"]},
 )

@@ -36,10 +36,40 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """The one formatter of every command: an option's default is shown after its help, unless
+    the help already states it or there is none to show (None, off, a required option)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.required
+            or action.default is None
+            or action.default is False  # a flag: off unless given
+            or action.default == argparse.SUPPRESS
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+def _shared_formatter(sub: Any) -> None:
+    """Every sub-command's parser (added by its stage's module) gets HelpFormatter."""
+    add = sub.add_parser
+
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        return add(name, **kwargs)
+
+    sub.add_parser = add_parser
+
+
 def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spatialgap",
         description="Spatial Gap: build, render, run, score and report geospatial reasoning benchmarks.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and commit, then exit")
     talk = parser.add_mutually_exclusive_group()
@@ -54,6 +84,7 @@ def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentPa
         "and the summary.json the command wrote, if any",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _shared_formatter(sub)
     for name in modules:
         importlib.import_module(name).add_parser(sub)
     return parser
@@ -107,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    if args.quiet and hasattr(args, "no_progress"):
-        args.no_progress = True
+    if hasattr(args, "no_progress") and (args.quiet or not sys.stderr.isatty()):
+        args.no_progress = True  # progress frames (\r) only on a terminal, never into a log
     code, error = _call(args)
     if args.json:
         _print_json(args, code, error)

@@ -328,7 +328,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="seed of the contextual setting's map order (default 0)",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     p.add_argument("--ids", nargs="+", metavar="REF", help="only these question_refs")
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")

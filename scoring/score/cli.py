@@ -150,8 +150,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Tables and figures of one or more RESULTS directories in one HTML file, "
         "with the tables as CSV files beside it.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
-    p.add_argument("--out", required=True, type=Path, metavar="HTML")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="HTML",
+        help="report file (browser.html is written beside it)",
+    )
     p.add_argument(
         "--mcnemar",
         choices=("exact", "frieda"),
@@ -177,7 +183,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "overridden with a reason (recorded in RESULTS). Results whose selfcheck did not pass are "
         "refused. --propose derives thresholds from past results; --overrides lists past overrides.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
     p.add_argument("--thresholds", type=Path, metavar="FILE", help="TOML or JSON rules")
     p.add_argument("--override-reason", metavar="TEXT", help="pass a blocked gate, recording this reason")
     p.add_argument(

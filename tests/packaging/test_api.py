@@ -66,3 +66,22 @@ def test_json_prints_one_record_and_quiet_keeps_stderr_empty(tmp_path):
     assert (
         r.returncode == 2 and record["exit_code"] == 2 and "benchmark directory not found" in record["error"]
     )
+
+
+def test_every_option_of_every_command_has_help_and_shows_its_default():
+    import argparse
+
+    from scoring.cli import make_parser
+
+    parser = make_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    undocumented = [
+        f"{name} {a.option_strings[0] if a.option_strings else a.dest}"
+        for name, p in sub.choices.items()
+        for a in p._actions
+        if not a.help and not isinstance(a, argparse._HelpAction)
+    ]
+    assert not undocumented, undocumented
+    text = sub.choices["build"].format_help()
+    assert "(default: 25)" in text and "(default: 0)" in text  # a zero default is still shown
+    assert "20 %%" not in sub.choices["frieda-score"].format_help()

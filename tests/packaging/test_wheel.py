@@ -61,7 +61,7 @@ def test_every_resource_and_module_is_in_the_wheel(wheel):
     assert len(resources) > 30
     missing = [f for f in resources if "scoring/" + f not in names]
     assert not missing, missing[:5]
-    modules = [f for f in _tracked("scoring") if f.endswith(".py")]
+    modules = [f for f in _tracked("scoring") if f.endswith((".py", ".yaml"))]  # lm-eval task files
     assert [f for f in modules if f not in names] == []  # scoring/extract has no __init__.py
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "plugin/"))]
 
