@@ -19,18 +19,23 @@ SCRIPT = r"""
 import json, sys
 import lm_eval
 from lm_eval.tasks import TaskManager
-url, model, bench, include = sys.argv[1:5]
-tasks = json.loads(sys.argv[5])
-res = lm_eval.simple_evaluate(
-    model="local-chat-completions",
-    model_args=f"model={model},base_url={url}/chat/completions,num_concurrent=2,max_retries=1,tokenized_requests=False",
-    tasks=tasks,
-    task_manager=TaskManager(include_path=include, metadata={"bench": bench}),
-    apply_chat_template=True,
-    log_samples=True,
-)
-acc = {f'{s["doc"]["id"]}|{s["doc"]["form"]}': s["acc"] for t in tasks for s in res["samples"][t]}
-print(json.dumps({"acc": acc, "results": {t: res["results"][t] for t in tasks}}, default=str))
+bench, include = sys.argv[1:3]
+tasks, agents = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+manager = TaskManager(include_path=include, metadata={"bench": bench})
+out = {}
+for model, url in agents.items():  # one process for both agents: lm-eval takes seconds to import
+    res = lm_eval.simple_evaluate(
+        model="local-chat-completions",
+        model_args=f"model={model},base_url={url}/chat/completions,num_concurrent=2,max_retries=1,"
+        "tokenized_requests=False",
+        tasks=tasks,
+        task_manager=manager,
+        apply_chat_template=True,
+        log_samples=True,
+    )
+    acc = {f'{s["doc"]["id"]}|{s["doc"]["form"]}': s["acc"] for t in tasks for s in res["samples"][t]}
+    out[model] = {"acc": acc, "results": {t: res["results"][t] for t in tasks}}
+print(json.dumps(out, default=str))
 """
 
 
@@ -41,17 +46,17 @@ def test_lm_eval_gives_every_document_our_verdict(small_bench, tmp_path):
     theirs: dict[str, float] = {}
     results = {}
     try:
+        r = subprocess.run(
+            [str(python), "-c", SCRIPT, str(small_bench), str(REPO / "scoring" / "adapters" / "lm_eval"),
+             json.dumps(list(TASKS)), json.dumps({a: served.url(a) for a in agents})],
+            capture_output=True, text=True, timeout=600,
+            env={**adapters_env(), "OPENAI_API_KEY": "unused-on-loopback"},
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr[-3000:]
+        out = json.loads(r.stdout.strip().splitlines()[-1])
         for name in agents:
-            r = subprocess.run(
-                [str(python), "-c", SCRIPT, served.url(name), name, str(small_bench),
-                 str(REPO / "scoring" / "adapters" / "lm_eval"), json.dumps(list(TASKS))],
-                capture_output=True, text=True, timeout=600,
-                env={**adapters_env(), "OPENAI_API_KEY": "unused-on-loopback"},
-            )  # fmt: skip
-            assert r.returncode == 0, r.stderr[-3000:]
-            out = json.loads(r.stdout.strip().splitlines()[-1])
-            theirs.update({f"{k}|geojson|{name}": v for k, v in out["acc"].items()})
-            results[name] = out["results"]
+            theirs.update({f"{k}|geojson|{name}": v for k, v in out[name]["acc"].items()})
+            results[name] = out[name]["results"]
         cases = [(name, task, "geojson", form) for name in agents for task, form in TASKS.values()]
         ours: dict[str, str] = {}
         for name in agents:  # one results directory per agent: verdict rows keyed by sample
