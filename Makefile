@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test lint litellm run bench reference clean-venv help zip i18n screenshot
+.PHONY: setup test lint litellm adapters run bench reference clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -47,7 +47,7 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 
-test: setup lint litellm
+test: setup lint litellm adapters
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
@@ -101,4 +101,15 @@ litellm: $(LITELLM_STAMP)
 $(LITELLM_STAMP): requirements-litellm.txt | setup
 	@[ -x $(VENV)/litellm/bin/python ] || $(SYS_PY) -m venv $(VENV)/litellm
 	$(VENV)/litellm/bin/python -m pip install -q --disable-pip-version-check -r requirements-litellm.txt
+	@touch $@
+
+# inspect_ai and lm-eval for tests/adapters, in a venv of their own (they would upgrade numpy,
+# pyarrow and jinja2 in the project's venv), with the package's dependencies; the tests put the
+# checkout first on that venv's path, so they run the code being edited.
+ADAPTERS_STAMP := $(VENV)/adapters/.setup-done
+adapters: $(ADAPTERS_STAMP)
+$(ADAPTERS_STAMP): requirements-adapters.txt pyproject.toml setup.py | setup
+	@[ -x $(VENV)/adapters/bin/python ] || $(SYS_PY) -m venv $(VENV)/adapters
+	$(VENV)/adapters/bin/python -m pip install -q --disable-pip-version-check -r requirements-adapters.txt
+	$(VENV)/adapters/bin/python -m pip install -q --disable-pip-version-check '.[inspect,lmeval]'
 	@touch $@

@@ -35,7 +35,7 @@ class OwnTopLevel(importlib.abc.MetaPathFinder):
         self.folder = str(folder)
         self.names = set(names)
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001 - importlib protocol
+    def find_spec(self, fullname, path=None, target=None):
         if fullname not in self.names:
             return None
         return importlib.machinery.PathFinder.find_spec(fullname, [self.folder])

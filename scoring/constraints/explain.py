@@ -53,6 +53,7 @@ def is_negated(c: dict) -> bool:
     return (
         c.get("op") == "is"
         and c.get("value") is False
+        and isinstance(m, str)
         and m in MEASURES
         and MEASURES[m].kind == "bool"
         and m not in VALUE_AWARE_DRAWINGS

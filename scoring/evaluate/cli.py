@@ -33,7 +33,13 @@ def add_parser(sub) -> None:
         "the runs and write OUT/report.html. Re-running resumes: benchmarks and finished "
         "requests are reused.",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="output directory: bench/, runs/, results/, report.html, browser.html",
+    )
     p.add_argument("--config", type=Path, metavar="FILE", help="models.toml ([models.NAME] tables)")
     p.add_argument(
         "--model",
@@ -58,7 +64,7 @@ def add_parser(sub) -> None:
         help="an .osm.pbf or .osm extract (repeatable; default: the embedded Helsinki extract)",
     )
     p.add_argument("--city", help="the city's name (one --osm file only)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="benchmark seed (same seed, same benchmark)")
     p.add_argument(
         "--protocol",
         choices=list(PROTOCOLS),
@@ -73,7 +79,7 @@ def add_parser(sub) -> None:
         help=f"comma-separated, of {', '.join(MODALITIES)} (default: the first three; the cross-map "
         "ones draw extra maps)",
     )
-    p.add_argument("--tasks", default=",".join(TASKS))
+    p.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks: qa, edit")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances per run")
     p.add_argument("--jobs", type=int, help="worker processes for build and render (default: all cores)")
     p.add_argument(
@@ -85,7 +91,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
     add_executor_args(p)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (off anyway when stderr is no terminal)"
+    )
     p.add_argument(
         "--estimate",
         action="store_true",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring.browse import BROWSER_NAME, write_browser
 from scoring.errors import SpatialGapError
 from scoring.evaluate import startup
 from scoring.evaluate.agents import AgentProcess
@@ -312,6 +313,7 @@ def evaluate(
         raise (SweepStoppedError if stopped else SpatialGapError)(f"no run finished, nothing to score: {why}")
     t2 = time.perf_counter()
     report = write_report(results, plan.report)
+    write_browser(results, report.with_name(BROWSER_NAME))  # every sample, linked from the report
     seconds = {
         "prepare": t_prepare,  # selfcheck and builds
         "render": renderer.seconds,  # in the background, during the runs

@@ -114,6 +114,7 @@ class Instance(TypedDict):
     choices: NotRequired[list[str]]
     correct_choice: NotRequired[Literal["A", "B", "C", "D"]]
     answerable: NotRequired[dict[str, bool]]
+    information_sufficient: NotRequired[dict[str, bool]]  # the paper's O06 rule, per modality
     # the paper protocol's fields
     protocol: NotRequired[Literal["paper"]]
     map_properties: NotRequired[dict[str, dict[str, Any]]]

@@ -253,7 +253,7 @@ def run_frieda(
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
     with RunDirLock(out, "frieda-run"):
-        return _run_locked(ds, spec, out, settings, questions, seed, key_provider)
+        return _run_locked(ds, spec, out, settings, questions, seed, key_provider, rules)
 
 
 def _refuse_foreign(out: Path) -> None:
@@ -274,6 +274,7 @@ def _run_locked(
     questions: list[Question],
     seed: int,
     key_provider: KeyProvider | None,
+    rules: str,
 ) -> dict[str, Any]:
     jobs = [(q, s) for s in settings for q in questions]
     results, counts, stopped = asyncio.run(
@@ -368,7 +369,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="seed of the contextual setting's map order (default 0)",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     p.add_argument("--ids", nargs="+", metavar="REF", help="only these question_refs")
     p.add_argument(

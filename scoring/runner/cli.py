@@ -24,10 +24,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark directory")
     add_model_options(p)
-    p.add_argument("--modality", required=True, choices=MODALITIES)
-    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--modality", required=True, choices=MODALITIES, help="input type")
+    p.add_argument("--task", required=True, choices=TASKS, help="qa or edit")
     p.add_argument("--form", choices=QA_FORMS, action="append", help="QA form (repeatable; default: both)")
-    p.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
+    p.add_argument(
+        "--out", required=True, type=Path, metavar="RUN_DIR", help="run directory (journal; resumes)"
+    )
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these instance ids")
     p.add_argument(
@@ -51,9 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Serve a built-in agent (e.g. chance) on loopback at "
         "http://HOST:PORT/v1 for `spatialgap run --endpoint`.",
     )
-    s.add_argument("--agent", required=True, metavar="NAME")
+    s.add_argument(
+        "--agent", required=True, metavar="NAME", help="built-in agent: tools, centroid, chance, ..."
+    )
     s.add_argument("--port", type=int, default=8765, help="TCP port (0: a free port, printed on stderr)")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless you mean otherwise)")
     s.add_argument(
         "--workers",
         type=int,

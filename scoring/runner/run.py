@@ -18,7 +18,7 @@ from typing import Any
 import scoring
 from scoring.answers import read_edit_reply
 from scoring.errors import InputError, OutputError, SpatialGapError
-from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, images_sha256, read_map_set
 from scoring.formats.rundir import (
     PREDICTIONS,
@@ -89,7 +89,7 @@ def edit_needs_retry(text: str | None, instance: dict | None = None, modality: s
 def _instances(bench: Benchmark, task: str, ids: Iterable[str] | None, limit: int | None) -> list[dict]:
     """The instances of ``task`` to send: all, or those named by ``ids`` in that order; then the
     first ``limit``."""
-    path = bench.path / TASK_FILES[Task(task)]
+    path = bench.task_file(task)
     if not path.is_file():
         raise InputError(f"{path}: no {task} instances file in the benchmark directory")
     instances = [i for i in bench.of_task(task) if i.get("task", task) == task]
@@ -279,6 +279,7 @@ async def run_benchmark_async(
         lock.release()
 
 
+# long: a run's set-up, sweep and close under the lock; split with the run-session object (#26)
 async def _run_locked(
     bench: Benchmark,
     spec: ModelSpec,

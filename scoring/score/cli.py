@@ -59,10 +59,15 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from scoring.browse import BROWSER_NAME, write_browser
     from scoring.score.report import parse_labels, write_report  # matplotlib: loaded only to draw
 
     labels = parse_labels(args.label)
-    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels))
+    report = write_report(
+        args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels
+    )
+    write_browser(args.results, report.with_name(BROWSER_NAME))  # the report links to it
+    print(report)
     return 0
 
 
@@ -162,8 +167,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Tables and figures of one or more RESULTS directories in one HTML file, "
         "with the tables as CSV files beside it.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
-    p.add_argument("--out", required=True, type=Path, metavar="HTML")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="HTML",
+        help="report file (browser.html is written beside it)",
+    )
     p.add_argument(
         "--mcnemar",
         choices=("exact", "frieda"),
@@ -210,7 +221,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "overridden with a reason (recorded in RESULTS). Results whose selfcheck did not pass are "
         "refused. --propose derives thresholds from past results; --overrides lists past overrides.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
     p.add_argument("--thresholds", type=Path, metavar="FILE", help="TOML or JSON rules")
     p.add_argument("--override-reason", metavar="TEXT", help="pass a blocked gate, recording this reason")
     p.add_argument(

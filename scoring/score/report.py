@@ -151,6 +151,7 @@ def _selfcheck_states(summaries: list[dict]) -> list[str]:
     ]
 
 
+# long: the report template's context, one key per section
 def build_context(
     results_dirs: list, *, mcnemar_rule: str = "exact", labels: dict[str, str] | None = None
 ) -> dict:

@@ -306,6 +306,7 @@ def _cell_fields(cell: dict, prefix: str = "") -> dict:
     return {prefix + k: cell.get(k) for k in CELL_FIELDS}
 
 
+# long: one flattening per table; goes with the table registry (#26)
 def table_records(name: str, table: dict | list) -> list[dict]:
     """The flat CSV records of one of the tables above (one line per cell)."""
     recs: list[dict] = []

@@ -6,7 +6,7 @@ import pytest
 # the runner tests' synthetic benchmark and well-behaved fake endpoint
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runner"))
 
-from tests.hostile.server import HostileServer  # noqa: E402
+from tests.hostile.server import HostileServer
 
 
 @pytest.fixture

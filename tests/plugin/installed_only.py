@@ -15,7 +15,7 @@ NOT_INSTALLED = ("tqdm", "aiohttp", "httpx", "dask", "distributed", "pybase64", 
 
 
 class NotInstalled(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001 - importlib protocol
+    def find_spec(self, fullname, path=None, target=None):
         if fullname.partition(".")[0] in NOT_INSTALLED:
             raise ModuleNotFoundError(
                 f"No module named {fullname!r} (not installed by the plugin)", name=fullname
@@ -33,7 +33,7 @@ def block() -> None:
 block()
 
 
-def pytest_terminal_summary(terminalreporter):  # noqa: ANN001, ANN201 - pytest hook
+def pytest_terminal_summary(terminalreporter):
     # Printed even with -q: the parent test checks the block was in force.
     still = [m for m in NOT_INSTALLED if m in sys.modules]
     terminalreporter.write_line(

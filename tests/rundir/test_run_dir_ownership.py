@@ -13,10 +13,10 @@ from scoring.formats.rundir import LOCK, PREDICTIONS
 from tests.conftest import REPO, VENV_BIN
 
 sys.path.insert(0, str(REPO / "tests" / "runner"))
-from runner_helpers import make_bench  # noqa: E402
+from runner_helpers import make_bench
 
-from tests.hostile.helpers import BOUND_S, one_line_error, records, run_cmd, spatialgap  # noqa: E402
-from tests.hostile.server import HostileServer  # noqa: E402
+from tests.hostile.helpers import BOUND_S, one_line_error, records, run_cmd, spatialgap
+from tests.hostile.server import HostileServer
 
 
 def _files(d: Path) -> dict[str, bytes]:
