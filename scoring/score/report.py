@@ -229,7 +229,7 @@ def build_context(
         "protocols": protocols,
         # per Table 1 / 3-4 column: the deviations from the paper's items it holds (none under paper)
         "deviation": lambda m, f: sorted({d for p in protocols for d in column_deviations(m, f, p)}),
-        "deviations": DEVIATIONS,
+        "deviations": [d for d in DEVIATIONS if set(d.protocols) & set(protocols)],
         "deviations_anchor": DEVIATIONS_ANCHOR,
         "relations_doc": (RESOURCES_DIR / "relations.md").as_uri() + "#" + DEVIATIONS_ANCHOR,
         "form_labels": FORM_LABELS,
