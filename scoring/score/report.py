@@ -12,12 +12,14 @@ from collections import defaultdict
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
 from scoring.score import figures
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
+from scoring.score.refusal import refusal_html
 from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
@@ -155,6 +157,7 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         "details": _detail_rows(cells),
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
+        "refusal_measures": markupsafe.Markup(refusal_html(rows)),  # scoring/score/refusal.py
         "ordering": _ordering_rows(rows),
         "fig_qa": figures.fig_qa_accuracy(fig2),
         "fig_heatmap": figures.fig_heatmap(t4),

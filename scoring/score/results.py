@@ -35,6 +35,7 @@ from scoring.formats.rundir import PREDICTIONS, load_run, sample_id
 from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
+from scoring.score.refusal import write_refusal_csv
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
 from scoring.score.verdicts import INTERNAL_ERROR, answerable_in, score_prediction
 from scoring.support.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
@@ -334,6 +335,7 @@ def score_runs(
     write_atomic(out / "verdicts.jsonl", verdicts)
     write_json_atomic(out / "summary.json", summary, indent=1)
     write_csv(cells, out / "summary.csv")
+    write_refusal_csv(rows, out / "refusal.csv")  # scoring/score/refusal.py
     return summary
 
 
