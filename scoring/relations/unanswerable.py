@@ -30,10 +30,10 @@ from shapely import affinity
 from shapely.geometry import Point, mapping, shape
 from shapely.geometry.base import BaseGeometry
 
+from scoring.errors import InputError
 from scoring.geometry.scene import snap
 from scoring.oracle.core import azimuth, ref_point, sector
 from scoring.relations.base import REFUSAL, TOLERANCES
-from scoring.errors import InputError
 from scoring.vocab import MODALITIES, AnswerType, Protocol, Task
 
 DEFAULT_SHARE = 0.1  # of each shard's answerable items, under --protocol spatialgap
@@ -121,7 +121,12 @@ def _verify_missing(inst: dict) -> str:
 
 # ------------------------------------------------------------------ coincident_points
 
-_BEARING_TYPES = {AnswerType.DIRECTION4, AnswerType.DIRECTION8, AnswerType.BEARING, AnswerType.RELATIVE_DIRECTION}
+_BEARING_TYPES = {
+    AnswerType.DIRECTION4,
+    AnswerType.DIRECTION8,
+    AnswerType.BEARING,
+    AnswerType.RELATIVE_DIRECTION,
+}
 
 
 def _pair(inst: dict) -> tuple[str, str] | None:
@@ -191,7 +196,10 @@ def _make_edge(inst: dict) -> tuple[dict, dict] | None:
         edge = _nearest_edge(az, 45.0, 0.0)
         moved = snap(affinity.rotate(line, az - edge, origin=first))  # ccw degrees: bearing - delta
         return _checked_edge(inst, _with_geometry(scene, named[0], moved), named[0])
-    if at not in (AnswerType.DIRECTION4, AnswerType.DIRECTION8, AnswerType.RELATIVE_DIRECTION) or len(named) < 2:
+    if (
+        at not in (AnswerType.DIRECTION4, AnswerType.DIRECTION8, AnswerType.RELATIVE_DIRECTION)
+        or len(named) < 2
+    ):
         return None
     a, b = _geom(scene, named[0]), _geom(scene, named[1])
     p, q = ref_point(a), ref_point(b)
@@ -213,8 +221,12 @@ def _checked_edge(inst: dict, scene: dict, moved: str) -> tuple[dict, dict] | No
     got = edge_margin(inst["question"], inst["answer_type"], scene)
     if got is None or got[1] > EDGE_TOLERANCE / 2.0:  # well inside the tolerance, or not at all
         return None
-    return scene, {"moved": moved, "angle": round(got[0], 6), "edge_margin_deg": round(got[1], 6),
-                   "tolerance_deg": EDGE_TOLERANCE}
+    return scene, {
+        "moved": moved,
+        "angle": round(got[0], 6),
+        "edge_margin_deg": round(got[1], 6),
+        "tolerance_deg": EDGE_TOLERANCE,
+    }
 
 
 def _verify_edge(inst: dict) -> str:
@@ -266,6 +278,7 @@ def _all_kinds() -> tuple[Kind, ...]:
 
 
 def kind_named(name: str) -> Kind:
+    """The kind of this name (QA or editing)."""
     for k in _all_kinds():
         if k.name == name:
             return k
@@ -287,7 +300,11 @@ def share_count(n: int, share: float) -> int:
 def add_unanswerable(instances: list[dict], *, seed: int, share: float) -> list[dict]:
     """Unanswerable variants of a shard's answerable instances (to be appended after them):
     ``share_count`` of them, siblings in a seeded order, kinds rotated so each fits in turn."""
-    answerable = [i for i in instances if "unanswerable" not in i and all((i.get("answerable") or {True: True}).values())]
+    answerable = [
+        i
+        for i in instances
+        if "unanswerable" not in i and all((i.get("answerable") or {True: True}).values())
+    ]
     want = share_count(len(answerable), share)
     if want == 0:
         return []
@@ -328,8 +345,13 @@ def _variant(sib: dict, kind: Kind, made: tuple[dict, dict], number: int) -> dic
     inst["answerable"] = dict.fromkeys(ALL_MODALITIES, False)
     inst["facts"] = []  # the sibling's facts no longer hold; the re-check facts are under `unanswerable`
     inst["margin"] = {}
-    inst["unanswerable"] = {"kind": kind.name, "reason": "", "modalities": ALL_MODALITIES,
-                            "sibling": sib["id"], **record}
+    inst["unanswerable"] = {
+        "kind": kind.name,
+        "reason": "",
+        "modalities": ALL_MODALITIES,
+        "sibling": sib["id"],
+        **record,
+    }
     if kind.task == Task.EDIT:
         from scoring.relations.unanswerable_edit import finish_edit_variant
 
@@ -382,7 +404,7 @@ def reference_section() -> str:
         "`reason`, `modalities`, `sibling` (the answerable instance it was made from) and the facts "
         "below; `verify_unanswerable` in scoring/relations/unanswerable.py recomputes the reason.\n",
         "Multiple choice offers no refusal option (only O06's options include \"cannot be "
-        "determined\", by its own design): a written refusal is read as one.\n",
+        'determined", by its own design): a written refusal is read as one.\n',
         "| kind | task | definition and re-check |",
         "|---|---|---|",
     ]
@@ -415,7 +437,9 @@ def check_share(share: float | None, protocol: str) -> float:
     if not 0.0 <= share <= 1.0:
         raise InputError(f"--unanswerable-share {share}: expected a share from 0 to 1")
     if share > 0 and protocol == Protocol.PAPER:
-        raise InputError("--unanswerable-share: the paper protocol builds no unanswerable variants (only O06)")
+        raise InputError(
+            "--unanswerable-share: the paper protocol builds no unanswerable variants (only O06)"
+        )
     return share
 
 

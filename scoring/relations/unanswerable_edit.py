@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 
 from shapely.geometry import Point, shape
 from shapely.geometry.base import BaseGeometry
@@ -38,7 +39,9 @@ def _vertex_radius(geom: BaseGeometry, c: Point) -> float:
     return max(math.hypot(x - c.x, y - c.y) for x, y, *_ in coords)
 
 
-def reach_bound(scene: dict, target: str, other: str, allowed: list[str]) -> tuple[float, float, float] | None:
+def reach_bound(
+    scene: dict, target: str, other: str, allowed: Sequence[str]
+) -> tuple[float, float, float] | None:
     """(distance(c, other), R, lower bound without D and r) for rigid edits of target, or None
     when the allowed operations are not rigid for it (scale of a non-point, attribute edits only)."""
     feats = {f["id"]: shape(f["geometry"]) for f in scene["features"]}
@@ -55,7 +58,9 @@ def reach_bound(scene: dict, target: str, other: str, allowed: list[str]) -> tup
     return dist, radius, dist - radius
 
 
-def infeasible_reason(scene: dict, target: str, constraints: list[dict], allowed: list[str]) -> str | None:
+def infeasible_reason(
+    scene: dict, target: str, constraints: list[dict], allowed: Sequence[str]
+) -> str | None:
     """Why no allowed edit of target meets the constraints (the reach argument), or None."""
     limits = [c["max"] for c in constraints if c["measure"] == "displacement" and c["op"] == "at_most"]
     if not limits:

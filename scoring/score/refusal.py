@@ -132,6 +132,7 @@ def paired_tests(rows: Iterable[dict]) -> list[dict[str, Any]]:
 
 
 def refusal_csv(cells: list[dict[str, Any]]) -> str:
+    """The cells as CSV text (COLUMNS; empty where a rate has no denominator)."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     w.writeheader()
@@ -158,6 +159,13 @@ def _pct(v: float | None, lo: float | None = None, hi: float | None = None) -> s
     return text if lo is None or hi is None else f"{text} [{100 * lo:.0f}–{100 * hi:.0f}]"
 
 
+MEASURES = ("refusal_recall", "refusal_precision", "false_refusal_rate", "answerable_accuracy")
+
+
+def _measure(c: dict[str, Any], name: str) -> str:
+    return _pct(c[name], c[f"{name}_low"], c[f"{name}_high"])
+
+
 def refusal_html(rows: list[dict]) -> str:
     """An HTML fragment (a heading, the refusal table, the paired tests) for the report."""
     rows = list(rows)
@@ -176,11 +184,8 @@ def refusal_html(rows: list[dict]) -> str:
         out.append(
             f'<tr><td class="l">{e(c["model"])}</td><td class="l">{e(c["modality"])}</td>'
             f'<td class="l">{e(c["family"])}</td><td>{c["n_unanswerable"]}</td>'
-            f"<td>{_pct(c['refusal_recall'], c['refusal_recall_low'], c['refusal_recall_high'])}</td>"
-            f"<td>{_pct(c['refusal_precision'], c['refusal_precision_low'], c['refusal_precision_high'])}</td>"
-            f"<td>{_pct(c['false_refusal_rate'], c['false_refusal_rate_low'], c['false_refusal_rate_high'])}</td>"
-            f"<td>{_pct(c['answerable_accuracy'], c['answerable_accuracy_low'], c['answerable_accuracy_high'])}"
-            "</td></tr>"
+            + "".join(f"<td>{_measure(c, m)}</td>" for m in MEASURES)
+            + "</tr>"
         )
     out.append("</table>")
     tests = [t for t in paired_tests(rows) if t["family"] == ALL_FAMILIES]

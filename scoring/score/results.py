@@ -33,9 +33,9 @@ from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.rundir import PREDICTIONS, load_run, sample_id
 from scoring.score.gap import modality_gap_tests
+from scoring.score.refusal import write_refusal_csv
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
-from scoring.score.refusal import write_refusal_csv
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
 from scoring.score.verdicts import INTERNAL_ERROR, answerable_in, score_prediction
 from scoring.support.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
