@@ -226,43 +226,58 @@ def _snap_each(geoms: list) -> list:
         return out
 
 
+def _array(geoms: list) -> np.ndarray:
+    arr = np.empty(len(geoms), dtype=object)
+    arr[:] = geoms
+    return arr
+
+
+def _usable(arr: np.ndarray) -> np.ndarray:
+    """Present and not empty (an empty geometry is left out without counting, as before)."""
+    return ~shapely.is_missing(arr) & ~shapely.is_empty(arr)
+
+
 def _clean_polygons(geoms: list) -> list[tuple[Polygon | None, bool, bool]]:
     """(valid polygon on the grid or None, repaired, dropped) for each geometry: OSM's invalid
-    polygons repaired with make_valid, whatever is not then a single valid polygon dropped (an
-    empty geometry is left out without counting, as before)."""
-    out: list[tuple[Polygon | None, bool, bool]] = []
-    todo: list[int] = []
-    fixed: list = []
-    repaired: list[bool] = []
-    for i, g in enumerate(geoms):
-        out.append((None, False, False))
-        if g is None or g.is_empty:
-            continue
-        rep = False
-        if not g.is_valid:
+    polygons repaired with make_valid, whatever is not then a single valid polygon dropped.
+    The checks run in array calls (the same GEOS predicates)."""
+    arr = _array(geoms)
+    out: list[tuple[Polygon | None, bool, bool]] = [(None, False, False)] * len(geoms)
+    todo = np.flatnonzero(_usable(arr))
+    invalid = np.zeros(len(geoms), dtype=bool)
+    invalid[todo] = ~shapely.is_valid(arr[todo])
+    keep = []
+    for i in todo:
+        if invalid[i]:
             try:
-                g = shapely.make_valid(g)
+                arr[i] = shapely.make_valid(arr[i])
             except shapely.errors.GEOSException:
                 out[i] = (None, False, True)
                 continue
-            rep = True
-        todo.append(i)
-        fixed.append(g)
-        repaired.append(rep)
-    for i, g, rep in zip(todo, _snap_each(fixed), repaired, strict=True):
+        keep.append(i)
+    snapped = _array(_snap_each(list(arr[keep])))
+    for j, g in enumerate(snapped):  # a single part is that polygon
         if isinstance(g, MultiPolygon) and len(g.geoms) == 1:
-            g = g.geoms[0]
-        good = isinstance(g, Polygon) and not g.is_empty and g.is_valid
-        out[i] = (g if good else None, rep, not good)
+            snapped[j] = g.geoms[0]
+    polygon = shapely.get_type_id(snapped) == 3  # (a missing geometry: -1)
+    good = np.zeros(len(snapped), dtype=bool)
+    good[polygon] = ~shapely.is_empty(snapped[polygon]) & shapely.is_valid(snapped[polygon])
+    for i, g, ok in zip(keep, snapped, good, strict=True):
+        out[i] = (g if ok else None, bool(invalid[i]), not ok)
     return out
 
 
 def _clean_lines(geoms: list) -> list[tuple[LineString | None, bool, bool]]:
+    arr = _array(geoms)
     out: list[tuple[LineString | None, bool, bool]] = [(None, False, False)] * len(geoms)
-    todo = [i for i, g in enumerate(geoms) if g is not None and not g.is_empty]
-    for i, g in zip(todo, _snap_each([geoms[i] for i in todo]), strict=True):
-        good = isinstance(g, LineString) and not g.is_empty and g.length > 0 and g.is_valid
-        out[i] = (g if good else None, False, not good)
+    todo = np.flatnonzero(_usable(arr))
+    snapped = _array(_snap_each(list(arr[todo])))
+    line = shapely.get_type_id(snapped) == 1
+    good = np.zeros(len(snapped), dtype=bool)
+    sub = snapped[line]
+    good[line] = ~shapely.is_empty(sub) & (shapely.length(sub) > 0) & shapely.is_valid(sub)
+    for i, g, ok in zip(todo, snapped, good, strict=True):
+        out[i] = (g if ok else None, False, not ok)
     return out
 
 
@@ -334,19 +349,26 @@ def _pools(
         raise InputError(f"{path}: no roads, buildings, land use or POIs in the extract")
     minx, miny, maxx, maxy = shapely.total_bounds([f.geom for f in everything])
     extent_area = max(1.0, float((maxx - minx) * (maxy - miny)))
+    length = shapely.length(_array([f.geom for f in roads])).tolist()
+    b_area = shapely.area(_array([f.geom for f in buildings])).tolist()
+    a_area = shapely.area(_array([f.geom for f in areas])).tolist()
     thresholds = Thresholds(
-        road_min_length_m=max(15.0, min(40.0, _quantile([f.geom.length for f in roads], 0.10, 15.0))),
-        building_min_area_m2=max(20.0, min(80.0, _quantile([f.geom.area for f in buildings], 0.05, 20.0))),
-        area_min_area_m2=max(300.0, min(2000.0, _quantile([f.geom.area for f in areas], 0.10, 300.0))),
+        road_min_length_m=max(15.0, min(40.0, _quantile(length, 0.10, 15.0))),
+        building_min_area_m2=max(20.0, min(80.0, _quantile(b_area, 0.05, 20.0))),
+        area_min_area_m2=max(300.0, min(2000.0, _quantile(a_area, 0.10, 300.0))),
         # An area covering a large part of the extract (a whole residential zone) is no
         # legible task feature.
         area_max_area_m2=max(20000.0, 0.15 * extent_area),
     )
     pools = {
-        "road": [f for f in roads if f.geom.length >= thresholds.road_min_length_m],
-        "building": [f for f in buildings if f.geom.area >= thresholds.building_min_area_m2],
+        "road": [f for f, v in zip(roads, length, strict=True) if v >= thresholds.road_min_length_m],
+        "building": [
+            f for f, v in zip(buildings, b_area, strict=True) if v >= thresholds.building_min_area_m2
+        ],
         "area": [
-            f for f in areas if thresholds.area_min_area_m2 <= f.geom.area <= thresholds.area_max_area_m2
+            f
+            for f, v in zip(areas, a_area, strict=True)
+            if thresholds.area_min_area_m2 <= v <= thresholds.area_max_area_m2
         ],
         "poi": found["poi"],
     }

@@ -144,11 +144,22 @@ def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, by
     raise InputError(f"{path}: cannot read OSM data")
 
 
+def _field_list(layer) -> list[tuple[int, str, bool]]:
+    """(index, name, is text) of each of the layer's fields."""
+    from osgeo import ogr
+
+    defn = layer.GetLayerDefn()
+    return [
+        (i, defn.GetFieldDefn(i).GetName(), defn.GetFieldDefn(i).GetType() == ogr.OFTString)
+        for i in range(defn.GetFieldCount())
+    ]
+
+
 def _read_records(path: Path, chunk: int = READ_CHUNK) -> Iterator[list[tuple[str, dict, bytes]]]:
     """(layer, fields, WKB) records of the three layers the pools draw from, `chunk` at a time."""
     records: list[tuple[str, dict, bytes]] = []
     ds = _open_osm(path)
-    field_names: dict[str, list[str]] = {}
+    field_names: dict[str, list[tuple[int, str, bool]]] = {}
     while True:
         feat, layer = ds.GetNextFeature(include_layer=True)
         if feat is None:
@@ -160,13 +171,17 @@ def _read_records(path: Path, chunk: int = READ_CHUNK) -> Iterator[list[tuple[st
         if g is None:
             continue
         if name not in field_names:
-            defn = layer.GetLayerDefn()
-            field_names[name] = [defn.GetFieldDefn(i).GetName() for i in range(defn.GetFieldCount())]
+            field_names[name] = _field_list(layer)
         # what feat.items() gives, read by index: items() looks every field up by name, and
-        # that search was most of the time of reading an extract
+        # that search was most of the time of reading an extract. A text field's value read as
+        # text directly (GetField asks its type first; unset or null reads as "", skipped alike)
         fields: dict = {}
-        for i, k in enumerate(field_names[name]):
-            if feat.IsFieldSetAndNotNull(i):
+        for i, k, text in field_names[name]:
+            if text:
+                v = feat.GetFieldAsString(i)
+                if v:
+                    fields.setdefault(k, v)
+            elif feat.IsFieldSetAndNotNull(i):
                 v = feat.GetField(i)
                 if v not in (None, ""):
                     fields.setdefault(k, v)
