@@ -137,6 +137,7 @@ class PoolAssembler:
         stats["read"] = self.read
         events: list[tuple[int, int]] = [(i, 1) for i in self.broken]  # (record, _EVENTS index)
         projected = _project_all(self.geoms, to_task)
+        self.geoms = []  # the WGS 84 copies: no longer needed (memory is what the pools keep)
         groups: dict[str, list[tuple[int, object, str | None, dict | None]]] = {}
         for n, (rec, geom, roles) in enumerate(zip(self.index, projected, self.roles, strict=True)):
             if geom is None:  # broken by the projection
@@ -144,12 +145,15 @@ class PoolAssembler:
                 continue
             for role, uid, props in roles:
                 groups.setdefault(role, []).append((n, geom, uid, props))
-        pois = _features("poi", groups.get("poi", []), snap_all([g for _, g, _, _ in groups.get("poi", [])]))
-        roads = _cleaned("road", groups.get("road", []), self.index, events, _clean_lines)
-        buildings = _cleaned("building", groups.get("building", []), self.index, events, _clean_polygons)
-        areas = _cleaned("area", groups.get("area", []), self.index, events, _clean_polygons)
+        del projected  # each group is dropped once cleaned (pop): one copy of a geometry at a time
+        poi = groups.pop("poi", [])
+        pois = _features("poi", poi, snap_all([g for _, g, _, _ in poi]))
+        del poi
+        roads = _cleaned("road", groups.pop("road", []), self.index, events, _clean_lines)
+        buildings = _cleaned("building", groups.pop("building", []), self.index, events, _clean_polygons)
+        areas = _cleaned("area", groups.pop("area", []), self.index, events, _clean_polygons)
         water = []
-        for _, g, uid, props in groups.get("water", []):
+        for _, g, uid, props in groups.pop("water", []):
             wgeom = clean_area(g)
             if wgeom is not None:
                 assert uid is not None and props is not None
