@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring import __version__
+from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
 from scoring.extract.osm import load_pools
-from scoring.support.files import sha256_file, write_atomic, write_json_atomic
-from scoring.constraints.framing import MAP_FRAME
-from scoring.formats.mapsets import MAP_SETS
 from scoring.extract.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
+from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
 from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
 from scoring.relations.paper import apply_protocol
+from scoring.support.files import sha256_file, write_atomic, write_json_atomic
 from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 
 log = logging.getLogger(__name__)
@@ -270,7 +270,8 @@ def build_benchmark(
 
         pools = load_vector_pools(vector, mapping, city)
     else:
-        pools = load_pools(osm, city)
+        executor = executor or LocalExecutor(jobs)
+        pools = load_pools(osm, city, executor)  # a large extract's cleaning runs on it too
     split = split_pools(pools) if pool_split else unsplit_record(pools)
     t_extract = time.perf_counter() - t0
     codes = relations or sorted(CATALOGUE)

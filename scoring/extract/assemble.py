@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import shapely
@@ -130,7 +131,9 @@ class PoolAssembler:
                 self.roles.append(roles)
         self.read += len(chunk)
 
-    def finish(self, path: Path, city: str, stats: dict) -> FeaturePools:
+    def finish(self, path: Path, city: str, stats: dict, executor: Any = None) -> FeaturePools:
+        """The pools. With an `executor` of several workers (scoring.execute) and a large
+        extract, the cleaning of roads, buildings and areas runs on it in chunks."""
         minx, miny, maxx, maxy = self.bounds
         crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
         to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
@@ -149,9 +152,12 @@ class PoolAssembler:
         poi = groups.pop("poi", [])
         pois = _features("poi", poi, snap_all([g for _, g, _, _ in poi]))
         del poi
-        roads = _cleaned("road", groups.pop("road", []), self.index, events, _clean_lines)
-        buildings = _cleaned("building", groups.pop("building", []), self.index, events, _clean_polygons)
-        areas = _cleaned("area", groups.pop("area", []), self.index, events, _clean_polygons)
+        kinds = ("road", "building", "area")
+        todo = {k: groups.pop(k, []) for k in kinds}
+        cleaned = clean_groups({k: [g for _, g, _, _ in todo[k]] for k in kinds}, executor)
+        roads, buildings, areas = (
+            _cleaned(k, todo.pop(k), cleaned.pop(k), self.index, events) for k in kinds
+        )
         water = []
         for _, g, uid, props in groups.pop("water", []):
             wgeom = clean_area(g)
@@ -285,9 +291,40 @@ def _clean_lines(geoms: list) -> list[tuple[LineString | None, bool, bool]]:
     return out
 
 
-def _cleaned(kind: str, group: list, index: list[int], events: list, clean) -> list[PoolFeature]:
+_CLEAN = {"road": _clean_lines, "building": _clean_polygons, "area": _clean_polygons}
+PARALLEL_MIN = 50_000  # geometries to clean below which shipping them to workers costs more
+CLEAN_CHUNK = 10_000
+
+
+def _clean_chunk(job: tuple[str, list[bytes]], _shared: Any = None) -> list[tuple[bytes | None, bool, bool]]:
+    """A worker's part: one chunk of one kind's geometries (WKB both ways: the same doubles)."""
+    kind, wkbs = job
+    return [
+        (None if g is None else shapely.to_wkb(g), r, d)
+        for g, r, d in _CLEAN[kind](list(shapely.from_wkb(wkbs)))
+    ]
+
+
+def clean_groups(geoms: dict[str, list], executor: Any = None) -> dict[str, list]:
+    """Each kind's geometries cleaned (_clean_lines / _clean_polygons), here or, for a large
+    extract, in chunks on the executor's workers; either way the same results in the same order."""
+    total = sum(len(v) for v in geoms.values())
+    if executor is None or executor.workers < 2 or total < PARALLEL_MIN:
+        return {k: _CLEAN[k](v) for k, v in geoms.items()}
+    jobs = [
+        (k, list(shapely.to_wkb(_array(v[i : i + CLEAN_CHUNK]))))
+        for k, v in geoms.items()
+        for i in range(0, len(v), CLEAN_CHUNK)
+    ]
+    out: dict[str, list] = {k: [] for k in geoms}
+    done = executor.map(_clean_chunk, jobs, desc="extract", unit="chunk", start_method="fork")
+    for (k, _), part in zip(jobs, done, strict=True):
+        out[k].extend((None if w is None else shapely.from_wkb(w), r, d) for w, r, d in part)
+    return out
+
+
+def _cleaned(kind: str, group: list, cleaned: list, index: list[int], events: list) -> list[PoolFeature]:
     out = []
-    cleaned = clean([g for _, g, _, _ in group])
     for (n, _, uid, props), (geom, repaired, dropped) in zip(group, cleaned, strict=True):
         if repaired:
             events.append((index[n], 0))

@@ -203,7 +203,7 @@ def check_readable(path: Path) -> None:
         raise InputError(f"{path}: empty file")
 
 
-def load_pools(path: Path | str | None = None, city: str | None = None) -> FeaturePools:
+def load_pools(path: Path | str | None = None, city: str | None = None, executor=None) -> FeaturePools:
     """Read an OSM extract into feature pools in the city's UTM CRS (streamed: see
     scoring.extract.assemble)."""
     path = Path(path) if path is not None else default_osm_path()
@@ -213,7 +213,7 @@ def load_pools(path: Path | str | None = None, city: str | None = None) -> Featu
     asm = _read_assembled(path, stats)
     if not asm.read:
         raise InputError(f"{path}: the extract holds no OSM features")
-    return asm.finish(path, city, stats)
+    return asm.finish(path, city, stats, executor)
 
 
 def pools_from_records(

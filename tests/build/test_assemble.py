@@ -74,3 +74,17 @@ def test_snap_all_is_snap_to_grid_of_each(raw):
         one = snap_to_grid(g)
         assert t.wkb == one.wkb
     assert np.array_equal(shapely.get_coordinates(together), np.round(shapely.get_coordinates(together), 2))
+
+
+def test_cleaning_on_workers_is_cleaning_here(raw, monkeypatch):
+    from scoring.execute import LocalExecutor
+
+    path = default_osm_path()
+    here = assemble.pools_from_records([raw], path, "helsinki", {})
+    monkeypatch.setattr(assemble, "PARALLEL_MIN", 0)  # Helsinki is small: ship it all the same
+    monkeypatch.setattr(assemble, "CLEAN_CHUNK", 500)
+    asm = assemble.PoolAssembler()
+    asm.add(raw)
+    with LocalExecutor(2) as ex:
+        there = asm.finish(path, "helsinki", {}, ex)
+    assert _fingerprint(here) == _fingerprint(there)
