@@ -145,13 +145,16 @@ def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, by
 
 
 def _field_list(layer) -> list[tuple[int, str, bool]]:
-    """(index, name, is text) of each of the layer's fields."""
+    """(index, name, is text) of each of the layer's fields but `other_tags` (GDAL's catch-all
+    of every other tag: no pool reads it, and it is the longest value of many features)."""
     from osgeo import ogr
 
     defn = layer.GetLayerDefn()
+    fields = [defn.GetFieldDefn(i) for i in range(defn.GetFieldCount())]
     return [
-        (i, defn.GetFieldDefn(i).GetName(), defn.GetFieldDefn(i).GetType() == ogr.OFTString)
-        for i in range(defn.GetFieldCount())
+        (i, f.GetName(), f.GetType() == ogr.OFTString)
+        for i, f in enumerate(fields)
+        if f.GetName() != "other_tags"
     ]
 
 

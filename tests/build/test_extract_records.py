@@ -14,7 +14,8 @@ def _records_by_name(path):
         g = feat.GetGeometryRef()
         if name not in ("points", "lines", "multipolygons") or g is None:
             continue
-        fields = {k: v for k, v in feat.items().items() if v not in (None, "")}
+        # other_tags: no pool reads it, so the reader leaves it
+        fields = {k: v for k, v in feat.items().items() if v not in (None, "") and k != "other_tags"}
         out.append((name, fields, bytes(g.ExportToWkb())))
     return out
 
