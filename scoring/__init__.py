@@ -46,7 +46,10 @@ LAYERS: tuple[str, ...] = (
     "runner",  # instances -> model runs -> predictions
     "score",  # predictions -> verdicts -> tables and reports
     "frieda",  # FRIEDA-style free-form map answers
+    "export",  # a benchmark as a Hugging Face dataset, Parquet or JSONL
+    "browse",  # the per-sample browser beside a report
     "evaluate",  # the main job: all of the above end to end
+    "adapters",  # inspect_ai and lm-eval tasks over the above (optional frameworks)
 )
 # Modules allowed at the top level: the shared words and the command entry point.
 TOP_LEVEL: tuple[str, ...] = ("__init__", "__main__", "cli", "errors", "paths", "vocab")

@@ -199,7 +199,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "cell (the report's Table 1 names: `geojson open`, `image edit raster-tolerant`, "
         "`image edit strict CSR`, ...), rows by GeoJSON open QA.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="results directories (score or evaluate outputs)",
+    )
     p.add_argument("--label", action="append", metavar="DIR=NAME", help="as for report (repeatable)")
     p.add_argument(
         "--out", type=Path, metavar="CSV", help="also write the leaderboard as CSV (and .tex beside)"

@@ -11,6 +11,7 @@ median and p95 (seconds, every final request), retries (every retry any request 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,6 @@ import numpy as np
 
 from scoring.formats.rundir import PREDICTIONS
 from scoring.runner.config import public_url
-from scoring.support.files import read_jsonl
 
 NOT_REPORTED = "not reported"
 OMITTED = "omitted"
@@ -59,12 +59,30 @@ def _cost(model: dict, tokens_in: int | str, tokens_out: int | str) -> float | s
     return round(tokens_in * (p_in or 0) / MILLION + tokens_out * (p_out or 0) / MILLION, 6)
 
 
+def _journal_records(path: Path) -> list[dict]:
+    """The journal's readable records; an unreadable line was already reported when the run was
+    scored (scoring.formats.rundir.read_records), so it is passed over here without a word."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in data.split(b"\n"):
+        try:
+            rec = json.loads(line) if line.strip() else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
 def run_conditions(run_dir: Path, manifest: dict, name: str) -> dict[str, Any]:
     """The conditions and usage figures of one run (see the module docstring)."""
     raw = manifest.get("model")
     model: dict[str, Any] = raw if isinstance(raw, dict) else {}
     journal = Path(run_dir) / PREDICTIONS
-    records = [v for _, v in read_jsonl(journal) if isinstance(v, dict)] if journal.is_file() else []
+    records = _journal_records(journal)
     finals = [r for r in records if r.get("final")]
     tokens_in, tokens_out = _tokens(finals, "prompt_tokens"), _tokens(finals, "completion_tokens")
     generation = {k: (OMITTED if model.get(k) is None else model.get(k)) for k in GENERATION_PARAMS}

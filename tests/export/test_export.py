@@ -41,7 +41,13 @@ def exports(bench, tmp_path_factory):
 def test_hf_export_loads_with_datasets_and_its_maps_decode(bench, exports):
     b = Benchmark.open(bench)
     for task in ("qa", "edit"):
-        ds = datasets.load_dataset(str(exports["hf"]), task, split="test")
+        ds = datasets.load_dataset(
+            # a cache of its own: the shared one keys local files by path and may serve stale rows
+            str(exports["hf"]),
+            task,
+            split="test",
+            cache_dir=str(exports["hf"].parent / "hf-cache"),
+        )
         assert ds.column_names == list(COLUMNS)
         assert [r for r in ds["id"]] == list(b.instances[task])
         assert isinstance(ds.features["map"], datasets.Image)
@@ -76,7 +82,9 @@ def test_parquet_has_one_stable_typed_schema_and_round_trips_mixed_fields(bench,
 
 
 def test_jsonl_export_loads_with_datasets_and_names_its_maps(exports):
-    ds = datasets.load_dataset(str(exports["jsonl"]), "edit", split="test")
+    ds = datasets.load_dataset(
+        str(exports["jsonl"]), "edit", split="test", cache_dir=str(exports["jsonl"].parent / "hf-cache")
+    )
     assert ds.column_names == list(COLUMNS)
     assert all((exports["jsonl"] / p).is_file() for p in ds["map"])
 
