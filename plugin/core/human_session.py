@@ -85,6 +85,10 @@ class HumanSession:
     def _record(self, inst: dict, text: str, form: str) -> bool:
         dock = self.dock
         assert dock.bench is not None and dock.runs_root is not None
+        if not self.panel.analyst.strip():  # a missing name is a step to take, not an error
+            dock.message(tr("give the analyst's name first"), MSG_WARNING)
+            self.panel.analyst_edit.setFocus()
+            return False
         try:
             record_human_answer(dock.bench, dock.runs_root, self.panel.analyst, inst, text, form=form)
         except (SpatialGapError, OSError) as exc:
@@ -159,6 +163,24 @@ class HumanSession:
         self._publish(inst, verdict, title=verdict["_run"])
         dock._update_buttons()
         return verdict
+
+    def may_leave(self) -> bool:
+        """Whether the analyst's unsubmitted edit of F0 may be dropped (asked only if they moved,
+        reshaped or re-attributed it)."""
+        edit = self.edit
+        try:
+            changed = edit is not None and edit.layer.isModified()
+        except RuntimeError:  # the layer is already gone
+            changed = False
+        if not changed:
+            return True
+        assert edit is not None
+        return self.dock.ask(
+            tr("Discard your edit of {id}?").format(id=edit.instance.get("target", "F0")),
+            tr("Your edit of {id} in {instance} has not been submitted.").format(
+                id=edit.instance.get("target", "F0"), instance=edit.instance["id"]
+            ),
+        )
 
     def discard_edit(self) -> None:
         """Remove the editable layer (its edits dropped) and its group."""

@@ -7,6 +7,8 @@ from qgis.core import (
     QgsField,
     QgsGeometry,
     QgsLayerTreeGroup,
+    QgsLayerTreeLayer,
+    QgsMapLayer,
     QgsProject,
     QgsVectorLayer,
 )
@@ -68,28 +70,98 @@ def scene_feature(scene: dict, feature_id: str) -> dict:
     raise KeyError(feature_id)
 
 
+# What the plugin created carries its own id under this key: a layer the user added to one of
+# the plugin's groups (a Processing output, a layer dragged in) has no such mark, and a layer
+# the user duplicated from one of ours carries another layer's id; neither is ever removed.
+CREATED_KEY = "spatialgap/created"
+# QGIS's own key: no "temporary scratch layers will be lost" prompt on exit for these drawings,
+# which the plugin redraws from the benchmark files at any time.
+SKIP_MEMORY_CHECK = "skipMemoryLayersCheck"
+
+
+def mark_created(layer: QgsMapLayer, *, scratch: bool = True) -> None:
+    """Track a layer as the plugin's (by its id); ``scratch``: nothing of the user's in it."""
+    layer.setCustomProperty(CREATED_KEY, layer.id())
+    if scratch:
+        layer.setCustomProperty(SKIP_MEMORY_CHECK, 1)
+
+
+def is_created(layer: QgsMapLayer | None) -> bool:
+    return layer is not None and layer.customProperty(CREATED_KEY) == layer.id()
+
+
+def _mark_group(group: QgsLayerTreeGroup) -> QgsLayerTreeGroup:
+    group.setCustomProperty(CREATED_KEY, "group")
+    return group
+
+
+def is_created_group(node) -> bool:
+    return isinstance(node, QgsLayerTreeGroup) and node.customProperty(CREATED_KEY) == "group"
+
+
 def replace_group(name: str, parent: QgsLayerTreeGroup | None = None) -> QgsLayerTreeGroup:
     """A new empty group `name` on top of `parent` (default: the project root), replacing one of
-    that name and its layers."""
+    that name that the plugin created (and only its own layers)."""
     root = parent or QgsProject.instance().layerTreeRoot()
     old = root.findGroup(name)
-    if old is not None:
+    if old is not None and is_created_group(old):
         remove_group(old)
-    return root.insertGroup(0, name)
+    return _mark_group(root.insertGroup(0, name))
 
 
-def remove_group(group: QgsLayerTreeGroup) -> None:
-    ids = [node.layerId() for node in group.findLayers()]
-    parent = group.parent()
-    if ids:
-        QgsProject.instance().removeMapLayers(ids)
-    if parent is not None:
-        parent.removeChildNode(group)
+def add_group(parent: QgsLayerTreeGroup, name: str) -> QgsLayerTreeGroup:
+    """A sub-group the plugin creates (and may remove again)."""
+    return _mark_group(parent.addGroup(name))
 
 
-def add_to_group(layer: QgsVectorLayer, group: QgsLayerTreeGroup) -> QgsVectorLayer:
+def remove_group(group: QgsLayerTreeGroup) -> list[str]:
+    """Remove the layers the plugin created in ``group`` and the group itself. Anything else in
+    it (the user's layers and groups) moves up to the group's parent, in place of the group, so
+    it stays in the project and on the map. Returns the ids of the layers kept."""
+    parent = group.parent() or QgsProject.instance().layerTreeRoot()
+    created = [n.layerId() for n in group.findLayers() if is_created(n.layer())]
+    foreign = _foreign_nodes(group)
+    at = parent.children().index(group) if group in parent.children() else 0
+    for k, node in enumerate(foreign):
+        parent.insertChildNode(at + k, node.clone())
+    kept = [lid for node in foreign for lid in _layer_ids(node)]
+    if created:
+        QgsProject.instance().removeMapLayers(created)
+    parent.removeChildNode(group)
+    return kept
+
+
+def _foreign_nodes(group: QgsLayerTreeGroup) -> list:
+    """The nodes in ``group`` the plugin did not create (a user's group: whole)."""
+    out = []
+    for node in group.children():
+        if isinstance(node, QgsLayerTreeLayer):
+            if not is_created(node.layer()):
+                out.append(node)
+        elif is_created_group(node):
+            out += _foreign_nodes(node)
+        else:
+            out.append(node)
+    return out
+
+
+def _layer_ids(node) -> list[str]:
+    if isinstance(node, QgsLayerTreeLayer):
+        return [node.layerId()]
+    return [n.layerId() for n in node.findLayers()]
+
+
+def add_to_group(
+    layer: QgsVectorLayer, group: QgsLayerTreeGroup, *, scratch: bool = True, top: bool = False
+) -> QgsVectorLayer:
+    """Add a layer the plugin created (tracked: see mark_created) at the bottom of ``group``, or
+    on ``top`` of it."""
     QgsProject.instance().addMapLayer(layer, False)
-    group.addLayer(layer)
+    mark_created(layer, scratch=scratch)
+    if top:
+        group.insertLayer(0, layer)
+    else:
+        group.addLayer(layer)
     return layer
 
 

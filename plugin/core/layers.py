@@ -29,10 +29,12 @@ from ..core.constraint_layers import (
 )
 from ..core.layer_util import (
     GEOM_TYPES,
+    add_group,
     add_to_group,
     crs_of,
     explode,
     geom_class,
+    is_created_group,
     memory_layer,
     remove_group,
     replace_group,
@@ -43,7 +45,6 @@ from ..core.layer_util import (
 from ..core.styles import (
     FAIL_COLOR,
     FEATURE_COLOR,
-    FEATURE_LABEL_PRIORITY,
     PASS_COLOR,
     TARGET_COLOR,
     TARGET_LABEL_PRIORITY,
@@ -61,12 +62,14 @@ __all__ = [  # the names other modules take from here
     "FAIL_COLOR",
     "PASS_COLOR",
     "ContextSource",
+    "add_group",
     "collapse_legends",
     "constraint_features",
     "constraint_layers",
     "crs_of",
     "edit_layers",
     "explode",
+    "is_created_group",
     "remove_group",
     "replace_group",
     "scene_feature",
@@ -147,19 +150,17 @@ def scene_layers(
         _target_label_first(layer, kind)
         layers.append(add_to_group(layer, group))
     if context is not None:
-        ctx_group = group.addGroup(tr("OSM context"))
+        ctx_group = add_group(group, tr("OSM context"))
         layers += context.layers(instance, ctx_group)
     return layers
 
 
 def _target_label_first(layer: QgsVectorLayer, kind: str) -> None:
-    """Feature ids: F0's label is placed first and wins every conflict (highest priority, drawn
-    on top); the other ids find free room."""
+    """F0's id as a label, placed first and winning every conflict (highest priority, drawn on
+    top). The other ids are keys (plugin/core/keys.py): marker symbols, which no label collision
+    can remove."""
     root = QgsRuleBasedLabeling.Rule(None)
-    for expr, priority, z in (
-        ("\"role\" = 'target'", TARGET_LABEL_PRIORITY, TARGET_LABEL_Z),
-        ("\"role\" <> 'target'", FEATURE_LABEL_PRIORITY, 0.0),
-    ):
+    for expr, priority, z in (("\"role\" = 'target'", TARGET_LABEL_PRIORITY, TARGET_LABEL_Z),):
         pal = label_settings(kind, '"id"', size=10.0, bold=True, priority=priority, z_index=z)
         rule = QgsRuleBasedLabeling.Rule(pal)
         rule.setFilterExpression(expr)

@@ -8,7 +8,8 @@ from pathlib import Path
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
 from qgis.PyQt.QtCore import QTimer
 
-from ..core import layers
+from ..core import keys, layers
+from ..core.constraint_layers import label_text
 from ..utils.i18n import tr
 
 # The constraint drawings may reach this multiple of the features' own frame, no further: a loose
@@ -19,6 +20,7 @@ CONSTRAINT_FRAME_CAP = 1.6
 MARGIN_FRACTION = 0.08
 MIN_PAD_M = 10.0
 MIN_SIDE_M = 60.0
+SCENE_KEY = "spatialgap/instance"  # on an instance's top group: the instance shown
 
 
 class SceneView:
@@ -26,6 +28,7 @@ class SceneView:
         self.iface = iface
         self.group: QgsLayerTreeGroup | None = None
         self.scene_layers: list[QgsVectorLayer] = []
+        self.views: list = []  # the constraint views drawn last (the export's key panel lists them)
         self._constraint_groups: set[str] = set()
         self._context: layers.ContextSource | None = None
         self._context_path: Path | None = None
@@ -41,15 +44,14 @@ class SceneView:
 
     def show(self, inst: dict) -> list[QgsVectorLayer]:
         """Replace the shown instance by this one; returns every layer added."""
-        if self.group is not None:
-            try:
-                layers.remove_group(self.group)
-            except RuntimeError:  # already deleted by the user
-                pass
+        self.clear()
         self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
+        self.group.setCustomProperty(SCENE_KEY, inst["id"])
         self._constraint_groups = set()
-        scene_group = self.group.addGroup(tr("scene"))
+        scene_group = layers.add_group(self.group, tr("scene"))
         added = layers.scene_layers(inst, scene_group, self.context())
+        ids = keys.keys_layer(inst, keys.feature_keys(inst), scene_group, tr("feature ids"))
+        added += [ids] if ids is not None else []
         context_group = scene_group.findGroup(tr("OSM context"))
         if context_group is not None:
             context_group.setExpanded(False)
@@ -57,6 +59,18 @@ class SceneView:
         QgsProject.instance().setCrs(layers.crs_of(inst))
         self.zoom_to(self.scene_layers)
         return added
+
+    def clear(self) -> list[str]:
+        """Remove every instance group the plugin drew, this dock's or one left by an earlier
+        load of the plugin (a reload), keeping what the user put in them; returns the kept ids."""
+        kept: list[str] = []
+        root = QgsProject.instance().layerTreeRoot()
+        for node in list(root.children()):
+            if layers.is_created_group(node) and node.customProperty(SCENE_KEY):
+                kept += layers.remove_group(node)
+        self.group, self.scene_layers, self._constraint_groups = None, [], set()
+        self.views = []
+        return kept
 
     def sub_group(self, name: str) -> QgsLayerTreeGroup:
         """A fresh group of this name on top of the instance's group."""
@@ -85,6 +99,8 @@ class SceneView:
                 tr("edited {id}: {title}").format(id=inst.get("target", "F0"), title=title),
             )
         drawn = layers.constraint_layers(inst, views, group)
+        keys.keys_layer(inst, keys.constraint_keys(views, label_text), group, tr("constraint numbers"))
+        self.views = list(views)
         layers.collapse_legends(group)
         if zoom:  # not while the analyst is moving F0
             self.zoom_to(self.scene_layers + edits + drawn, cap_layers=self.scene_layers + edits)

@@ -24,6 +24,9 @@ PASS_COLOR = "#1a9850"
 FAIL_COLOR = "#d73027"
 # Allowed zones and their edges: one fixed colour whatever the verdict (the ✔ / ✘ says it).
 ZONE_COLOR = "#6a51a3"
+# Zones of negated constraints ("not within 20 m"): where the target must not go, hatched in a
+# colour of its own so it never reads as an allowed zone.
+FORBIDDEN_COLOR = "#b2182b"
 REFERENCE_COLOR = "#555555"
 SHARED_COLOR = "#c51b7d"
 
@@ -99,6 +102,7 @@ def symbol(
     fill_alpha: int = 90,
     dashed: bool = False,
     outline: str | None = None,
+    hatched: bool = False,
 ):
     if kind == "point":
         return QgsMarkerSymbol.createSimple(
@@ -126,7 +130,8 @@ def symbol(
             "outline_color": outline or color,
             "outline_width": str(width),
             "outline_style": "dash" if dashed else "solid",
-            "style": "solid" if fill_alpha else "no",
+            # Hatching: a forbidden zone stays distinct from an allowed one in grey print too.
+            "style": "b_diagonal" if hatched else ("solid" if fill_alpha else "no"),
         }
     )
 

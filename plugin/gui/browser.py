@@ -48,6 +48,8 @@ class InstanceTable(QTableWidget):
         # the filters); the relation's name is what the codes hide.
         for name in ("task", "family"):
             self.setColumnHidden(self.COLUMNS.index(name), True)
+        # Qt's header starts with a descending indicator: ids read top-down from the first.
+        header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
 
     def fill(self, instances: list[dict], verdicts: dict[str, str], runs: dict[str, str], keep: str | None):

@@ -18,6 +18,7 @@ from qgis.PyQt.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -32,7 +33,9 @@ from scoring.formats.benchmark import Benchmark
 from scoring.score import score_edit
 from scoring.vocab import Task
 
+from ..core import keys
 from ..core.auth import read_key
+from ..core.constraint_layers import label_text
 from ..core.exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from ..core.human_session import HumanSession
 from ..core.memory import DockMemory
@@ -47,7 +50,7 @@ from ..gui.model_panel import ModelPanel
 from ..gui.outcome import Outcome, push_outcome, run_outcome
 from ..gui.run_choice import coverage_text
 from ..gui.settings_dialog import EndpointsDialog
-from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_WARNING
+from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
 from ..utils.i18n import tr
 
 
@@ -64,6 +67,7 @@ class SpatialGapDock(QDockWidget):
         self.results: dict[str, dict] = {}  # instance id -> last verdict dict
         self.tasks: list[QgsTask] = []
         self.run_tasks: list[RunTask] = []  # the model runs under way (Send is disabled meanwhile)
+        self._open_report = True  # score_runs(open_report=False): the path in a message only
         self.last_outcome: Outcome | None = None
         self.scene = SceneView(iface)
         self.maps: BenchmarkMaps | None = None
@@ -165,8 +169,18 @@ class SpatialGapDock(QDockWidget):
     def message(self, text: str, level=MSG_INFO, duration: int = 6) -> None:
         bar = self.iface.messageBar() if self.iface is not None else None
         if bar is not None:
-            bar.pushMessage(tr("Spatial Gap"), text, level, duration)
+            # The message bar shows one line: a second line would be cut off, so lines are joined.
+            one_line = " — ".join(line.strip() for line in text.splitlines() if line.strip())
+            bar.pushMessage(tr("Spatial Gap"), one_line, level, duration)
         QgsMessageLog.logMessage(text, LOG_TAG, level)
+
+    def ask(self, question: str, detail: str) -> bool:
+        """Yes / no, No by default (nothing is lost by answering No)."""
+        box = QMessageBox(QMessageBox.Icon.Question, tr("Spatial Gap"), question, parent=self)
+        box.setInformativeText(detail)
+        box.setStandardButtons(QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Discard
 
     def reload_endpoints(self) -> None:
         self.model_panel.reload_endpoints()
@@ -228,6 +242,9 @@ class SpatialGapDock(QDockWidget):
     def select_instance(self, instance_id: str) -> None:
         inst = self.bench.get(instance_id) if self.bench is not None else None
         if inst is None:
+            return
+        if self.current is not None and inst["id"] != self.current["id"] and not self.human.may_leave():
+            self.list.select_id(self.current["id"])  # back to the instance being edited
             return
         self.current = inst
         self.human.discard_edit()
@@ -406,8 +423,14 @@ class SpatialGapDock(QDockWidget):
         """The canvas through a layout: the legend lists the shown instance's own layers."""
         title = self.current["id"] if self.current else ""
         shown = [node.layer() for node in self.scene.group.findLayers()] if self.scene.group else None
-        legend = [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0] if shown else None
-        return export_canvas(self.iface.mapCanvas(), path, size, title, legend)
+        # The keys are explained by the key panel, not the legend.
+        legend = (
+            [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0 and lyr.fields().indexOf("slot") < 0]
+            if shown
+            else None
+        )
+        lines = keys.key_lines(self.scene.views, label_text, self.current) if self.current else []
+        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines)
 
     def score_runs(
         self, runs, out_dir=None, open_report: bool = True, count_unsent: bool = False, coverage=()
@@ -416,8 +439,8 @@ class SpatialGapDock(QDockWidget):
         the samples it answered (its coverage reported) unless `count_unsent`."""
         assert self.bench is not None
         out = Path(out_dir) if out_dir else self.bench.path / "results"
-        done = self._score_done if open_report else None
-        task = ScoreTask(self.bench.path, runs, out, done, only_recorded=not count_unsent)
+        self._open_report = open_report
+        task = ScoreTask(self.bench.path, runs, out, self._score_done, only_recorded=not count_unsent)
         if coverage:
             self.message(tr("Scoring: {runs}").format(runs="; ".join(coverage_text(coverage).splitlines())))
         self.tasks.append(task)
@@ -428,7 +451,15 @@ class SpatialGapDock(QDockWidget):
         if task in self.tasks:
             self.tasks.remove(task)
         if ok and task.report:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(task.report)))
+            # The path always, in the message bar and the log: a browser may not open (none
+            # configured, or a headless session), and the report is a file worth finding again.
+            opened = self._open_report and QDesktopServices.openUrl(QUrl.fromLocalFile(str(task.report)))
+            text = (
+                tr("Report written to {path}")
+                if opened
+                else tr("Report written to {path} (open it in a browser)")
+            )
+            self.message(text.format(path=task.report), MSG_SUCCESS, 20)
         elif not ok:
             self.message(tr("Scoring failed: {error}").format(error=task.error), MSG_CRITICAL, 0)
 

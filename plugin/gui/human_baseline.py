@@ -19,6 +19,7 @@ from scoring.formats.rundir import record_answer
 from scoring.vocab import Form, Modality
 
 from ..core import layers
+from ..core.layer_util import SKIP_MEMORY_CHECK
 from ..utils.i18n import tr
 
 HUMAN_KIND = "human"
@@ -99,6 +100,8 @@ class HumanEdit:
             attributes=tuple(attributes),
         )
         layer = edit_layers[-1]
+        # The analyst's work: QGIS's "temporary layers will be lost" prompt applies to it.
+        layer.removeCustomProperty(SKIP_MEMORY_CHECK)
         layer.startEditing()
         return cls(inst, layer, attributes, {name: props[name] for name in attributes})
 

@@ -3,6 +3,7 @@ details (the server's own words for each failed sample) behind a Details button.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from qgis.PyQt.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QPushButton, QVBoxLayout
@@ -63,12 +64,22 @@ def _first_line(text: str) -> str:
     return line if len(line) <= FIRST_FAILURE_CHARS else line[: FIRST_FAILURE_CHARS - 1] + "…"
 
 
+BAR_CHARS = 110  # what the message bar shows on one line beside its title and buttons
+
+
 def push_outcome(bar, title: str, outcome: Outcome, duration: int) -> None:
-    """One bar item; a Details button opens the full log (as Processing's messages do)."""
-    item = bar.createMessage(title, outcome.text)
-    if outcome.details:
+    """One bar item; a Details button opens the full log (as Processing's messages do). The
+    bar's text area shows about one line at the dock's usual width: a longer text is shortened
+    there, whole in the tooltip and at the top of Details."""
+    shown = textwrap.shorten(" ".join(outcome.text.split()), BAR_CHARS, placeholder=" …")
+    item = bar.createMessage(title, shown)
+    item.setToolTip(outcome.text)
+    details = outcome.details
+    if shown != " ".join(outcome.text.split()):
+        details = outcome.text + ("\n\n" + details if details else "")
+    if details:
         button = QPushButton(tr("Details"))
-        button.clicked.connect(lambda: DetailsDialog(title, outcome.details, bar.window()).exec())
+        button.clicked.connect(lambda: DetailsDialog(title, details, bar.window()).exec())
         item.layout().addWidget(button)
     bar.pushWidget(item, outcome.level, duration)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import platform
-from importlib.metadata import version
+from importlib import metadata
+from pathlib import Path
 
 # (import name, pip requirement, Debian package). Not aiohttp or tqdm: inside QGIS the runner goes
 # through QGIS's network stack and reports progress through QgsTask.
@@ -20,8 +21,16 @@ REQUIRED = (
 
 
 def _shapely_too_old() -> bool:
+    """Whether the shapely that `import shapely` would load (the private one when routed to it,
+    see install.paths) is older than 2."""
+    spec = importlib.util.find_spec("shapely")
     try:
-        return int(version("shapely").split(".")[0]) < 2
+        if spec is not None and spec.origin:
+            site = str(Path(spec.origin).parent.parent)
+            for dist in metadata.distributions(path=[site]):
+                if (dist.metadata["Name"] or "").lower() == "shapely":
+                    return int(dist.version.split(".")[0]) < 2
+        return int(metadata.version("shapely").split(".")[0]) < 2
     except Exception:  # metadata missing: trust the import
         return False
 

@@ -43,12 +43,14 @@ def private_dir(settings_dir: str | None = None) -> Path:
 
 
 def expose_private_dir(settings_dir: str | None = None) -> Path | None:
-    """Put the private directory first on sys.path (before scoring is imported), if it exists."""
+    """Make the private directory importable (before scoring is imported), if it exists: at the
+    end of sys.path, so it never shadows what QGIS or other plugins ship (see install.paths)."""
+    from .paths import expose_private
+
     target = private_dir(settings_dir)
     if not target.is_dir():
         return None
-    if str(target) not in sys.path:
-        sys.path.insert(0, str(target))
+    expose_private(target)
     return target
 
 

@@ -15,10 +15,17 @@ def tr(text: str) -> str:
 
 
 def qgis_locale() -> str:
-    """The two-letter language QGIS runs in (its own setting wins over the system's)."""
+    """The two-letter language QGIS runs in: `qgis --lang fr` first (QgsApplication's
+    translation, set from --lang or else from QGIS's own setting), then QGIS's setting, then
+    the system's."""
     try:
         from qgis.core import QgsApplication
 
+        app = QgsApplication.instance()
+        # translation(): an instance method on 3.22 and 3.40 alike; empty when QGIS chose none.
+        chosen = app.translation() if isinstance(app, QgsApplication) else ""
+        if chosen:
+            return chosen[:2]
         loc = QgsApplication.locale()
         if loc:
             return loc[:2]

@@ -114,7 +114,6 @@ def answer_format(answer_type: AnswerType, category: str, instruction: str, **fi
     return ANSWER_FORMATS.add(answer_type, record)
 
 
-_metres = 'Answer with a single number in metres (no unit), e.g. "Answer: 125.4".'
 answer_format(
     AnswerType.CHOICE,
     "choice",
@@ -125,26 +124,17 @@ answer_format(
     check=exact,
     guess=lambda rng, ids, choices: rng.choice("ABCD"[: max(1, min(4, len(choices) or 4))]),
 )
-answer_format(
-    AnswerType.DISTANCE,
-    "metres",
-    _metres,
-    read=lambda t, c: parse_number(t, "distance"),
-    check=_within(1.0),
-    guess=lambda rng, ids, choices: f"{rng.uniform(1, 1000):.1f}",
-    tolerance=1.0,
-    unit="m",
-)
-answer_format(
-    AnswerType.PERIMETER,
-    "metres",
-    _metres,
-    read=lambda t, c: parse_number(t, "distance"),
-    check=_within(1.0),
-    guess=lambda rng, ids, choices: f"{rng.uniform(1, 1000):.1f}",
-    tolerance=1.0,
-    unit="m",
-)
+for _length in (AnswerType.DISTANCE, AnswerType.PERIMETER):  # asked, read and checked alike
+    answer_format(
+        _length,
+        "metres",
+        'Answer with a single number in metres (no unit), e.g. "Answer: 125.4".',
+        read=lambda t, c: parse_number(t, "distance"),
+        check=_within(1.0),
+        guess=lambda rng, ids, choices: f"{rng.uniform(1, 1000):.1f}",
+        tolerance=1.0,
+        unit="m",
+    )
 answer_format(
     AnswerType.AREA,
     "square_metres",

@@ -8,7 +8,8 @@ from typing import Any
 from scoring.answers.base import Parsed, fail
 from scoring.answers.text import prepare
 
-# The classes a topology-class answer names (the order chance guesses from).
+# The labels a topology-class answer names, most specific first (scoring.relations.paper_topology
+# decides "most specific" in this order; chance guesses from it).
 TOPOLOGY_CLASS_NAMES = (
     "equals",
     "within",

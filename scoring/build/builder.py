@@ -526,7 +526,9 @@ def add_parser(sub) -> None:
     p.add_argument("--mapping", help="TOML file mapping the --vector file's layers and attributes to pools")
     p.add_argument("--out", required=True, help="output directory (created atomically)")
     p.add_argument("--city", help="city name (default: from the file name)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of every random draw (same seed, same benchmark)"
+    )
     p.add_argument("--qa", type=int, default=DEFAULT_PER_RELATION, help="QA instances per relation")
     p.add_argument("--edit", type=int, default=DEFAULT_PER_RELATION, help="editing instances per relation")
     p.add_argument("--relations", nargs="+", help="only these relation codes")
@@ -546,7 +548,9 @@ def add_parser(sub) -> None:
         "attributes on the map only, interval options, topology classes, pixel-geometry edits)",
     )
     p.add_argument("--no-render", action="store_true", help="skip rendering the map images")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (off anyway when stderr is no terminal)"
+    )
     p.set_defaults(func=_cli)
 
 

@@ -10,6 +10,8 @@ and `parts`: (role, geometry) pairs in the task CRS. Roles name what a part show
 
     measured        the quantity actually measured (shortest line, ray, chord, outline ...)
     allowed         where the target must be for the constraint to hold (band, sector, side)
+    forbidden       where the target must not be: the zone of a negated constraint ("F0 is not
+                    within 20 m of F2": the 20 m disc), drawn as an exclusion, never as allowed
     limit           an outline of the allowed region (ring at a distance limit, sector edge)
     reference       the feature or line the constraint is measured against
     intersection    the shared part of two features (topology)
@@ -38,7 +40,31 @@ from scoring.geometry.scene import Scene
 from scoring.oracle import MEASURES, Drawing
 from scoring.oracle.drawing import draw_features
 
-ROLES = ("measured", "allowed", "limit", "reference", "intersection", "violation", "marker")
+ROLES = ("measured", "allowed", "forbidden", "limit", "reference", "intersection", "violation", "marker")
+# Drawings that already shade the side a negated constraint wants (same_side false: the other side).
+VALUE_AWARE_DRAWINGS = frozenset({"same_side"})
+
+
+def is_negated(c: dict) -> bool:
+    """A yes/no constraint that asks for "no" ("F0 is not within 20 m of F2", "F0 does not
+    intersect F1"): the zone its measure draws is where the predicate is true, which is where
+    the target must not be."""
+    m = c.get("measure")
+    return (
+        c.get("op") == "is"
+        and c.get("value") is False
+        and isinstance(m, str)
+        and m in MEASURES
+        and MEASURES[m].kind == "bool"
+        and m not in VALUE_AWARE_DRAWINGS
+    )
+
+
+def zone_roles(c: dict, parts: Drawing) -> Drawing:
+    """The measure's drawing with its zone turned into a forbidden one for a negated constraint."""
+    if not is_negated(c):
+        return list(parts)
+    return [("forbidden" if r == "allowed" else r, g) for r, g in parts]
 
 
 @dataclass
@@ -161,7 +187,7 @@ def explain_constraints(
         try:
             view.parts = [
                 (r, g)
-                for r, g in draw_constraint(c, scene, initial, target)
+                for r, g in zone_roles(c, draw_constraint(c, scene, initial, target))
                 if g is not None and not g.is_empty
             ]
         except (KeyError, ValueError, TypeError, shapely.errors.GEOSException) as exc:

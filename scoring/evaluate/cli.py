@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 from scoring.errors import InputError
@@ -22,9 +21,7 @@ from scoring.evaluate.plan import (
 from scoring.execute import add_executor_args, executor_from_args
 from scoring.support.files import read_jsonl
 from scoring.support.process import fewer_collections, keep_freed_memory
-from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Protocol
-
-CORRECT = ("correct", "correct_refusal")
+from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Form, Modality, Protocol, Task
 
 
 def add_parser(sub) -> None:
@@ -36,7 +33,13 @@ def add_parser(sub) -> None:
         "the runs and write OUT/report.html. Re-running resumes: benchmarks and finished "
         "requests are reused.",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="output directory: bench/, runs/, results/, report.html, browser.html",
+    )
     p.add_argument("--config", type=Path, metavar="FILE", help="models.toml ([models.NAME] tables)")
     p.add_argument(
         "--model",
@@ -61,7 +64,7 @@ def add_parser(sub) -> None:
         help="an .osm.pbf or .osm extract (repeatable; default: the embedded Helsinki extract)",
     )
     p.add_argument("--city", help="the city's name (one --osm file only)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="benchmark seed (same seed, same benchmark)")
     p.add_argument(
         "--protocol",
         choices=list(PROTOCOLS),
@@ -76,7 +79,7 @@ def add_parser(sub) -> None:
         help=f"comma-separated, of {', '.join(MODALITIES)} (default: the first three; the cross-map "
         "ones draw extra maps)",
     )
-    p.add_argument("--tasks", default=",".join(TASKS))
+    p.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks: qa, edit")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances per run")
     p.add_argument("--jobs", type=int, help="worker processes for build and render (default: all cores)")
     p.add_argument(
@@ -88,7 +91,15 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--force", action="store_true", help="rebuild the benchmarks even if they exist")
     add_executor_args(p)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (off anyway when stderr is no terminal)"
+    )
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="print the requests, estimated tokens and cost per participant x input type x task, "
+        "from the prompts themselves, and exit without sending anything",
+    )
     p.set_defaults(func=_cli)
 
 
@@ -138,6 +149,11 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
 
 def _cli(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
+    if args.estimate:
+        from scoring.evaluate.estimate import estimate_screen, estimate_sweep
+
+        print(estimate_screen(plan, estimate_sweep(plan)))
+        return 0
     keep_freed_memory()  # every map request builds and frees half-megabyte buffers
     fewer_collections()
     try:
@@ -165,25 +181,31 @@ def _cli(args: argparse.Namespace) -> int:
 
 
 def summary_screen(plan: SweepPlan, rec: dict) -> str:
-    """Participants x modalities: share correct per task over every city, "not run" where the
-    participant cannot read the modality; then what stopped or failed, and where the report is."""
-    cells: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for results in rec["results"]:
-        for _, v in read_jsonl(Path(results) / "verdicts.jsonl"):
-            c = cells[(v.get("model"), v.get("modality"), v.get("task"))]
-            c[0] += v.get("verdict") in CORRECT
-            c[1] += 1
+    """Participants x headline cells (scoring.score.headline: the names and values of the report's
+    Table 1 over every city, "not run" where the participant cannot read the input type); then
+    what stopped or failed, and where the report is."""
+    from scoring.score.headline import cell_name, headline_cells, pct_text
+
+    rows = [v for results in rec["results"] for _, v in read_jsonl(Path(results) / "verdicts.jsonl")]
+    cells = headline_cells(rows) if rows else {}
+    names = []
+    for m in plan.modalities:
+        for t in plan.tasks:
+            if t == Task.EDIT:
+                if Modality(m).pixel_edits:
+                    names.append((m, cell_name(m, Form.EDIT, raster=True)))
+                names.append((m, cell_name(m, Form.EDIT)))
+            else:
+                names += [(m, cell_name(m, f)) for f in (Form.OPEN, Form.MCQ)]
     width = max(12, *(len(p.name) + 2 for p in plan.participants))
-    col = max(18, *(len(f"{m} {t}") + 2 for m in plan.modalities for t in plan.tasks))  # image-context edit
-    head = "".join(f"{m + ' ' + t:>{col}}" for m in plan.modalities for t in plan.tasks)
-    lines = [f"{'':<{width}}{head}"]
+    cols = [max(9, len(n)) + 2 for _, n in names]  # each as wide as its name
+    lines = [f"{'':<{width}}" + "".join(f"{n:>{w}}" for (_, n), w in zip(names, cols, strict=True))]
     for p in plan.participants:
         row = f"{p.name:<{width}}"
-        for m in plan.modalities:
-            for t in plan.tasks:
-                ok, n = cells.get((p.name, m, t), (0, 0))
-                text = "not run" if m not in p.modalities else (f"{100 * ok / n:.1f} % of {n}" if n else "-")
-                row += f"{text:>{col}}"
+        for (m, name), w in zip(names, cols, strict=True):
+            cell = cells.get(p.name, {}).get(name)
+            text = "not run" if m not in p.modalities or cell is None else pct_text(cell)
+            row += f"{text:>{w}}"
         lines.append(row)
     secs = rec["seconds"]
     lines.append(

@@ -8,9 +8,10 @@ import multiprocessing as mp
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from scoring.support.process import call, lower_priority, preload
+from scoring.support.process import call, ctrl_c_ignored, preload, scorer_worker_init
 
 NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
+CLOSE_S = 10.0  # for an idle worker to take its stop sentinel and exit before it is terminated
 # Named, not imported: the sweep's command starts this scorer before it loads the scorer itself.
 SCORER = ("scoring.score.results", "score_run_dir")
 
@@ -22,9 +23,10 @@ class EarlyScorer:
         # The worker imports only the scorer (its initializer lives in a light module), and starts
         # now: created before the build, it loads while a core is still partly idle.
         self._pool = ProcessPoolExecutor(
-            1, mp_context=mp.get_context("spawn"), initializer=lower_priority, initargs=(NICENESS,)
+            1, mp_context=mp.get_context("spawn"), initializer=scorer_worker_init, initargs=(NICENESS,)
         )
-        self._pool.submit(preload, SCORER[0])
+        with ctrl_c_ignored():  # the first submit spawns the worker: it inherits SIGINT ignored
+            self._pool.submit(preload, SCORER[0])
         self._futures: dict[str, Future] = {}
 
     def submit(self, bench: Path, run_dir: Path) -> None:
@@ -46,10 +48,20 @@ class EarlyScorer:
         return out
 
     def close(self, abandon: bool = False) -> None:
-        """Shut the pool down; ``abandon``: the sweep is ending on an error or Ctrl-C, so the run
-        being scored is dropped too (else the interpreter would wait for it on exit)."""
+        """Shut the pool down and end its worker before returning; ``abandon``: the sweep is
+        ending on an error or Ctrl-C, so the run being scored is dropped too.
+
+        Never left to the interpreter's exit: multiprocessing's exit handler closes the pool's
+        call queue and then joins the worker, which, if the pool's stop sentinel had not reached
+        it yet, waits on that queue forever (`evaluate` hung after "nothing to score")."""
         processes = list((getattr(self._pool, "_processes", None) or {}).values())
         self._pool.shutdown(wait=False, cancel_futures=True)
-        if abandon:
-            for p in processes:
+        for p in processes:
+            if not abandon:
+                p.join(CLOSE_S)  # idle (every result was read): it takes the sentinel and exits
+            if p.is_alive():
                 p.terminate()
+            p.join()
+        # and the pool's manager thread: left running into the exit, it could drop the queues'
+        # semaphores while the process ended (a resource_tracker warning after the last line)
+        self._pool.shutdown(wait=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
+from scoring.runner.progress import WaitSayer
+
 
 @dataclass
 class RunLine:
@@ -32,6 +34,7 @@ class RunFollower:
 
     def __init__(self, display: SweepDisplay, line: RunLine):
         self.display, self.line = display, line
+        self.waiting = WaitSayer(display.write, line.label)
 
     def finish(self, ok: bool) -> None:
         self.line.done += 1
@@ -47,7 +50,9 @@ class RunFollower:
         pass
 
     def close(self) -> None:
-        pass
+        note = self.waiting.summary()
+        if note:
+            self.display.write(f"{self.line.label}: {note}")
 
 
 class SweepDisplay:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring.browse import BROWSER_NAME, write_browser
 from scoring.errors import SpatialGapError
 from scoring.evaluate import startup
 from scoring.evaluate.agents import AgentProcess
@@ -38,6 +39,12 @@ from scoring.vocab import QA_FORMS, Modality, Task
 
 AGENT_CONCURRENCY = 16  # requests in flight per agent run: enough to keep its worker pool busy
 AGENT_TIMEOUT_S = 300.0
+
+
+class SweepStoppedError(SpatialGapError):
+    """Every model was stopped (a wrong key, the proxy not running): nothing to score."""
+
+    exit_code = 3  # as when a model is stopped in a sweep that scored others
 
 
 @dataclass
@@ -302,9 +309,11 @@ def evaluate(
             early.close()
     t_score = time.perf_counter() - t1
     if not results:
-        raise SpatialGapError("no run finished, nothing to score: " + "; ".join(stopped.values()))
+        why = "; ".join(stopped.values())
+        raise (SweepStoppedError if stopped else SpatialGapError)(f"no run finished, nothing to score: {why}")
     t2 = time.perf_counter()
     report = write_report(results, plan.report)
+    write_browser(results, report.with_name(BROWSER_NAME))  # every sample, linked from the report
     seconds = {
         "prepare": t_prepare,  # selfcheck and builds
         "render": renderer.seconds,  # in the background, during the runs

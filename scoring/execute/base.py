@@ -16,10 +16,60 @@ R = TypeVar("R")
 START_METHODS = ("fork", "spawn", "forkserver")
 
 
-def progress_bar(total: int, desc: str, unit: str, enabled: bool):
-    from tqdm import tqdm
+# What a stage's ``progress`` may be: a terminal bar (True), nothing (False), or a callback
+# ``(done, total)`` after every item (the plugin's Processing feedback; it may raise to cancel).
+ProgressCallback = Callable[[int, int], None]
+Progress = bool | ProgressCallback
 
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True)
+
+class _Quiet:
+    """No display; also what a terminal bar falls back to when tqdm is absent (QGIS's Python:
+    the plugin's installer leaves it out, so tqdm is never needed to run a stage)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **_: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> _Quiet:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _Callback(_Quiet):
+    """Calls ``fn(done, total)`` after each update."""
+
+    def __init__(self, total: int, fn: ProgressCallback) -> None:
+        super().__init__(total)
+        self.done = 0
+        self.fn = fn
+        fn(0, total)
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.fn(self.done, self.total)
+
+
+def progress_bar(total: int, desc: str, unit: str, enabled: Progress) -> Any:
+    """A tqdm bar (``enabled`` True and tqdm installed), a callback, or nothing."""
+    if callable(enabled):
+        return _Callback(total, enabled)
+    if not enabled:
+        return _Quiet(total)
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _Quiet(total)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True)
 
 
 class Executor:
@@ -42,13 +92,13 @@ class Executor:
         shared: Any = None,
         desc: str = "work",
         unit: str = "shard",
-        progress: bool = False,
+        progress: Progress = False,
         start_method: str = "fork",
         weights: list[int] | None = None,
     ) -> Iterator[R]:
         """``fn(item, shared)`` for every item, results in the items' order. ``weights``: what
-        each item counts for in the progress bar (maps in a batch); ``start_method``: for a
-        local pool (see START_METHODS)."""
+        each item counts for in the progress (maps in a batch); ``progress``: see Progress;
+        ``start_method``: for a local pool (see START_METHODS)."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -97,7 +147,7 @@ class LocalExecutor(Executor):
         shared: Any = None,
         desc: str = "work",
         unit: str = "shard",
-        progress: bool = False,
+        progress: Progress = False,
         start_method: str = "fork",
         weights: list[int] | None = None,
     ) -> Iterator[R]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from scoring.errors import InputError
-from scoring.execute.base import Executor, progress_bar
+from scoring.execute.base import Executor, Progress, progress_bar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -106,7 +106,7 @@ class DaskExecutor(Executor):
         shared: Any = None,
         desc: str = "work",
         unit: str = "shard",
-        progress: bool = False,
+        progress: Progress = False,
         start_method: str = "fork",
         weights: list[int] | None = None,
     ) -> Iterator[R]:

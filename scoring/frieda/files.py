@@ -36,6 +36,8 @@ def _load(path: Path) -> list:
         raise InputError(f"{path}: cannot read ({exc.__class__.__name__})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to read") from None
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of FRIEDA records")
     return data

@@ -35,16 +35,25 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError, OutputError
+from scoring.formats.benchmark import TASK_FILES
+from scoring.formats.rundir import RUN_MANIFEST, RunDirLock
 from scoring.frieda.cli import format_table
 from scoring.frieda.dataset import SETTING_SUFFIX, SETTINGS, Dataset, Question, load_dataset
 from scoring.frieda.files import score_files
 from scoring.frieda.published import RULE_SETS, score_by
 from scoring.frieda.stats import format_statistics
-from scoring.runner.cli import add_generation_options, add_model_options, spec_from_args
+from scoring.runner.cli import add_generation_options, add_model_options, add_wait_option, spec_from_args
 from scoring.runner.client import ChatClient, Outcome
-from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec
+from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor
 from scoring.runner.images import user_content
-from scoring.support.files import canonical_json, sha256_hex, write_json_atomic
+from scoring.support.files import (
+    canonical_json,
+    json_line,
+    open_append,
+    refuse_non_regular,
+    sha256_hex,
+    write_json_atomic,
+)
 
 JOURNAL = "responses.jsonl"
 RESULTS = "results"
@@ -115,14 +124,18 @@ def request_key(spec: ModelSpec, question: Question, maps: list[str], image_hash
 def _read_journal(path: Path) -> dict[tuple[str, str], dict]:
     """The last ok reply per (setting, question_ref); torn or foreign lines are skipped."""
     out: dict[tuple[str, str], dict] = {}
+    refuse_non_regular(path)
     if not path.is_file():
         return out
     with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+        for n, line in enumerate(fh, 1):
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by an interrupted run
+            except RecursionError:  # nested too deeply for the reader: that question is resent
+                print(f"{path}:{n}: skipping a journal line nested too deeply to read", file=sys.stderr)
+                continue
             if isinstance(rec, dict) and (rec.get("outcome") or {}).get("status") == "ok":
                 out[(str(rec.get("setting")), str(rec.get("question_ref")))] = rec
     return out
@@ -143,13 +156,13 @@ async def _send_all(
     done = _read_journal(journal)
     counts = {"sent": 0, "reused": 0, "failed": 0, "not_sent": 0}
     results: dict[tuple[str, str], dict] = {}
-    client = ChatClient(spec, key_provider=key_provider)
+    # the one redaction path of every command that talks to an endpoint: the client's key (and
+    # any credential in the URL) is removed from the journal, the result files and the terminal
+    redactor = Redactor()
+    client = ChatClient(spec, key_provider=key_provider, redactor=redactor)
     # bounds how many requests hold their encoded images at once
     gate = asyncio.Semaphore(max(1, spec.concurrency))
-    try:
-        fh = journal.open("a", encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"{journal}: cannot write ({exc.strerror})") from None
+    fh = open_append(journal)
 
     async def one(q: Question, setting: str) -> None:
         maps = q.maps(setting, seed)
@@ -172,7 +185,8 @@ async def _send_all(
             "maps": maps,
             "outcome": out.to_record(),
         }
-        fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        rec = redactor.value(rec)
+        fh.write(json_line(rec))
         fh.flush()
         os.fsync(fh.fileno())  # a reply paid for is kept even if the run is killed next
         results[(setting, q.ref)] = rec
@@ -233,10 +247,35 @@ def run_frieda(
             raise InputError(f"--limit: must be >= 1, got {limit}")
         questions = questions[:limit]
     out = Path(out_dir)
+    _refuse_foreign(out)
     try:
         (out / RESULTS).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
+    with RunDirLock(out, "frieda-run"):
+        return _run_locked(ds, spec, out, settings, questions, seed, key_provider, rules)
+
+
+def _refuse_foreign(out: Path) -> None:
+    """OutputError when OUT is a directory frieda-run does not own (a benchmark, a run)."""
+    for name in (RUN_MANIFEST, *TASK_FILES.values()):
+        if (out / name).exists() or (out / name).is_symlink():
+            raise OutputError(
+                f"{out}: holds {name} (a benchmark or another command's run); "
+                "give --out a directory of its own"
+            )
+
+
+def _run_locked(
+    ds: Dataset,
+    spec: ModelSpec,
+    out: Path,
+    settings: list[str],
+    questions: list[Question],
+    seed: int,
+    key_provider: KeyProvider | None,
+    rules: str,
+) -> dict[str, Any]:
     jobs = [(q, s) for s in settings for q in questions]
     results, counts, stopped = asyncio.run(
         _send_all(ds, spec, jobs, seed, out / JOURNAL, key_provider or EnvKeyProvider())
@@ -330,7 +369,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="seed of the contextual setting's map order (default 0)",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="output directory")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     p.add_argument("--ids", nargs="+", metavar="REF", help="only these question_refs")
     p.add_argument(
@@ -341,5 +380,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
     p.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
+    add_wait_option(p)
     add_generation_options(p)
     p.set_defaults(func=cmd_frieda_run)

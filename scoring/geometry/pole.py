@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 import shapely
-from shapely import lib
 from shapely.errors import TopologicalError
 from shapely.geometry import Point
 
@@ -47,14 +46,14 @@ class _Cell(float):
 
 
 def _signed_distances(polygon: Any, outline: Any, xs: list[float], ys: list[float]) -> list[float]:
-    """Per point: its distance to the nearest ring, negative outside the polygon. Straight to
-    shapely's GEOS ufuncs (what shapely.points / contains / distance call): the polygons are
-    small (~20 vertices), so the Python wrappers around each call cost more than GEOS."""
-    pts = lib.points(np.array((xs, ys), dtype=float).T)
-    inside = lib.contains(polygon, pts)
+    """Per point: its distance to the nearest ring, negative outside the polygon. One vectorised
+    call of shapely's public API per measure for all points (shapely.lib is private and changed
+    in shapely 2.1+); the same GEOS predicates on the same coordinates, so the same values."""
+    pts = shapely.points(np.array((xs, ys), dtype=float).T)
+    inside = shapely.contains(polygon, pts)
     # one call for all rings (a polygon's boundary): GEOS takes the least of the very
     # point-to-segment distances that one call per ring gives
-    d = lib.distance(pts, outline)
+    d = shapely.distance(pts, outline)
     return np.where(inside, d, -d).tolist()  # negation is exact: -0.0 outside, as -v gives
 
 

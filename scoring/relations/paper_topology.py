@@ -26,24 +26,14 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
+from scoring.answers.topology import TOPOLOGY_CLASS_NAMES
 from scoring.constraints.wording import FEATURE_ID, Wording
 from scoring.relations.base import mcq
 from scoring.relations.common import classify
 from scoring.vocab import AnswerType
 
-# Most specific first: a label implies none before it.
-LABELS = (
-    "equals",
-    "within",
-    "contains",
-    "covered by",
-    "covers",
-    "touches",
-    "crosses",
-    "overlaps",
-    "intersects",
-    "disjoint",
-)
+# Most specific first: a label implies none before it (the answer format's own list).
+LABELS = TOPOLOGY_CLASS_NAMES
 # label -> (oracle measure, arguments swapped)
 LABEL_MEASURES: dict[str, tuple[str, bool]] = {
     "equals": ("equals", False),

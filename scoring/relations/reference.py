@@ -68,7 +68,7 @@ def render() -> str:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("reference", help="write the relation reference generated from the catalogue")
-    p.add_argument("--out", default=str(RESOURCES_DIR / "relations.md"))
+    p.add_argument("--out", default=str(RESOURCES_DIR / "relations.md"), help="file to write")
     p.add_argument("--check", action="store_true", help="fail if the file differs from the catalogue")
     p.set_defaults(func=_cli)
 

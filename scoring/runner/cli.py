@@ -24,10 +24,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark directory")
     add_model_options(p)
-    p.add_argument("--modality", required=True, choices=MODALITIES)
-    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--modality", required=True, choices=MODALITIES, help="input type")
+    p.add_argument("--task", required=True, choices=TASKS, help="qa or edit")
     p.add_argument("--form", choices=QA_FORMS, action="append", help="QA form (repeatable; default: both)")
-    p.add_argument("--out", required=True, type=Path, metavar="RUN_DIR")
+    p.add_argument(
+        "--out", required=True, type=Path, metavar="RUN_DIR", help="run directory (journal; resumes)"
+    )
     p.add_argument("--limit", type=int, metavar="N", help="only the first N instances")
     p.add_argument("--ids", nargs="+", metavar="ID", help="only these instance ids")
     p.add_argument(
@@ -40,6 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
     p.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
+    add_wait_option(p)
     add_generation_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
@@ -50,9 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Serve a built-in agent (e.g. chance) on loopback at "
         "http://HOST:PORT/v1 for `spatialgap run --endpoint`.",
     )
-    s.add_argument("--agent", required=True, metavar="NAME")
+    s.add_argument(
+        "--agent", required=True, metavar="NAME", help="built-in agent: tools, centroid, chance, ..."
+    )
     s.add_argument("--port", type=int, default=8765, help="TCP port (0: a free port, printed on stderr)")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (loopback unless you mean otherwise)")
     s.add_argument(
         "--workers",
         type=int,
@@ -85,6 +90,16 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         help="endpoint protocol with --endpoint (default: openai)",
     )
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+
+
+def add_wait_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-wait",
+        type=float,
+        metavar="S",
+        help="override the model's max_wait_s: the most one sample waits in all on Retry-After "
+        "and backoff before it is recorded as failed (default 300)",
+    )
 
 
 def add_generation_options(p: argparse.ArgumentParser) -> None:
@@ -144,6 +159,8 @@ def spec_from_args(args: argparse.Namespace) -> ModelSpec:
         spec = replace(spec, concurrency=args.concurrency)
     if args.timeout is not None:
         spec = replace(spec, timeout_s=args.timeout)
+    if getattr(args, "max_wait", None) is not None:
+        spec = replace(spec, max_wait_s=args.max_wait)
     return apply_overrides(spec, *generation_overrides(args))
 
 

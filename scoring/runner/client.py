@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - exercised only without the wheel
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
 from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
 from scoring.runner.transport import DEFAULT_MAX_BYTES, DataURL, Response, TransportError, as_async
+from scoring.support.text import url_secrets, without_lone_surrogates
 
 RETRYABLE_TRANSPORT = ("timeout", "reset", "truncated", "connect")
 DATA_URL_PREFIX = "data:image/png;base64,"
@@ -128,6 +129,23 @@ class Outcome:
     retries: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     status: int | None = None
+
+    def clean_text(self) -> None:
+        """Unpaired surrogates (valid JSON, not encodable text) in what the endpoint sent are
+        replaced by U+FFFD, with a warning: every writer and reader downstream gets real text."""
+        changed = False
+        for name in ("text", "reasoning", "endpoint_model", "finish_reason"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                clean = without_lone_surrogates(value)
+                changed |= clean is not value
+                setattr(self, name, clean)
+        if self.error and isinstance(self.error.get("message"), str):
+            clean = without_lone_surrogates(self.error["message"])
+            changed |= clean is not self.error["message"]
+            self.error["message"] = clean
+        if changed:
+            self.warnings.append("unpaired UTF-16 surrogate(s) in the reply replaced by U+FFFD")
 
     def to_record(self) -> dict[str, Any]:
         d = {
@@ -396,6 +414,8 @@ class ChatClient:
         self.key_provider = key_provider
         self.limiter = limiter or AdaptiveLimiter(spec.concurrency)
         self.redactor = redactor or Redactor()
+        for secret in url_secrets(spec.base_url):  # a key in the URL: never echoed in a record
+            self.redactor.add(secret)
         self.max_bytes = max_bytes
         self.rng = rng or random.Random()
         self._key: str | None = None
@@ -423,6 +443,7 @@ class ChatClient:
         on_retry: Callable[[str], None] | None = None,
         max_connect_retries: int | None = None,
         sample: str | None = None,
+        on_wait: Callable[[WaitNotice], None] | None = None,
     ) -> Outcome:
         url, headers, body = build_request(self.spec, messages, self.key())
         out = Outcome(ok=False)
@@ -435,6 +456,7 @@ class ChatClient:
         rate_budget = max(max_retries, 8)
         connect_budget = min(max_retries, 3) if max_connect_retries is None else max_connect_retries
         attempt = 0
+        waited = 0.0  # seconds this sample has slept before retries (bounded by max_wait_s)
         while True:
             attempt += 1
             out.http_attempts = attempt
@@ -509,19 +531,60 @@ class ChatClient:
                 break
             if health.stop is not None or (kind != "rate_limited" and not health.take_retry()):
                 break
-            out.retries[kind] = used + 1
+            asked = wait  # what the server asked for (Retry-After), before any cap
             if kind == "connect" and max_connect_retries is not None:
                 delay = 0.1 * (2**used)  # reachability not yet established: fail fast
             elif kind == "rate_limited":
-                if wait is None:
-                    wait = self.backoff(used + 1)
-                wait = min(wait, self.spec.max_retry_after_s)
-                self.limiter.on_rate_limited(wait)
-                delay = wait
+                delay = min(self.backoff(used + 1) if wait is None else wait, self.spec.max_retry_after_s)
             else:
                 delay = self.backoff(used + 1)
+            if waited + max(delay, asked or 0.0) > self.spec.max_wait_s:
+                # Recorded now rather than after 40 minutes of waits: a re-run retries it.
+                asked_s = f"Retry-After {asked:g} s" if asked is not None else f"a {delay:.3g} s backoff"
+                out.error["message"] = (
+                    f"{message} (not retried: {asked_s} would pass the sample's wait budget of "
+                    f"{self.spec.max_wait_s:g} s, max_wait_s; {waited:.3g} s already waited)"
+                )
+                if on_wait:
+                    on_wait(
+                        WaitNotice(sample, kind, delay, asked, waited, self.spec.max_wait_s, gave_up=True)
+                    )
+                break
+            out.retries[kind] = used + 1
+            if kind == "rate_limited":
+                self.limiter.on_rate_limited(delay)
             if on_retry:
                 on_retry(kind)
+            if on_wait:
+                on_wait(WaitNotice(sample, kind, delay, asked, waited, self.spec.max_wait_s))
+            waited += delay
             await asyncio.sleep(delay)
         out.latency_s = time.perf_counter() - t0
+        out.clean_text()
         return out
+
+
+@dataclass(frozen=True)
+class WaitNotice:
+    """A sample about to wait before a retry (or giving up because the wait would pass
+    ``budget_s``): what a display shows, since a silent 5-minute pause looks like a hang."""
+
+    sample: str
+    kind: str
+    delay_s: float
+    asked_s: float | None  # the server's Retry-After, uncapped
+    waited_s: float  # waited by this sample so far
+    budget_s: float
+    gave_up: bool = False
+
+    def line(self) -> str:
+        why = f"Retry-After {self.asked_s:g} s" if self.asked_s is not None else self.kind
+        if self.gave_up:
+            return (
+                f"{self.sample}: not retried ({why}): the sample's wait budget is {self.budget_s:g} s "
+                "(max_wait_s, --max-wait); recorded as failed, a re-run retries it"
+            )
+        return (
+            f"{self.sample}: {self.kind}, waiting {self.delay_s:.3g} s ({why}); "
+            f"at most {self.budget_s:g} s of waiting per sample (max_wait_s, --max-wait)"
+        )

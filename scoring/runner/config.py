@@ -73,6 +73,10 @@ class ModelSpec:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     max_retry_after_s: float = 300.0
+    max_wait_s: float = 300.0  # all the waiting (Retry-After, backoff) one sample may do
+    # Prices per million tokens in / out, for the report's cost (never part of a request).
+    price_in: float | None = None
+    price_out: float | None = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -189,6 +193,9 @@ class ModelSpec:
         number("backoff_base_s", 0, optional=False)
         number("backoff_max_s", 0, optional=False)
         number("max_retry_after_s", 0, optional=False)
+        number("max_wait_s", 0, optional=False)
+        number("price_in", 0)
+        number("price_out", 0)
         if self.image_detail not in IMAGE_DETAILS:
             raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import ssl
+import zlib
 from typing import Any
 
 import aiohttp
@@ -53,7 +54,8 @@ class AiohttpTransport:
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 trust_env=False,  # no proxy or .netrc from the environment: the config says where to go
-                auto_decompress=True,
+                # decompressed here, with a cap on the output (a gzip bomb costs the cap, not its size)
+                auto_decompress=False,
                 skip_auto_headers=("User-Agent",),
             )
             self._loop = loop
@@ -71,26 +73,35 @@ class AiohttpTransport:
         raw = encode_body(body)
         # map sets: aiohttp sends a file-like body in chunks (and warns on megabytes of bytes)
         data = io.BytesIO(raw) if len(raw) > LARGE_BODY else raw
-        hdrs = {"content-type": "application/json", "accept": "application/json", **headers}
-        # httpx's semantics, which the config documents: `timeout` for connecting and for each
-        # wait on the server, not a cap on the whole exchange.
+        hdrs = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "accept-encoding": "gzip, deflate",  # what `_Inflater` decodes
+            **headers,
+        }
+        # `timeout` bounds the whole exchange (connect, headers, body): a server dripping a byte
+        # a second passes every per-read timeout. aiohttp's `total` covers it; the asyncio guard
+        # also covers what happens between aiohttp's reads.
         connect = min(timeout, CONNECT_TIMEOUT_S)
-        to = aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=timeout)
+        to = aiohttp.ClientTimeout(total=timeout, sock_connect=connect, sock_read=timeout)
         buf = bytearray()
         try:
-            async with session.post(url, data=data, headers=hdrs, timeout=to, allow_redirects=False) as r:
-                status = r.status
-                rh = {k.lower(): v for k, v in r.headers.items()}
-                async for chunk in r.content.iter_chunked(READ_CHUNK):
-                    buf += chunk
-                    if len(buf) > max_bytes:
-                        too_large = f"response larger than {max_bytes} bytes"
-                        raise TransportError("too_large", too_large, bytes(buf[:max_bytes]), status)
-                return Response(status, rh, bytes(buf))
+            async with asyncio.timeout(timeout):
+                async with session.post(url, data=data, headers=hdrs, timeout=to, allow_redirects=False) as r:
+                    status = r.status
+                    rh = {k.lower(): v for k, v in r.headers.items()}
+                    inflater = _Inflater(rh.get("content-encoding", ""), max_bytes)
+                    async for chunk in r.content.iter_chunked(READ_CHUNK):
+                        buf += inflater.feed(chunk)
+                        _cap(buf, max_bytes, status)
+                    buf += inflater.flush()
+                    _cap(buf, max_bytes, status)
+                    return Response(status, rh, bytes(buf))
         except TransportError:
             raise
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            raise TransportError("timeout", f"timed out after {timeout:g} s ({type(exc).__name__})") from None
+            why = f"no complete reply, {type(exc).__name__}"
+            raise TransportError("timeout", f"timed out after {timeout:g} s ({why})") from None
         except (aiohttp.InvalidURL, ValueError) as exc:
             raise TransportError("invalid_request", f"request not sendable: {_short(exc)}") from None
         except aiohttp.ClientConnectorError as exc:
@@ -106,3 +117,50 @@ class AiohttpTransport:
         session, self._session = self._session, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _cap(buf: bytearray, max_bytes: int, status: int) -> None:
+    if len(buf) > max_bytes:
+        too_large = f"response larger than {max_bytes} bytes"
+        raise TransportError("too_large", too_large, bytes(buf[:max_bytes]), status)
+
+
+class _Inflater:
+    """Decodes a gzip or deflate body chunk by chunk, never producing more than the cap plus one
+    byte at a time (zlib's ``max_length``): memory stays bounded by the cap whatever the ratio."""
+
+    def __init__(self, encoding: str, max_bytes: int):
+        enc = encoding.strip().lower()
+        self._enc = enc
+        self._max = max_bytes
+        self._raw_fallback = enc == "deflate"  # servers send zlib-wrapped or raw deflate
+        self._z: Any = None
+        if enc in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif enc == "deflate":
+            self._z = zlib.decompressobj(zlib.MAX_WBITS)
+        self._produced = 0
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self._z is None:
+            return chunk
+        out = bytearray()
+        data = chunk
+        try:
+            while data and self._produced <= self._max:
+                piece = self._z.decompress(data, self._max + 1 - self._produced)
+                self._produced += len(piece)
+                out += piece
+                data = self._z.unconsumed_tail
+        except zlib.error as exc:
+            if self._raw_fallback and self._produced == 0:
+                self._raw_fallback = False
+                self._z = zlib.decompressobj(-zlib.MAX_WBITS)
+                return self.feed(chunk)
+            raise TransportError("bad_encoding", f"corrupt {self._enc} body: {exc}") from None
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        if self._z is None or self._produced > self._max:
+            return b""
+        return self._z.flush(self._max + 1 - self._produced)

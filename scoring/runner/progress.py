@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import sys
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
+
+LONG_WAIT_S = 5.0  # a pause at least this long is said: silence that long looks like a hang
 
 
 class RunObserver(Protocol):
@@ -16,12 +19,39 @@ class RunObserver(Protocol):
     def close(self) -> None: ...
 
 
+class WaitSayer:
+    """Says a run's first long wait before a retry and its first give-up on the wait budget
+    (each with the budget and how to change it), then counts the rest: a 429 storm over 200
+    samples is two lines, not 400."""
+
+    def __init__(self, say: Callable[[str], None], label: str = ""):
+        self._say, self._label = say, label
+        self.waits = self.gave_up = 0
+
+    def __call__(self, notice: Any) -> None:
+        prefix = f"{self._label}: " if self._label else ""
+        if notice.gave_up:
+            self.gave_up += 1
+            if self.gave_up == 1:
+                self._say(prefix + notice.line())
+        elif notice.delay_s >= LONG_WAIT_S:
+            self.waits += 1
+            if self.waits == 1:
+                self._say(prefix + notice.line())
+
+    def summary(self) -> str | None:
+        if self.gave_up > 1:
+            return f"{self.gave_up} samples not retried: their wait would pass the wait budget (max_wait_s)"
+        return None
+
+
 class SampleBar:
     """One tqdm bar over a run's samples (nothing when disabled)."""
 
     def __init__(self, total: int, enabled: bool):
         self.done = self.failed = self.retrying = 0
-        self._bar = None
+        self._bar: Any = None
+        self.waiting = WaitSayer(self._say)
         if enabled:
             # tqdm only for the command line: inside QGIS a QgsTask reports progress instead
             from tqdm import tqdm
@@ -50,6 +80,16 @@ class SampleBar:
         self.retrying -= 1
         self._refresh()
 
+    def _say(self, text: str) -> None:
+        # shown with or without the bar (--no-progress): a long pause must never be silent
+        if self._bar is not None:
+            self._bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
     def close(self) -> None:
+        note = self.waiting.summary()
+        if note:
+            self._say(note)
         if self._bar is not None:
             self._bar.close()

@@ -23,18 +23,18 @@ from typing import Any
 
 import jinja2
 
-import scoring
 from scoring.answers.formats import ANSWER_FORMATS, instructions
 from scoring.formats.benchmark import edit_reply_form
 from scoring.formats.mapsets import MapSet
 from scoring.geometry.georef import grid_convergence_deg
+from scoring.paths import RESOURCES_DIR
 from scoring.runner.client import png_data_url
 from scoring.runner.images import user_content
 from scoring.support.files import canonical_json
 from scoring.support.memo import IdentityMemo
 from scoring.vocab import MAP_SET_MODALITIES, MODALITIES, QA_FORMS, AnswerType, Form, Modality, Task
 
-PROMPTS_DIR = Path(scoring.__file__).resolve().parent.parent / "resources" / "prompts"
+PROMPTS_DIR = RESOURCES_DIR / "prompts"
 IMAGE_SIZE = 1536
 _VERSION = re.compile(r"^\{#-?\s*version:\s*([^\s#-][^\s#]*)")
 

@@ -10,24 +10,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import platform
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import scoring
 from scoring.answers import read_edit_reply
 from scoring.errors import InputError, OutputError, SpatialGapError
-from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, images_sha256, read_map_set
 from scoring.formats.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
     Journal,
+    claim_run_dir,
     instance_hash,
     model_identity,
     now_iso,
@@ -41,6 +38,7 @@ from scoring.runner.cluster_limit import endpoint_limiter
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor, public_url
 from scoring.runner.health import RunHealth, RunStop
 from scoring.runner.progress import RunObserver, SampleBar
+from scoring.runner.provenance import git_commit, versions
 from scoring.support.files import sha256_hex, write_json_atomic
 from scoring.support.memo import IdentityMemo
 from scoring.vocab import MODALITIES, QA_FORMS, TASKS, Form, Modality, Task
@@ -91,7 +89,7 @@ def edit_needs_retry(text: str | None, instance: dict | None = None, modality: s
 def _instances(bench: Benchmark, task: str, ids: Iterable[str] | None, limit: int | None) -> list[dict]:
     """The instances of ``task`` to send: all, or those named by ``ids`` in that order; then the
     first ``limit``."""
-    path = bench.path / TASK_FILES[Task(task)]
+    path = bench.task_file(task)
     if not path.is_file():
         raise InputError(f"{path}: no {task} instances file in the benchmark directory")
     instances = [i for i in bench.of_task(task) if i.get("task", task) == task]
@@ -152,30 +150,6 @@ def _previous_manifest(out_dir: Path, spec: ModelSpec, modality: str, task: str,
         if previous.get(field_name) is not None and old != now_value:
             raise InputError(f"{out_dir}: holds a run with a different {field_name}; use a new --out")
     return previous
-
-
-def _git_commit() -> str | None:
-    try:
-        r = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(scoring.__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return r.stdout.strip() or None if r.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for pkg in ("aiohttp", "jinja2", "tqdm", "numpy", "shapely", "pyproj"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
 
 
 # ---- the run -----------------------------------------------------------------------------------
@@ -266,7 +240,6 @@ async def run_benchmark_async(
 
     # -- benchmark (a sweep passes the Benchmark it read once for all its runs)
     bench = bench_dir if isinstance(bench_dir, Benchmark) else Benchmark.open(bench_dir, (task,))
-    bench_sha = bench.sha256
     instances = _instances(bench, task, ids, limit)
     if task == Task.QA and Form.MCQ in forms:
         bad = [i["id"] for i in instances if len(i.get("choices") or []) not in (2, 4)]  # 2: yes / no
@@ -282,11 +255,52 @@ async def run_benchmark_async(
     client = ChatClient(spec, transport, key_provider, endpoint_limiter(spec), redactor, health=health)
     client.key()  # fail now if the key is missing; registers it with the redactor
 
-    # -- output
+    # -- output: a directory of our own (never a benchmark's), locked while this run writes it
+    lock = claim_run_dir(out_dir)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{out_dir}: cannot create output directory ({exc.strerror})") from None
+        return await _run_locked(
+            bench,
+            spec,
+            modality,
+            task,
+            forms,
+            out_dir,
+            instances,
+            images,
+            client,
+            redactor,
+            health,
+            bar_factory=progress,
+            cache=cache,
+            check_edit=check_edit,
+            map_png=map_png,
+        )
+    finally:
+        lock.release()
+
+
+# long: a run's set-up, sweep and close under the lock; split with the run-session object (#26)
+async def _run_locked(
+    bench: Benchmark,
+    spec: ModelSpec,
+    modality: str,
+    task: str,
+    forms: list[Form],
+    out_dir: Path,
+    instances: list[dict],
+    images: dict[str, bytes | MapSet | None],
+    client: ChatClient,
+    redactor: Redactor,
+    health: RunHealth,
+    *,
+    bar_factory: bool | Callable[[int], RunObserver],
+    cache: Iterable[str | os.PathLike],
+    check_edit: Callable[[str | None, dict, str], str | None],
+    map_png: Callable[[str], Awaitable[bytes | MapSet]] | None,
+) -> RunSummary:
+    bench_sha = bench.sha256
+    progress = bar_factory
+    samples = [(inst, form) for inst in instances for form in forms]
     run_manifest_path = out_dir / RUN_MANIFEST
     previous = _previous_manifest(out_dir, spec, modality, task, bench_sha)
 
@@ -300,8 +314,8 @@ async def run_benchmark_async(
     manifest = {
         "tool": "spatialgap",
         "tool_version": scoring.__version__,
-        "git_commit": _git_commit(),
-        "packages": _versions(),
+        "git_commit": git_commit(),
+        "packages": versions(),
         "benchmark": {"path": str(bench.path.resolve()), "manifest_sha256": bench_sha},
         "benchmark_manifest_sha256": bench_sha,
         "model": spec.public_dict(),
@@ -420,6 +434,7 @@ async def run_benchmark_async(
                 on_retry=on_retry,
                 max_connect_retries=max_connect_retries,
                 sample=sample_id(inst["id"], form),
+                on_wait=getattr(bar, "waiting", None),
             )
             if outcome.error and outcome.error.get("kind") == "not_sent":
                 return {"status": "error", "error": outcome.error, "_stopped": True}

@@ -4,10 +4,11 @@ A transport POSTs a JSON body and returns the raw response (status, headers, at 
 `max_bytes` of body). Network failures are raised as `TransportError` with a `kind`:
 
     connect   - could not connect (refused, DNS, unreachable)
-    timeout   - connect/read timed out
+    timeout   - no complete reply within the timeout (connect + headers + body, one deadline)
     reset     - connection reset / closed before a response arrived
     truncated - the body ended before its announced length
     too_large - the body exceeded max_bytes (reading stopped there)
+    bad_encoding - the body's gzip/deflate stream is corrupt (recorded, not retried)
     invalid_request - the request cannot be sent as given (e.g. a header value HTTP forbids);
                 the same request would fail again, so it is never retried
 
@@ -23,6 +24,7 @@ import http.client
 import inspect
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +42,7 @@ class Response:
 
 
 class TransportError(Exception):
-    KINDS = ("connect", "timeout", "reset", "truncated", "too_large", "invalid_request")
+    KINDS = ("connect", "timeout", "reset", "truncated", "too_large", "invalid_request", "bad_encoding")
 
     def __init__(self, kind: str, message: str, partial: bytes = b"", status: int | None = None):
         super().__init__(message)
@@ -132,13 +134,14 @@ class UrllibTransport:
             method="POST",
             headers={"Content-Type": "application/json", **headers},
         )
+        deadline = time.monotonic() + timeout  # the body too: a drip passes each read's timeout
         try:
             try:
                 resp = urllib.request.urlopen(req, timeout=timeout)
             except urllib.error.HTTPError as err:
                 resp = err
             with resp:
-                data = resp.read(max_bytes + 1)
+                data = _read_until(resp, max_bytes + 1, deadline)
                 if len(data) > max_bytes:
                     raise TransportError(
                         "too_large", f"response larger than {max_bytes} bytes", data[:max_bytes], resp.status
@@ -159,6 +162,19 @@ class UrllibTransport:
             raise TransportError("truncated", f"IncompleteRead: {exc!r}"[:200]) from None
         except (ConnectionError, OSError) as exc:
             raise TransportError("reset", f"{type(exc).__name__}: {exc}") from None
+
+
+def _read_until(resp: Any, limit: int, deadline: float) -> bytes:
+    """At most ``limit`` bytes of ``resp``, raising a timeout once ``deadline`` has passed."""
+    out = bytearray()
+    while len(out) < limit:
+        chunk = getattr(resp, "read1", resp.read)(min(1 << 16, limit - len(out)))
+        if not chunk:
+            break
+        out += chunk
+        if time.monotonic() > deadline:
+            raise TimeoutError
+    return bytes(out)
 
 
 def http_incomplete() -> tuple[type[Exception], ...]:

@@ -38,8 +38,10 @@ def _score(args: argparse.Namespace) -> int:
             if c["raster_tolerant_rate"] is not None
             else ""
         )
+        measure = "strict CSR" if c["form"] == "edit" else "accuracy"
         print(
-            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: {100 * c['accuracy']:5.1f}% "
+            f"{c['model']:>16} {c['modality']:>{width}} {c['form']:>5}: "
+            f"{measure} {100 * c['accuracy']:5.1f}% "
             f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
             f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
@@ -57,9 +59,27 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from scoring.score.report import write_report  # matplotlib: loaded only to draw a report
+    from scoring.browse import BROWSER_NAME, write_browser
+    from scoring.score.report import parse_labels, write_report  # matplotlib: loaded only to draw
 
-    print(write_report(args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar))
+    labels = parse_labels(args.label)
+    report = write_report(
+        args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels
+    )
+    write_browser(args.results, report.with_name(BROWSER_NAME))  # the report links to it
+    print(report)
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from scoring.score.compare import leaderboard, leaderboard_text, write_leaderboard
+    from scoring.score.report import parse_labels
+
+    board = leaderboard(args.results, labels=parse_labels(args.label))
+    print(leaderboard_text(board))
+    if args.out:
+        for path in write_leaderboard(board, args.out):
+            print(path)
     return 0
 
 
@@ -147,8 +167,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Tables and figures of one or more RESULTS directories in one HTML file, "
         "with the tables as CSV files beside it.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
-    p.add_argument("--out", required=True, type=Path, metavar="HTML")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="HTML",
+        help="report file (browser.html is written beside it)",
+    )
     p.add_argument(
         "--mcnemar",
         choices=("exact", "frieda"),
@@ -157,7 +183,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "pairs, chi-square with continuity correction from 50)",
     )
     p.add_argument("--no-csv", action="store_true", help="write the HTML only")
+    p.add_argument(
+        "--label",
+        action="append",
+        metavar="DIR=NAME",
+        help="name the models of RESULTS DIR MODEL@NAME (repeatable): two sweeps of one model are "
+        "then two rows, with paired tests on their shared samples",
+    )
     p.set_defaults(func=_report)
+
+    p = sub.add_parser(
+        "compare",
+        help="leaderboard: models x headline cells across results directories",
+        description="One row per model (MODEL@NAME for a labelled RESULTS), one column per headline "
+        "cell (the report's Table 1 names: `geojson open`, `image edit raster-tolerant`, "
+        "`image edit strict CSR`, ...), rows by GeoJSON open QA.",
+    )
+    p.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="results directories (score or evaluate outputs)",
+    )
+    p.add_argument("--label", action="append", metavar="DIR=NAME", help="as for report (repeatable)")
+    p.add_argument(
+        "--out", type=Path, metavar="CSV", help="also write the leaderboard as CSV (and .tex beside)"
+    )
+    p.set_defaults(func=_compare)
 
     p = sub.add_parser(
         "selfcheck",
@@ -174,7 +227,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "overridden with a reason (recorded in RESULTS). Results whose selfcheck did not pass are "
         "refused. --propose derives thresholds from past results; --overrides lists past overrides.",
     )
-    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS")
+    p.add_argument("results", nargs="+", type=Path, metavar="RESULTS", help="results directories")
     p.add_argument("--thresholds", type=Path, metavar="FILE", help="TOML or JSON rules")
     p.add_argument("--override-reason", metavar="TEXT", help="pass a blocked gate, recording this reason")
     p.add_argument(

@@ -15,13 +15,29 @@ import jinja2
 
 from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
+from scoring.relations.paper import DEVIATIONS
 from scoring.score import figures
+from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
+from scoring.score.gallery import gallery
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
+from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
 from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
-from scoring.score.tables_paper import NOT_RUN, figure2, table1, table2, table3, table4, write_tables_csv
+from scoring.score.tables_paper import (
+    NOT_RUN,
+    figure2,
+    figure2b,
+    figure3b,
+    pool_note,
+    table1,
+    table2,
+    table2_pooled,
+    table3,
+    table4,
+    write_tables_csv,
+)
 from scoring.support.files import write_atomic
 from scoring.vocab import FORMS, MODALITIES, Form
 
@@ -46,19 +62,48 @@ def _p(v) -> str:
     return "< 1e-300" if v == 0 else f"{v:.3g}"
 
 
-def _load(results_dirs: list) -> tuple[list[dict], list[dict]]:
-    summaries, rows = [], []
+def parse_labels(values: list[str] | None) -> dict[str, str]:
+    """`DIR=NAME` options -> {resolved DIR: NAME}; InputError naming the bad option."""
+    out: dict[str, str] = {}
+    for v in values or []:
+        d, sep, name = v.partition("=")
+        if not sep or not d or not name.strip():
+            raise InputError(f"--label {v!r}: expected DIR=NAME")
+        out[str(Path(d).resolve())] = name.strip()
+    return out
+
+
+def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[list[dict], list[dict]]:
+    """(summaries, verdict rows) of every RESULTS; a directory labelled NAME has its models
+    renamed MODEL@NAME, so two sweeps of one model are two rows (paired on their shared samples)."""
+    labels = labels or {}
+    unknown = set(labels) - {str(Path(d).resolve()) for d in results_dirs}
+    if unknown:
+        raise InputError(f"--label {sorted(unknown)[0]}: not one of the RESULTS given")
+    summaries: list[dict] = []
+    rows: list[dict] = []
     seen: dict[tuple, str] = {}
     for d in results_dirs:
         summary, rs = load_results(d)
-        keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope")
-        summaries.append({"path": str(d), **{k: summary.get(k) for k in keep}})
+        label = labels.get(str(Path(d).resolve()))
+        keep = ("benchmark", "runs", "versions", "selfcheck", "created_at", "gate", "scope", "run_conditions")
+        summaries.append({"path": str(d), "label": label, **{k: summary.get(k) for k in keep}})
+        protocol = (summary.get("benchmark") or {}).get("protocol")
+        conditions: list[dict] = summary.get("run_conditions") or []
+        for c in conditions:
+            c["model"] = f"{c['model']}@{label}" if label else c["model"]
+            c["city"] = (summary.get("benchmark") or {}).get("city")
         for r in rs:
+            if label:
+                r["model"] = f"{r.get('model')}@{label}"
+            if protocol:
+                r["protocol"] = protocol  # two sweeps pair a sample only under the same protocol
             sample = (r.get("city"), r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
             if sample in seen:
                 raise InputError(
                     f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
-                    f"{r.get('form')}) is also in {seen[sample]}"
+                    f"{r.get('form')}) is also in {seen[sample]} (to compare two sweeps, name them: "
+                    f"--label {d}=NAME)"
                 )
             seen[sample] = str(d)
             rows.append(r)
@@ -106,12 +151,16 @@ def _selfcheck_states(summaries: list[dict]) -> list[str]:
     ]
 
 
-def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
+# long: the report template's context, one key per section
+def build_context(
+    results_dirs: list, *, mcnemar_rule: str = "exact", labels: dict[str, str] | None = None
+) -> dict:
     if mcnemar_rule not in MCNEMAR_RULES:
         raise InputError(f"McNemar rule must be one of {', '.join(MCNEMAR_RULES)}, got {mcnemar_rule!r}")
-    summaries, rows = _load(results_dirs)
+    summaries, rows = _load(results_dirs, labels)
+    conditions = [c for s in summaries for c in (s["run_conditions"] or [])]
     cells = summary_cells(rows, levels=("overall", "family"))
-    t2, t4 = table2(rows), table4(rows)
+    t2, t2p, t4 = table2(rows), table2_pooled(rows), table4(rows)
     gap = modality_gap_tests(rows, mcnemar_rule)
     misses = constraint_misses(rows)
     top_misses: dict[tuple, list[dict]] = defaultdict(list)
@@ -121,15 +170,24 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
             top_misses[key].append(m)
     failures = failure_table(rows)
     fig2 = figure2(rows)
+    fig2b, fig3b = figure2b(rows), figure3b(rows)
+    t1, t3, t4m = table1(rows), table3(rows), table4(rows, per_model=True)
+    figs = figures.draw_all(fig2=fig2, fig2b=fig2b, fig3b=fig3b, table4=t4, table2=t2p)
+    protocols = sorted({str((s.get("benchmark") or {}).get("protocol") or "spatialgap") for s in summaries})
     tables: dict[str, dict | list] = {
-        "table1": table1(rows),
+        "table1": t1,
         "table2": t2,
-        "table3": table3(rows),
+        "table2_pooled": t2p,
+        "table3": t3,
         "table3_by_model": table3(rows, per_model=True),
         "table4": t4,
+        "table4_by_model": t4m,
         "figure2": fig2,
+        "figure2b": fig2b,
+        "figure3b": fig3b,
         "gap_tests": gap,
         "model_tests": mcnemar_pairs(rows, mcnemar_rule),
+        "run_conditions": [flat_conditions(c) for c in conditions],
         "edit_failures": failures,
         "constraint_misses": misses,
     }
@@ -156,9 +214,24 @@ def build_context(results_dirs: list, *, mcnemar_rule: str = "exact") -> dict:
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
         "ordering": _ordering_rows(rows),
-        "fig_qa": figures.fig_qa_accuracy(fig2),
-        "fig_heatmap": figures.fig_heatmap(t4),
-        "fig_cities": figures.fig_city_ranges(t2),
+        "figure_objects": figs,
+        "gallery": [
+            {**case, "figure": figures.figure_uri(case["figure"]) if case["figure"] is not None else None}
+            for case in gallery(rows, [str((s.get("benchmark") or {}).get("path")) for s in summaries])
+        ],
+        "conditions": sorted(
+            conditions, key=lambda c: (c["model"], str(c.get("city")), str(c["modality"]), str(c["task"]))
+        ),
+        "condition_totals": totals_by_model(conditions),
+        "not_reported": NOT_REPORTED,
+        "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},
+        "pool_note": pool_note,
+        "protocols": protocols,
+        # per Table 1 / 3-4 column: the deviations from the paper's items it holds (none under paper)
+        "deviation": lambda m, f: sorted({d for p in protocols for d in column_deviations(m, f, p)}),
+        "deviations": [d for d in DEVIATIONS if set(d.protocols) & set(protocols)],
+        "deviations_anchor": DEVIATIONS_ANCHOR,
+        "relations_doc": (RESOURCES_DIR / "relations.md").as_uri() + "#" + DEVIATIONS_ANCHOR,
         "form_labels": FORM_LABELS,
         "modality_labels": MODALITY_LABELS,
         "not_run": NOT_RUN,
@@ -178,12 +251,19 @@ def render_html(context: dict) -> str:
     return env.get_template("report.html.j2").render(**context)
 
 
-def write_report(results_dirs: list, out_html, *, csv: bool = True, mcnemar_rule: str = "exact") -> Path:
+def write_report(
+    results_dirs: list,
+    out_html,
+    *,
+    csv: bool = True,
+    mcnemar_rule: str = "exact",
+    labels: dict[str, str] | None = None,
+) -> Path:
     """Write the self-contained HTML report of one or more RESULTS directories and, with `csv`,
     the tables as CSV files beside it."""
     if not results_dirs:
         raise InputError("no results directory given")
-    context = build_context(list(results_dirs), mcnemar_rule=mcnemar_rule)
+    context = build_context(list(results_dirs), mcnemar_rule=mcnemar_rule, labels=labels)
     html = render_html(context)
     out = Path(out_html)
     try:
@@ -192,5 +272,8 @@ def write_report(results_dirs: list, out_html, *, csv: bool = True, mcnemar_rule
         raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
     if csv:
         write_tables_csv(context["tables"], out.parent)
+        for name, fig in context["figure_objects"].items():
+            if fig is not None:
+                figures.write_figure(fig, out.parent / f"fig_{name}")
     write_atomic(out, html)
     return out

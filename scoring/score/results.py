@@ -32,6 +32,7 @@ from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.rundir import PREDICTIONS, load_run, sample_id
+from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
@@ -320,6 +321,8 @@ def score_runs(
             }
             for rd, m, _ in loaded
         ],
+        # per run: endpoint, model id, generation parameters, templates, tokens, latency, cost
+        "run_conditions": [run_conditions(rd, m, _model_name(m)) for rd, m, _ in loaded],
         "scope": "recorded" if only_recorded else "benchmark",
         "versions": library_versions(),
         "selfcheck": selfcheck_result,

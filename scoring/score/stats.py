@@ -1,4 +1,5 @@
-"""Statistics of the scores: Wilson or seeded clustered-bootstrap intervals, paired McNemar tests
+"""Statistics of the scores: Wilson intervals, widened for scene clustering by a design effect and
+joined with a seeded clustered bootstrap (never narrower than either), paired McNemar tests
 (exact, or FRIEDA's exact-then-chi-square rule), Holm's correction, and quantiles of continuous
 error. scipy does the distributions; the resampling loop and Holm's step-down are the only
 hand-written parts."""
@@ -80,25 +81,59 @@ def resample_counts(m: int, reps: int, seed: int) -> np.ndarray:
     return counts
 
 
+def wilson_eff(p: float, n_eff: float, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Wilson score interval of a proportion p over an effective sample size n_eff (a real
+    number: n divided by the design effect), in the closed form of `wilson`."""
+    z = float(ndtri(0.5 + 0.5 * confidence))
+    denom = 1 + z**2 / n_eff
+    center = (p + z**2 / (2 * n_eff)) / denom
+    half = z / denom * math.sqrt(max(0.0, p * (1 - p) / n_eff + z**2 / (4 * n_eff**2)))
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def design_effect(successes: Sequence[int], clusters: Sequence[str]) -> float:
+    """Kish's design effect of the mean of `successes` under clustering: the cluster-robust
+    (ratio-estimator) variance over the binomial one, never below 1 (clustering never makes a
+    rate more certain than independent samples would) and at most n (one effective trial).
+    With every outcome equal the variance ratio is 0/0; each scene then counts as one trial."""
+    n = len(successes)
+    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for s, c in zip(successes, clusters, strict=True):
+        by[c][0] += int(s)
+        by[c][1] += 1
+    m = len(by)
+    k = sum(successes)
+    if m <= 1:
+        return float(n)
+    if k in (0, n):
+        return n / m
+    p = k / n
+    robust = m / (m - 1) * sum((kc - p * nc) ** 2 for kc, nc in by.values()) / n**2
+    return float(min(n, max(1.0, robust / (p * (1 - p) / n))))
+
+
 def proportion_ci(
     successes: Sequence[int], clusters: Sequence[str] | None = None
 ) -> tuple[float | None, float | None, str]:
-    """(low, high, method): Wilson when every sample is its own scene, else a clustered bootstrap."""
+    """(low, high, method). Every sample its own scene: Wilson. Samples sharing scenes: the
+    union of the Wilson interval over n / design effect and the clustered bootstrap, so the
+    interval is never narrower than independent samples give (the bootstrap alone collapses
+    to a point when every scene has the same pooled outcome, e.g. one model always right and
+    another always wrong) nor than the scene resampling gives."""
     n = len(successes)
     if n == 0:
         return None, None, "none"
-    if clusters is not None and len(set(clusters)) < n:
-        k = sum(successes)
-        if k in (0, n):
-            # A bootstrap of all-equal outcomes collapses to a point; Wilson over the clusters
-            # (each scene one trial) keeps an honest interval.
-            m = len(set(clusters))
-            lo, hi = wilson(m if k else 0, m)
-            return lo, hi, "wilson-scenes"
-        lo, hi = cluster_bootstrap(successes, clusters)
-        return lo, hi, "cluster-bootstrap"
-    lo, hi = wilson(sum(successes), n)
-    return lo, hi, "wilson"
+    k = sum(successes)
+    if clusters is None or len(set(clusters)) >= n:
+        lo, hi = wilson(k, n)
+        return lo, hi, "wilson"
+    deff = design_effect(successes, clusters)
+    lo, hi = wilson_eff(k / n, n / deff)
+    if k in (0, n):
+        # every resample of equal outcomes is the same point: the scenes, as trials, give the width
+        return (0.0 if k == 0 else lo), (1.0 if k == n else hi), "wilson-scenes"
+    b_lo, b_hi = cluster_bootstrap(successes, clusters)
+    return min(lo, b_lo), max(hi, b_hi), "wilson-deff+bootstrap"
 
 
 def mcnemar_exact(a: Iterable[bool], b: Iterable[bool]) -> dict:
@@ -196,7 +231,16 @@ def mean_of_rates_ci(
         rates = (k @ draws.T) / (n @ draws.T)  # groups x reps; whole-number sums, so exact
     means = np.nanmean(rates, axis=0)
     alpha = (1 - confidence) / 2
-    return mean, float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    b_lo, b_hi = float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    # joined with a Wilson interval of the mean over the groups' effective sizes (n / design
+    # effect, combined as for a mean of independent rates): the bootstrap alone is a point when
+    # every scene's mean is the same (e.g. open always right, MCQ always wrong)
+    inv = 0.0
+    for g in names:
+        succ = [int(ok) for _, ok in groups[g]]
+        inv += design_effect(succ, [s for s, _ in groups[g]]) / len(succ)
+    w_lo, w_hi = wilson_eff(mean, len(names) ** 2 / inv, confidence)
+    return mean, min(b_lo, w_lo), max(b_hi, w_hi)
 
 
 def quantiles(values: Iterable[float | None]) -> dict:

@@ -143,7 +143,10 @@ def mcnemar_pairs(rows: Iterable[dict], rule: str = "exact") -> list[dict]:
     form and modality), per modality x form."""
     by: dict[tuple, dict[str, dict[tuple, bool]]] = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        by[(r["modality"], r["form"])][r["model"]][(r.get("city"), r["id"])] = r["verdict"] in SUCCESS
+        # two sweeps' samples are the same sample only with the same id, scene (its hash) and
+        # protocol: two builds of one benchmark pair, two different benchmarks sharing ids do not
+        key = (r.get("protocol") or "", r.get("city"), r["id"], r.get("scene") or "")
+        by[(r["modality"], r["form"])][r["model"]][key] = r["verdict"] in SUCCESS
     out = []
     for (modality, form), models in sorted(by.items()):
         names = sorted(models)

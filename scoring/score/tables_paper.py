@@ -1,6 +1,8 @@
-"""The paper's tables in their shapes, from verdict rows: Table 1 (model x input type x task),
-Table 2 (per city, with Overall and range), Table 3 (error per family), Table 4 (error per
-relation) and the data of Figure 2 (QA accuracy averaged over open and MCQ). Every cell carries
+"""The paper's tables in their shapes, from verdict rows: Table 1 (model x input type x task, with
+the information-sufficient GeoJSON score), Table 2 (open-ended GeoJSON QA per city, with Overall
+and Range; our variant over every input type and task is `table2_pooled`), Table 3 (error per
+family), Table 4 (error per relation), pooled over one model set (scoring.score.pooling) and per
+model, and the data of Figures 2, 2b and 3b. Every cell carries
 its n and 95 % interval, or says why it is empty ("not run": the model or nobody ran that input
 type and form; "no instances": it ran, but no sample falls in the cell). The HTML report and the
 CSV files are both drawn from these records."""
@@ -14,12 +16,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from scoring.relations import CATALOGUE
+from scoring.score.latex import latex_text
+from scoring.score.pooling import pooled_set
 from scoring.score.stats import mean_of_rates_ci
 from scoring.score.tables import PIXEL_EDIT_MODALITIES, SUCCESS, cell_stats
 from scoring.support.files import write_atomic
 from scoring.vocab import BASE_MODALITIES, FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
 
 NOT_RUN = "not run"
+NOT_POOLED = "not pooled"
+PAPER_DROPPED = "O06"  # the paper's information-sufficient score leaves out every O06 GeoJSON item
 NO_DATA = "no instances"
 TABLE1_COLUMNS = tuple((m, f) for m in BASE_MODALITIES for f in FORMS)
 # Tables 3 and 4: GeoJSON and image x open / MCQ / edit, pooled over models.
@@ -86,7 +92,7 @@ def table1(rows: list[dict]) -> dict:
                 cells.append({**rate_cell(rs, raster=True), "strict": rate_cell(rs)})
             else:
                 cells.append(rate_cell(rs))
-        out.append({"model": model, "cells": cells})
+        out.append({"model": model, "cells": cells, "info": _info_sufficient(groups, model)})
     lead = columns.index((Modality.GEOJSON, Form.OPEN))
 
     def by_geojson_open(row: dict) -> tuple:
@@ -97,9 +103,49 @@ def table1(rows: list[dict]) -> dict:
     return {"columns": columns, "modalities": [str(m) for m in modalities], "rows": out}
 
 
+def _info_sufficient(groups: dict[tuple, list[dict]], model: str) -> dict:
+    """GeoJSON open / MCQ information-sufficient scores: the paper's (every O06 item left out of
+    the geometry-only condition) and ours (only the items built unanswerable from GeoJSON)."""
+    out = {}
+    for form in (QAForm.OPEN, QAForm.MCQ):
+        rs = groups.get((model, str(Modality.GEOJSON), str(form)))
+        if not rs:
+            out[str(form)] = {"paper": missing_cell(NOT_RUN), "ours": missing_cell(NOT_RUN)}
+            continue
+        paper = [r for r in rs if r.get("relation") != PAPER_DROPPED]
+        ours = [r for r in rs if r.get("answerable", True)]
+        out[str(form)] = {
+            "paper": rate_cell(paper) if paper else missing_cell(NO_DATA),
+            "ours": rate_cell(ours) if ours else missing_cell(NO_DATA),
+        }
+    return out
+
+
 def table2(rows: list[dict]) -> dict:
-    """Accuracy per city with an Overall column and the range (max - min, points over the cities
-    with data) per model x input type x task (QA: open and MCQ pooled; edit: strict CSR)."""
+    """The paper's Table 2: open-ended GeoJSON QA accuracy per model and city, Overall (every city
+    pooled) and Range (max - min over the cities with data, in points)."""
+    rows = [r for r in rows if r["modality"] == Modality.GEOJSON and r["form"] == Form.OPEN]
+    cities = _order(r.get("city") for r in rows)
+    by_city = _group(rows, "model", "city")
+    out = []
+    for model in _order(r["model"] for r in rows):
+        cells = [rate_cell(rs) if (rs := by_city.get((model, c))) else missing_cell(NOT_RUN) for c in cities]
+        rates = [c["rate"] for c in cells if c["rate"] is not None]
+        out.append(
+            {
+                "model": model,
+                "cells": cells,
+                "overall": rate_cell([r for r in rows if r["model"] == model]),
+                "range_points": round(100 * (max(rates) - min(rates)), 1) if len(rates) > 1 else None,
+            }
+        )
+    return {"cities": cities, "rows": out}
+
+
+def table2_pooled(rows: list[dict]) -> dict:
+    """Ours, not the paper's: accuracy per city with an Overall column and the range (max - min,
+    points over the cities with data) per model x input type x task (QA: open and MCQ pooled;
+    edit: strict CSR)."""
     cities = _order(r.get("city") for r in rows)
     by_city = _group(rows, "model", "modality", "city")
     by_kind: defaultdict[tuple, list[dict]] = defaultdict(list)  # one pass, in the rows' order
@@ -132,8 +178,15 @@ def table2(rows: list[dict]) -> dict:
 
 def error_table(rows: list[dict], level: str, values: Sequence[str], *, per_model: bool = False) -> dict:
     """Error rate (1 - accuracy) per `level` value (family or relation) x ERROR_COLUMNS, pooled over
-    models (intervals clustered by scene), or one block per model with `per_model`."""
-    models = _order(r["model"] for r in rows) if per_model else [""]
+    the models that ran every column shown (`pool`; intervals clustered by scene), or one block
+    per model with `per_model`. Pooled over fewer than two models: no rows."""
+    pool = pooled_set(rows, ERROR_COLUMNS)
+    if per_model:
+        models = _order(r["model"] for r in rows)
+    else:
+        models = [""] if pool["pooled"] else []
+        keep = set(pool["models"])
+        rows = [r for r in rows if r["model"] in keep]
     out = []
     for model in models:
         mine = [r for r in rows if r["model"] == model] if per_model else rows
@@ -148,29 +201,77 @@ def error_table(rows: list[dict], level: str, values: Sequence[str], *, per_mode
                 else:
                     cells.append(missing_cell(NO_DATA if (modality, form) in ran else NOT_RUN))
             out.append({"model": model, level: value, "cells": cells})
-    return {"columns": ERROR_COLUMNS, "level": level, "rows": out}
+    return {"columns": ERROR_COLUMNS, "level": level, "rows": out, "pool": pool, "per_model": per_model}
 
 
 def table3(rows: list[dict], *, per_model: bool = False) -> dict:
     return error_table(rows, "family", _order((r.get("family") for r in rows), FAMILIES), per_model=per_model)
 
 
-def table4(rows: list[dict]) -> dict:
+def table4(rows: list[dict], *, per_model: bool = False) -> dict:
     relations = sorted(set(CATALOGUE) | {r["relation"] for r in rows if r.get("relation")})
-    t = error_table(rows, "relation", relations)
+    t = error_table(rows, "relation", relations, per_model=per_model)
     for r in t["rows"]:
         rec = CATALOGUE.get(r["relation"])
         r["name"], r["family"] = (rec.name, str(rec.family)) if rec else ("", "")
     return t
 
 
+def figure2b(rows: list[dict]) -> list[dict]:
+    """The paper's Fig. 2b: editing success per model x input type that ran edits: strict CSR,
+    and for edits on a map image also the raster-tolerant rate (two names, two numbers)."""
+    groups = _group([r for r in rows if r["form"] == Form.EDIT], "model", "modality")
+    out = []
+    for (model, modality), rs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], MODALITIES.index(kv[0][1]))
+    ):
+        strict = rate_cell(rs)
+        raster = rate_cell(rs, raster=True) if modality in PIXEL_EDIT_MODALITIES else missing_cell("")
+        out.append(
+            {
+                "model": model,
+                "modality": modality,
+                "strict_csr": strict["rate"],
+                "strict_csr_ci_low": strict["ci_low"],
+                "strict_csr_ci_high": strict["ci_high"],
+                "raster_tolerant_rate": raster["rate"],
+                "raster_ci_low": raster["ci_low"],
+                "raster_ci_high": raster["ci_high"],
+                "n": strict["n"],
+            }
+        )
+    return out
+
+
+def figure3b(rows: list[dict]) -> list[dict]:
+    """The paper's Fig. 3b: MCQ accuracy per model x input type x relation."""
+    groups = _group([r for r in rows if r["form"] == Form.MCQ], "model", "modality", "relation")
+    out = []
+    for (model, modality, relation), rs in sorted(groups.items()):
+        c = rate_cell(rs)
+        out.append(
+            {
+                "model": model,
+                "modality": modality,
+                "relation": relation,
+                "rate": c["rate"],
+                "ci_low": c["ci_low"],
+                "ci_high": c["ci_high"],
+                "n": c["n"],
+            }
+        )
+    return out
+
+
 def figure2(rows: list[dict]) -> list[dict]:
     """QA accuracy averaged over open and MCQ (unweighted) per model x input type, with a 95 %
     interval resampling scenes; `forms` names the forms that ran (one only: not an average)."""
     by_form = _group(rows, "model", "modality", "form")  # one pass, in the rows' order
+    ran = {r["modality"] for r in rows if r["form"] != Form.EDIT}
+    shown = [m for m in MODALITIES if m in BASE_MODALITIES or m in ran]  # cross-map ones when run
     out = []
     for model in _order(r["model"] for r in rows):
-        for modality in MODALITIES:
+        for modality in shown:
             groups: dict[str, Sequence[tuple[str, int]]] = {
                 str(form): [
                     (str(r.get("scene") or r["id"]), int(r["verdict"] in SUCCESS))
@@ -205,6 +306,7 @@ def _cell_fields(cell: dict, prefix: str = "") -> dict:
     return {prefix + k: cell.get(k) for k in CELL_FIELDS}
 
 
+# long: one flattening per table; goes with the table registry (#26)
 def table_records(name: str, table: dict | list) -> list[dict]:
     """The flat CSV records of one of the tables above (one line per cell)."""
     recs: list[dict] = []
@@ -224,7 +326,32 @@ def table_records(name: str, table: dict | list) -> list[dict]:
                 }
                 rec.update(_cell_fields(c.get("strict") or missing_cell(""), "strict_csr_"))
                 recs.append(rec)
+            for form, pair in row["info"].items():
+                for which, measure in (("paper", "info_sufficient_paper"), ("ours", "answerable_only")):
+                    recs.append(
+                        {
+                            "model": row["model"],
+                            "modality": str(Modality.GEOJSON),
+                            "form": form,
+                            "measure": measure,
+                            **_cell_fields(pair[which]),
+                        }
+                    )
     elif name == "table2":
+        assert isinstance(table, dict)
+        for row in table["rows"]:
+            key = {"model": row["model"], "modality": str(Modality.GEOJSON), "form": str(Form.OPEN)}
+            for city, c in zip(table["cities"], row["cells"], strict=True):
+                recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
+            recs.append(
+                {
+                    **key,
+                    "city": "Overall",
+                    **_cell_fields(row["overall"]),
+                    "range_points": row["range_points"],
+                }
+            )
+    elif name == "table2_pooled":
         assert isinstance(table, dict)
         for row in table["rows"]:
             key = {k: row[k] for k in ("model", "modality", "task")}
@@ -238,12 +365,15 @@ def table_records(name: str, table: dict | list) -> list[dict]:
                     "range_points": row["range_points"],
                 }
             )
-    elif name in ("table3", "table3_by_model", "table4"):
+    elif name in ("table3", "table3_by_model", "table4", "table4_by_model"):
         assert isinstance(table, dict)
         level = table["level"]
+        pool = table["pool"]
+        if not table["per_model"] and not table["rows"]:
+            recs.append({"model": "", "note": pool_note(pool)})
         for row in table["rows"]:
             for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
-                rec = {"model": row["model"] or "all (pooled)", level: row[level]}
+                rec = {"model": row["model"] or "pooled: " + " + ".join(pool["models"]), level: row[level]}
                 if level == "relation":
                     rec.update(name=row["name"], family=row["family"])
                 recs.append(
@@ -253,6 +383,15 @@ def table_records(name: str, table: dict | list) -> list[dict]:
         assert isinstance(table, list)
         recs = list(table)
     return recs
+
+
+def pool_note(pool: dict) -> str:
+    """One line naming the pooled models and the ones left out, with the columns they lack."""
+    left = "; ".join(f"{e['model']} (did not run {', '.join(e['missing'])})" for e in pool["excluded"])
+    if not pool["pooled"]:
+        head = f"not pooled: fewer than two models ran every column ({', '.join(pool['columns'])})"
+        return head + (f"; left out: {left}" if left else "") + "; see the per-model tables"
+    return f"pooled over {', '.join(pool['models'])}" + (f"; left out: {left}" if left else "")
 
 
 def csv_text(records: list[dict]) -> str:
@@ -267,11 +406,17 @@ def csv_text(records: list[dict]) -> str:
     return buf.getvalue()
 
 
-def write_tables_csv(tables: dict[str, dict | list], out_dir: Path) -> list[Path]:
-    """`<name>.csv` in out_dir for each table (atomic writes); returns the paths."""
+def write_tables_csv(tables: dict[str, dict | list], out_dir: Path, *, latex: bool = True) -> list[Path]:
+    """`<name>.csv` (and, with `latex`, `<name>.tex`, booktabs) in out_dir for each table (atomic
+    writes); returns the paths."""
     paths = []
     for name, table in tables.items():
+        records = table_records(name, table)
         p = out_dir / f"{name}.csv"
-        write_atomic(p, csv_text(table_records(name, table)))
+        write_atomic(p, csv_text(records))
         paths.append(p)
+        if latex:
+            t = out_dir / f"{name}.tex"
+            write_atomic(t, latex_text(records, caption=f"Spatial Gap: {name.replace('_', ' ')}"))
+            paths.append(t)
     return paths

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
                     yield n, json.loads(line)
                 except ValueError as exc:
                     raise InputError(f"{path}:{n}: invalid JSON ({getattr(exc, 'msg', exc)})") from None
+                except RecursionError:
+                    raise InputError(f"{path}:{n}: JSON nested too deeply to read") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
 
@@ -40,6 +43,58 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     except ValueError:
         raise InputError(f"{path}: not valid JSON") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to read") from None
+
+
+def dumps_safe(value: Any, **kw: Any) -> str:
+    """``json.dumps`` whose text always encodes as UTF-8: a string from outside may hold an
+    unpaired surrogate (``"\\ud800"`` is valid JSON), which UTF-8 cannot carry; the value is then
+    written with ASCII escapes (the same JSON value). Other values keep their usual bytes."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, **kw)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False, **kw)
+    return text
+
+
+def json_line(value: Any) -> bytes:
+    """One compact JSON Lines record (newline included), always encodable (see dumps_safe)."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        return (text + "\n").encode("utf-8")  # encoded once: this is the journal's hot path
+    except UnicodeEncodeError:
+        return (json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode()
+
+
+def refuse_non_regular(path: Path, what: str = "journal") -> None:
+    """OutputError unless ``path`` is absent or a regular file (not a symlink, FIFO, device):
+    a journal is a file the run created, never one a link points it to."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise OutputError(f"{path}: the {what} is {kind}; a {what} must be a regular file this tool created")
+
+
+def open_append(path: Path, what: str = "journal") -> Any:
+    """``path`` opened for binary appending, refusing a symlink (O_NOFOLLOW, so no race between
+    the check and the open) and anything but a regular file."""
+    refuse_non_regular(path, what)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write the {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputError(f"{path}: the {what} is not a regular file")
+    return os.fdopen(fd, "ab")
 
 
 def canonical_json(value: Any) -> str:
@@ -102,5 +157,4 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
 
 def write_json_atomic(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> None:
     """``value`` as UTF-8 JSON (NaN refused) with a final newline, written atomically."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
-    write_atomic(path, text + "\n")
+    write_atomic(path, dumps_safe(value, indent=indent) + "\n")

@@ -3,10 +3,14 @@ never of one it shares (QGIS, a caller of the library)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
@@ -71,3 +75,67 @@ def fewer_collections() -> None:
     everything 11 times (1.9 CPU-s of a sweep's client); at these, 80 times and 0 to 1 (0.35 s).
     The containers are freed by reference counting, so memory stays bounded."""
     gc.set_threshold(10_000, 20, 20)
+
+
+def sigterm_as_ctrl_c() -> None:
+    """SIGTERM (a cluster scheduler, ``timeout``, ``kill``) ends the command as Ctrl-C does:
+    journals closed, the run manifest saying "interrupted", children ended. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    global _sigterm_owner
+    first = not _sigterm_owner
+    _sigterm_owner = os.getpid()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if not first:
+        return
+    # A forked pool worker must keep SIGTERM's default action: its pool ends it with SIGTERM, and
+    # a Python-level handler never runs while the worker waits in C code (it would hang its join).
+    os.register_at_fork(after_in_child=_default_sigterm)
+
+
+def _default_sigterm() -> None:
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:  # forked from another thread than the main one: it keeps the handler
+        pass
+
+
+_sigterm_owner = 0  # the command's process: a forked pool worker inherits the handler, not the role
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    if os.getpid() != _sigterm_owner:
+        # a forked worker being terminated by its pool: die as SIGTERM kills, without a word
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler) and handler is not signal.default_int_handler:
+        # asyncio's runner handles SIGINT itself (it cancels its task, then raises
+        # KeyboardInterrupt): going through it ends a run exactly as a Ctrl-C does.
+        signal.raise_signal(signal.SIGINT)
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def ctrl_c_ignored() -> Iterator[None]:
+    """Processes started inside ignore SIGINT for their whole life (an ignored signal stays
+    ignored through exec, and Python keeps it so): Ctrl-C reaches the whole terminal's process
+    group, and a pool worker then printed a KeyboardInterrupt traceback of its own; the parent
+    ends its workers instead. A no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def scorer_worker_init(niceness: int) -> None:
+    """A background pool worker's initializer: Ctrl-C is its parent's to handle (see
+    ctrl_c_ignored), and it yields the cores (lower_priority)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    lower_priority(niceness)

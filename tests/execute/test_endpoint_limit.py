@@ -34,3 +34,22 @@ def test_endpoint_concurrency_holds_across_the_cluster(dask_cluster, tmp_path):
     assert 1 <= srv.max_in_flight <= 2
     for i in (1, 2):
         assert len(final_predictions(tmp_path / f"run{i}" / "predictions.jsonl")) == 24
+
+
+def test_the_fake_endpoint_counts_a_request_open_only_until_its_last_byte(tmp_path):
+    """The count the test above relies on: a handler held after its reply was delivered (as a
+    thread the OS does not run again at once) no longer counts, so a client limited to 2 in
+    flight is seen with at most 2, strictly, however late the handlers return."""
+    srv = FaultServer().start()
+    srv.hold_after_reply = True  # each handler returns only after the next request was counted
+    srv.pair_up = 12  # and two requests are always open together
+    try:
+        bench = make_bench(tmp_path / "bench", n_qa=6, n_edit=0, maps=False)
+        spec = ModelSpec.from_endpoint(srv.url("ok"), "fake-model", concurrency=2)
+        from scoring.runner.run import run_benchmark
+
+        summary = run_benchmark(bench, spec, "geojson", "qa", None, tmp_path / "run", progress=False)
+    finally:
+        srv.stop()
+    assert summary.ok == 12
+    assert srv.max_in_flight == 2  # a held handler counted until it returned: 3 and more

@@ -83,3 +83,11 @@ def test_reference_edit_is_drawn_on_request(dock, small_bench, instances):
     dock.reveal_btn.setChecked(False)
     assert group.findGroup("constraints: reference edit") is None
     assert group.findGroup("constraints: initial scene") is not None
+
+
+def test_table_starts_in_ascending_id_order(dock, small_bench, instances):
+    """Qt's header starts with a descending indicator; the table opens with ids ascending."""
+    dock.open_benchmark(small_bench)
+    ids = [dock.list.item(row).text() for row in range(dock.list.count())]
+    assert ids == sorted(ids) and len(ids) == len(instances)
+    assert dock.list.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.AscendingOrder

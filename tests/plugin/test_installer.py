@@ -50,7 +50,8 @@ def test_pip_never_installs_pyproj_or_numpy_and_only_into_the_private_dir(tmp_pa
     assert expose_private_dir(str(tmp_path)) is None  # nothing installed yet: sys.path unchanged
     target.mkdir(parents=True)
     try:
-        assert expose_private_dir(str(tmp_path)) == target and sys.path[0] == str(target)
+        # Last on the path: never before what QGIS or another plugin ships (tests/plugin/test_sys_path.py).
+        assert expose_private_dir(str(tmp_path)) == target and sys.path[-1] == str(target)
     finally:
         sys.path.remove(str(target))
     hint = deps.install_hint(missing)

@@ -197,3 +197,74 @@ def test_build_benchmark(processing_ready, tmp_path):
         if line
     )
     assert 1 <= res["INSTANCES"] <= 4 and manifest["seed"] == 3
+
+
+def _static(value):
+    from qgis.core import QgsProcessingModelChildParameterSource
+
+    return [QgsProcessingModelChildParameterSource.fromStaticValue(value)]
+
+
+def _recording_feedback(progress: list[float]):
+    from qgis.core import QgsProcessingFeedback
+
+    feedback = QgsProcessingFeedback()
+    feedback.progressChanged.connect(progress.append)
+    return feedback
+
+
+def test_a_model_chains_build_and_render_and_moves_the_progress_bar(processing_ready, tmp_path):
+    """Build → Render as a graphical-modeler model (Render's benchmark is Build's output), run
+    through the real Processing framework; the progress bar moves and reaches 100 %."""
+    import processing
+    from qgis.core import (
+        QgsProcessingModelAlgorithm,
+        QgsProcessingModelChildAlgorithm,
+        QgsProcessingModelChildParameterSource,
+    )
+
+    model = QgsProcessingModelAlgorithm("build and render", "tests")
+    build = QgsProcessingModelChildAlgorithm("spatialgap:buildbenchmark")
+    build.setChildId("build")
+    for name, value in (("CITY", "helsinki"), ("SEED", 1), ("QA", 1), ("EDIT", 1), ("RELATIONS", "D01")):
+        build.addParameterSources(name, _static(value))
+    build.addParameterSources("OUTPUT", _static(str(tmp_path / "bench")))
+    model.addChildAlgorithm(build)
+    render = QgsProcessingModelChildAlgorithm("spatialgap:rendermaps")
+    render.setChildId("render")
+    render.addParameterSources(
+        "BENCH", [QgsProcessingModelChildParameterSource.fromChildOutput("build", "OUTPUT")]
+    )
+    render.addParameterSources("OUTPUT", _static(str(tmp_path / "maps")))
+    model.addChildAlgorithm(render)
+    progress: list[float] = []
+    processing.run(model, {}, feedback=_recording_feedback(progress))
+    assert len(list((tmp_path / "maps").glob("*.png"))) == 2
+    assert (tmp_path / "bench" / "manifest.json").is_file()
+    assert any(0 < p < 100 for p in progress) and max(progress) == 100.0, progress
+
+
+def test_batch_rows_run_as_background_tasks(processing_ready, small_bench, instances, tmp_path):
+    """Batch mode: one algorithm, several parameter rows, each a QgsProcessingAlgRunnerTask in
+    QGIS's task manager (threads, as the batch dialog runs them); the per-row progress moves."""
+    from qgis.core import QgsProcessingAlgRunnerTask, QgsProcessingContext
+
+    from tests.plugin.conftest import wait_for
+
+    alg = QgsApplication.processingRegistry().algorithmById("spatialgap:rendermaps")
+    rows = [i["id"] for i in instances.values() if i["task"] == "qa"][:2]
+    done: dict[str, bool] = {}
+    tasks, progress = [], {row: [] for row in rows}
+    for row in rows:
+        context = QgsProcessingContext()
+        feedback = _recording_feedback(progress[row])
+        params = {"BENCH": str(small_bench), "IDS": row, "OUTPUT": str(tmp_path / row)}
+        task = QgsProcessingAlgRunnerTask(alg, params, context, feedback)
+        task.executed.connect(lambda ok, _results, row=row: done.__setitem__(row, ok))
+        tasks.append((task, context, feedback))  # alive until the task ends
+        QgsApplication.taskManager().addTask(task)
+    wait_for(lambda: len(done) == len(rows), 120)
+    assert all(done.values()), done
+    for row in rows:
+        assert (tmp_path / row / f"{row}.png").is_file()
+        assert max(progress[row]) == 100.0

@@ -43,7 +43,8 @@ def test_zip_is_valid_and_self_contained(tmp_path):
     plugins = tmp_path / "plugins"
     zipfile.ZipFile(out).extractall(plugins)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import spatialgap; spatialgap._expose_scoring(); "
+        "import sys; sys.path.insert(0, sys.argv[1]); import spatialgap.install.paths as sp; "
+        "sp.expose_scoring(); "
         "import scoring, scoring.paths, scoring.runner.prompts as p; "
         "print(scoring.__file__); print(scoring.paths.RESOURCES_DIR); print(p.PROMPTS_DIR.is_dir())"
     )

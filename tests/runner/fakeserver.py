@@ -45,6 +45,14 @@ class FaultServer(ThreadingHTTPServer):
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
         self.bodies: list[dict] = []
+        # set by a test: each handler, its reply delivered, stays until two more requests have
+        # arrived (or `release()`), as a thread the OS does not run again at once would
+        self.hold_after_reply = False
+        # set by a test to the number of requests it will send: a request is answered only once
+        # another is open too (or the last has arrived), so two are always in flight together
+        self.pair_up = 0
+        self.released = False
+        self.arrivals = threading.Condition(self.lock)
 
     def url(self, fault: str = "ok", n: int = -1, prefix: str = "/v1") -> str:
         host, port = self.server_address[:2]
@@ -54,7 +62,13 @@ class FaultServer(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
+    def release(self) -> None:
+        with self.arrivals:
+            self.released = True
+            self.arrivals.notify_all()
+
     def stop(self) -> None:
+        self.release()
         self.shutdown()
         self.server_close()
 
@@ -81,9 +95,29 @@ class FaultHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body) if length is None else length))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        if self.server.hold_after_reply:
+            self.send_header("Connection", "close")  # the next request then needs another thread
+            self.close_connection = True
         self.end_headers()
-        self.wfile.write(body)
+        # The request stops counting as open before its last byte leaves: the client cannot have
+        # the whole reply (and start another request in its place) before the count dropped.
+        self.wfile.write(body[:-1])
         self.wfile.flush()
+        self._closed_request()
+        self.wfile.write(body[-1:])
+        self.wfile.flush()
+        srv = self.server
+        if srv.hold_after_reply:
+            mine = self._number
+            with srv.arrivals:
+                srv.arrivals.wait_for(lambda: srv.requests > mine + 1 or srv.released)
+
+    def _closed_request(self) -> None:
+        srv = self.server
+        if getattr(self, "_open", False):
+            self._open = False
+            with srv.lock:
+                srv.in_flight -= 1
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         self._send(200, json.dumps({"object": "list", "data": [{"id": "fake"}]}).encode())
@@ -93,17 +127,24 @@ class FaultHandler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with srv.lock:
             srv.requests += 1
+            self._number = srv.requests
+            srv.arrivals.notify_all()
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             if self.headers.get("Authorization"):
                 srv.auth_headers.append(self.headers["Authorization"])
+        self._open = True  # open from receipt to the last byte written (see _send)
+        if srv.pair_up:
+            with srv.arrivals:
+                srv.arrivals.wait_for(
+                    lambda: srv.in_flight >= 2 or srv.requests >= srv.pair_up or srv.released
+                )
         try:
             self._handle(raw)
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
-            with srv.lock:
-                srv.in_flight -= 1
+            self._closed_request()
 
     def _handle(self, raw: bytes) -> None:
         srv = self.server

@@ -68,7 +68,14 @@ def test_gap_tests_pair_each_cross_map_setting_with_the_single_map():
 
 def test_figure_2_draws_the_cross_map_bars():
     fig = figures.fig_qa_accuracy(figure2(_rows(MODALITIES)))
-    assert fig is not None and fig.startswith("data:image/png;base64,")
+    assert fig is not None and figures.figure_uri(fig).startswith("data:image/png;base64,")
+    assert fig.axes[0].get_legend().get_texts()[-1].get_text() == "image-context"
+
+
+def test_figure_2_legend_lists_only_the_input_types_that_ran():
+    fig = figures.fig_qa_accuracy(figure2(_rows(("geojson", "image"))))
+    assert fig is not None
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["geojson", "image"]
 
 
 def _plan(tmp_path, *extra):

@@ -14,7 +14,18 @@ from scoring.score.gap import modality_gap_tests
 from scoring.score.report import write_report
 from scoring.score.stats import holm, mcnemar, mean_of_rates_ci, order_agreement
 from scoring.score.tables import summary_cells
-from scoring.score.tables_paper import NO_DATA, NOT_RUN, figure2, table1, table2, table3, table4
+from scoring.score.tables_paper import (
+    NO_DATA,
+    NOT_RUN,
+    figure2,
+    pool_note,
+    table1,
+    table2,
+    table2_pooled,
+    table3,
+    table4,
+    table_records,
+)
 
 
 def _row(model, modality, form, i, verdict, *, city="helsinki", family="metric", relation="M01", **extra):
@@ -76,31 +87,59 @@ def test_table2_overall_and_range():
         for form in ("open", "mcq")
         for i in range(10)
     ]
-    t = table2(rows)
+    rows += [_row("m", "image", "open", i, "correct", city="lyon") for i in range(10)]
+    t = table2(rows)  # the paper's: open-ended GeoJSON QA only
     (r,) = t["rows"]
     assert t["cities"] == ["helsinki", "lyon", "paris"]
     assert [c["rate"] for c in r["cells"]] == [0.8, 0.5, 0.2] and r["overall"]["rate"] == 0.5
-    assert r["range_points"] == 60.0 and r["overall"]["n"] == 60
+    assert r["range_points"] == 60.0 and r["overall"]["n"] == 30
+    pooled = table2_pooled(rows)  # ours: open and MCQ pooled, every input type
+    geo = next(r for r in pooled["rows"] if r["modality"] == "geojson")
+    assert geo["overall"]["n"] == 60 and len(pooled["rows"]) == 2
 
 
-def test_tables_3_and_4_pool_models_and_say_why_a_cell_is_empty():
+def test_tables_3_and_4_pool_one_model_set_and_say_why_a_cell_is_empty():
     rows = [
-        _row(m, "geojson", "open", i, "wrong" if i < 3 else "correct") for m in ("a", "b") for i in range(10)
+        _row(m, "geojson", "open", i, "wrong" if i < 3 else "correct")
+        for m in ("a", "b", "c")
+        for i in range(10)
     ]
-    rows += [_row("a", "image", "open", i, "wrong", family="direction", relation="D01") for i in range(4)]
+    # b never ran the image: pooling it would make the GeoJSON column a different model mix
+    rows += [
+        _row(m, "image", "open", i, "wrong", family="direction", relation="D01")
+        for m in ("a", "c")
+        for i in range(4)
+    ]
     t3 = table3(rows)
+    assert t3["pool"]["models"] == ["a", "c"] and t3["pool"]["pooled"]
+    assert t3["pool"]["excluded"] == [{"model": "b", "missing": ["image · open"]}]
+    assert "left out: b (did not run image · open)" in pool_note(t3["pool"])
     fams = {r["family"]: r["cells"] for r in t3["rows"]}
     cols = t3["columns"]
     metric_geo = fams["metric"][cols.index(("geojson", "open"))]
-    assert metric_geo["rate"] == 0.3 and metric_geo["n"] == 20
+    assert metric_geo["rate"] == 0.3 and metric_geo["n"] == 20  # a and c, not b
     assert fams["metric"][cols.index(("image", "open"))]["note"] == NO_DATA
     assert fams["metric"][cols.index(("geojson", "edit"))]["note"] == NOT_RUN
     per_model = table3(rows, per_model=True)["rows"]
-    assert {r["model"] for r in per_model} == {"a", "b"}
+    assert {r["model"] for r in per_model} == {"a", "b", "c"}
     t4 = table4(rows)
     assert len(t4["rows"]) == len(CATALOGUE) and {r["relation"] for r in t4["rows"]} >= {"M01", "D01"}
     d01 = next(r for r in t4["rows"] if r["relation"] == "D01")
     assert d01["family"] == "direction" and d01["cells"][cols.index(("image", "open"))]["rate"] == 1.0
+    t4m = table4(rows, per_model=True)
+    assert len(t4m["rows"]) == 3 * 28 and {r["model"] for r in t4m["rows"]} == {"a", "b", "c"}
+
+
+def test_pooled_tables_with_fewer_than_two_complete_models_pool_nothing():
+    rows = [_row(m, "geojson", "open", i, "correct") for m in ("a", "b") for i in range(5)]
+    rows += [_row("a", "image", "open", i, "wrong") for i in range(5)]
+    t3, t4 = table3(rows), table4(rows)
+    for t in (t3, t4):
+        assert not t["pool"]["pooled"] and t["rows"] == []
+        assert pool_note(t["pool"]).startswith("not pooled: fewer than two models ran every column")
+    recs = table_records("table3", t3)
+    assert len(recs) == 1 and "b (did not run image · open)" in recs[0]["note"]
+    assert table3(rows, per_model=True)["rows"]  # the per-model tables are always there
 
 
 def test_figure2_averages_open_and_mcq():
@@ -211,8 +250,14 @@ def test_report_writes_the_tables_as_csv(tmp_path):
         "table3",
         "table3_by_model",
         "table4",
+        "table4_by_model",
+        "table2_pooled",
         "figure2",
+        "figure2b",
+        "figure3b",
         "model_tests",
         "constraint_misses",
     ):
         assert (out / f"{name}.csv").is_file()
+        tex = (out / f"{name}.tex").read_text()
+        assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex

@@ -31,7 +31,12 @@ from scoring.support.process import fewer_collections, keep_freed_memory
 log = logging.getLogger(__name__)
 
 
-MAX_BODY = 256 * 1024 * 1024
+# A request's body, refused (413) above this before a byte of it is read: the largest real
+# request, a map set's, is a few megabytes of base64.
+MAX_BODY = 64 * 1024 * 1024
+# Bodies up to this size get their buffer at once (one recv with MSG_WAITALL); larger ones grow
+# as bytes arrive, so a client announcing a large Content-Length costs only what it sends.
+PREALLOC = 8 * 1024 * 1024
 _SCENE_FENCE = "```geojson"
 STREAM_CHUNK = 64  # characters of the reply per server-sent event
 
@@ -215,9 +220,24 @@ class AgentHandler(FastHeadMixin):
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             raise _BadRequestError("invalid Content-Length") from None
+        if length < 0:
+            raise _BadRequestError("invalid Content-Length")
         if length > MAX_BODY:
-            raise _BadRequestError("request too large")
+            raise _BadRequestError(f"request too large (Content-Length {length} > {MAX_BODY} bytes)")
+        if length > PREALLOC:
+            return self._read_growing(length)
         return self._read_exactly(length)
+
+    def _read_growing(self, length: int) -> bytes:
+        """`length` bytes of the request (fewer if the client hangs up), the buffer growing with
+        what arrives."""
+        body = bytearray()
+        while len(body) < length:
+            chunk = self.rfile.read1(min(1 << 20, length - len(body)))
+            if not chunk:
+                break
+            body += chunk
+        return bytes(body)
 
     def _read_exactly(self, length: int) -> bytes | bytearray:
         """`length` bytes of the request (fewer if the client hangs up), read in one or two system
@@ -248,6 +268,9 @@ class AgentHandler(FastHeadMixin):
             return
         except ValueError:
             self._error(400, "the request body is not JSON")
+            return
+        except RecursionError:
+            self._error(400, "the request body is JSON nested too deeply")
             return
         messages = req.get("messages") if isinstance(req, dict) else None
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):

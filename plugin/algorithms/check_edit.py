@@ -1,0 +1,220 @@
+"""Processing: check an edited layer against an edit instance's constraints, into a report
+table and the constraint drawings (styled as the dock draws them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qgis.core import (
+    QgsCoordinateReferenceSystem,
+    QgsCoordinateTransform,
+    QgsFeature,
+    QgsFeatureSink,
+    QgsField,
+    QgsFields,
+    QgsGeometry,
+    QgsProcessing,
+    QgsProcessingException,
+    QgsProcessingOutputBoolean,
+    QgsProcessingOutputNumber,
+    QgsProcessingParameterFeatureSink,
+    QgsProcessingParameterFeatureSource,
+    QgsProcessingParameterFile,
+    QgsProcessingParameterString,
+    QgsProcessingUtils,
+    QgsProject,
+    QgsWkbTypes,
+)
+from qgis.PyQt.QtCore import QVariant
+from shapely.geometry import mapping
+
+from scoring.constraints.explain import explain_constraints
+from scoring.formats.benchmark import Benchmark
+
+from ..core.constraint_layers import constraint_features, style_constraint_layer
+from ..core.layer_util import scene_feature, to_shapely
+from ..utils.i18n import tr
+from .base import FOLDER, SpatialGapAlgorithm
+
+REPORT_FIELDS = (
+    ("constraint", QVariant.Int),
+    ("text", QVariant.String),
+    ("measure", QVariant.String),
+    ("op", QVariant.String),
+    ("measured", QVariant.String),
+    ("passed", QVariant.Bool),
+    ("error", QVariant.String),
+)
+PART_FIELDS = (
+    ("constraint", QVariant.Int),
+    ("role", QVariant.String),
+    ("measured", QVariant.String),
+    ("passed", QVariant.Bool),
+    ("label", QVariant.String),
+)
+
+
+def _fields(spec) -> QgsFields:
+    fields = QgsFields()
+    for name, qtype in spec:
+        fields.append(QgsField(name, qtype))
+    return fields
+
+
+class CheckEdit(SpatialGapAlgorithm):
+    def name(self):
+        return "checkedit"
+
+    def displayName(self):  # noqa: N802
+        return tr("Check an edited layer against an instance's constraints")
+
+    def shortHelpString(self):  # noqa: N802
+        return tr(
+            "Replaces the instance's target feature (F0) by the feature of the edited layer whose id "
+            "is the target (or its only feature), evaluates every constraint, and writes a report "
+            "table plus the constraint geometries (distance lines, buffer rings, rays, sectors, "
+            "sides, intersections) labelled with measured values and pass / fail."
+        )
+
+    def initAlgorithm(self, config=None):  # noqa: N802
+        self.addParameter(QgsProcessingParameterFile("BENCH", tr("Benchmark directory"), FOLDER))
+        instance = QgsProcessingParameterString("INSTANCE", tr("Edit instance id"))
+        # A picker over the chosen benchmark's edit instances (imported here: Processing's GUI).
+        from .instance_picker import InstancePickerWrapper
+
+        instance.setMetadata({"widget_wrapper": {"class": InstancePickerWrapper}})
+        self.addParameter(instance)
+        self.addParameter(
+            QgsProcessingParameterFeatureSource(
+                "EDITED", tr("Edited layer"), [QgsProcessing.TypeVectorAnyGeometry]
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink("REPORT", tr("Constraint report"), QgsProcessing.TypeVector)
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "POINTS", tr("Constraint points"), QgsProcessing.TypeVectorPoint, optional=True
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "LINES", tr("Constraint lines"), QgsProcessing.TypeVectorLine, optional=True
+            )
+        )
+        self.addParameter(
+            QgsProcessingParameterFeatureSink(
+                "POLYGONS", tr("Constraint polygons"), QgsProcessing.TypeVectorPolygon, optional=True
+            )
+        )
+        self.addOutput(QgsProcessingOutputBoolean("ALL_PASSED", tr("All constraints hold")))
+        self.addOutput(QgsProcessingOutputNumber("PASSED", tr("Constraints that hold")))
+
+    def process(self, parameters, context, feedback):
+        bench = Path(self.parameterAsFile(parameters, "BENCH", context))
+        instance_id = self.parameterAsString(parameters, "INSTANCE", context).strip()
+        inst = Benchmark.open(bench, ("edit",), require_instances=True).get(instance_id)
+        if inst is None:
+            raise QgsProcessingException(
+                tr("{id}: no such edit instance in {path}").format(id=instance_id, path=bench)
+            )
+        target = inst.get("target", "F0")
+        source = self.parameterAsSource(parameters, "EDITED", context)
+        crs = QgsCoordinateReferenceSystem(f"EPSG:{int(inst['crs']['epsg'])}")
+        geometry = QgsGeometry(_edited_feature(source, target).geometry())
+        if source.sourceCrs().isValid() and source.sourceCrs() != crs:
+            geometry.transform(QgsCoordinateTransform(source.sourceCrs(), crs, QgsProject.instance()))
+        original = scene_feature(inst["scene"], target)
+        edited = to_shapely(geometry, like=original["geometry"]["type"])
+        scene = json.loads(json.dumps(inst["scene"]))
+        scene_feature(scene, target)["geometry"] = mapping(edited)
+        views = explain_constraints(inst, scene)
+
+        sink, report_id = self.parameterAsSink(
+            parameters,
+            "REPORT",
+            context,
+            _fields(REPORT_FIELDS),
+            QgsWkbTypes.NoGeometry,
+            QgsCoordinateReferenceSystem(),
+        )
+        for view in views:
+            row = QgsFeature()
+            row.setAttributes(
+                [
+                    view.index + 1,
+                    view.text,
+                    view.measure,
+                    view.op,
+                    view.measured_text,
+                    bool(view.passed),
+                    view.error or "",
+                ]
+            )
+            sink.addFeature(row, QgsFeatureSink.FastInsert)
+        results = {
+            "REPORT": report_id,
+            "ALL_PASSED": all(view.passed for view in views),
+            "PASSED": sum(1 for view in views if view.passed),
+        }
+        written = self._write_parts(parameters, context, views, crs)
+        results.update(written)
+        # Styled as the dock draws them, once the sinks are complete (postProcessAlgorithm).
+        self._to_style = {
+            sink_id: (kind, {(a[3], a[5]) for a, _ in constraint_features(views)[kind]})
+            for kind, sink_id in ((KIND_OF[key], sink_id) for key, sink_id in written.items())
+        }
+        for view in views:
+            feedback.pushInfo(
+                f"#{view.index + 1} {'pass' if view.passed else 'FAIL'} ({view.measured_text}): {view.text}"
+            )
+        return results
+
+    def postProcessAlgorithm(self, context, feedback):  # noqa: N802
+        for sink_id, (kind, present) in getattr(self, "_to_style", {}).items():
+            layer = QgsProcessingUtils.mapLayerFromString(sink_id, context)
+            if layer is not None:
+                style_constraint_layer(layer, kind, present)
+        return {}
+
+    def _write_parts(self, parameters, context, views, crs) -> dict[str, str]:
+        """The constraint drawings into the optional point / line / polygon sinks."""
+        written = {}
+        rows = constraint_features(views)
+        for key, kind, wkb in (
+            ("POINTS", "point", QgsWkbTypes.MultiPoint),
+            ("LINES", "line", QgsWkbTypes.MultiLineString),
+            ("POLYGONS", "polygon", QgsWkbTypes.MultiPolygon),
+        ):
+            if parameters.get(key) is None:
+                continue
+            sink, sink_id = self.parameterAsSink(parameters, key, context, _fields(PART_FIELDS), wkb, crs)
+            if sink is None:
+                continue
+            for attrs, shape in rows[kind]:
+                part = QgsFeature()
+                part.setAttributes([attrs[0], attrs[3], attrs[4], attrs[5], attrs[6]])
+                geometry = QgsGeometry.fromWkt(shape.wkt)
+                geometry.convertToMultiType()
+                part.setGeometry(geometry)
+                sink.addFeature(part, QgsFeatureSink.FastInsert)
+            written[key] = sink_id
+        return written
+
+
+KIND_OF = {"POINTS": "point", "LINES": "line", "POLYGONS": "polygon"}
+
+
+def _edited_feature(source, target: str) -> QgsFeature:
+    """The feature whose id is the target, or the layer's only feature."""
+    features = list(source.getFeatures())
+    id_index = source.fields().indexOf("id")
+    chosen = [f for f in features if id_index >= 0 and f.attribute(id_index) == target]
+    if not chosen and len(features) == 1:
+        chosen = features
+    if not chosen:
+        raise QgsProcessingException(
+            tr("the edited layer must hold one feature, or one whose id is {id}").format(id=target)
+        )
+    return chosen[0]

@@ -1,0 +1,1 @@
+"""Adapters to the evaluation frameworks researchers use (optional extras: inspect, lmeval)."""

@@ -1,0 +1,134 @@
+"""Exported datasets (`spatialgap export`): one row per instance in a stable, typed schema, and
+the way back from rows to the very instances, so a run accepts an export as its benchmark.
+
+    <export>/README.md           dataset card (Hugging Face YAML header: license, configs, features)
+    <export>/manifest.json       the benchmark's manifest, byte for byte (its SHA-256 is the
+                                 identity runs record, so an export scores like its benchmark)
+    <export>/data/qa.parquet     one row per instance (or data/qa.jsonl with --format jsonl)
+    <export>/data/edit.parquet
+    <export>/context.geojsonl    the city's OSM context, as built
+    <export>/maps/               the benchmark's maps with their sidecars, world files and map sets
+                                 (pixel edits are scored through them)
+
+Fields whose JSON type varies from row to row (``answer``: a number, a letter, a list; the
+scene's ``coordinates``; ``facts[].value``) are JSON strings, so every column has one type in
+every file; ``instance`` holds the whole instance as canonical JSON and is what a run reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError
+from scoring.support.files import read_jsonl
+from scoring.vocab import Task
+
+EXPORT_FORMAT = "spatialgap-export/1"
+DATA_DIR = "data"
+# column -> (Arrow type name, description); the order is the files' column order
+COLUMNS: dict[str, tuple[str, str]] = {
+    "id": ("string", "instance id: <city>-<task>-<relation>-<nnn>"),
+    "city": ("string", "city the instance was built from"),
+    "task": ("string", "qa or edit"),
+    "relation": ("string", "relation code of the catalogue (M01 ... T11)"),
+    "family": ("string", "topology, direction, metric or ordering"),
+    "text": ("string", "the question (qa) or the editing instruction (edit)"),
+    "answer_type": ("string", "qa: how the answer is read (distance, choice, direction8, ...)"),
+    "answer": ("string", "qa: the oracle answer as JSON (number, string or list); null for edit"),
+    "unit": ("string", "qa: unit of a numeric answer (m, m2, deg); null otherwise"),
+    "tolerance": ("double", "qa: absolute tolerance of a numeric answer; null otherwise"),
+    "choices": ("list<string>", "qa: the four options of the mcq form (empty for edit)"),
+    "correct_choice": ("string", "qa: letter of the correct option; null for edit"),
+    "target": ("string", "edit: the feature to edit (F0); null for qa"),
+    "allowed_operations": ("list<string>", "edit: operations the reply may use (empty for qa)"),
+    "scene": ("string", "the scene as GeoJSON (task CRS, metres), a JSON string"),
+    "facts": ("string", "the oracle's facts as a JSON list (values of mixed types)"),
+    "constraints": ("string", "edit: the constraints to satisfy as a JSON list; [] for qa"),
+    "answerable": ("string", "per input type, whether the instance is answerable (JSON object)"),
+    "instance": ("string", "the whole instance as canonical JSON: what runs and scorers read"),
+    "map": ("image", "the annotated 1536x1536 map (PNG): struct<bytes, path> in Parquet, a path in JSONL"),
+    "map_sha256": ("string", "SHA-256 of the map's PNG bytes"),
+}
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def canonical_instance(instance: dict) -> str:
+    return json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def instance_row(instance: dict, *, map_cell: Any, sha256: str | None) -> dict:
+    """One row of the export schema; ``map_cell`` is {"bytes", "path"} (Parquet), the map's path
+    inside the export (JSONL), or None when the map is not rendered."""
+    qa = instance.get("task") == Task.QA
+    return {
+        "id": instance["id"],
+        "city": instance.get("city"),
+        "task": instance.get("task"),
+        "relation": instance.get("relation"),
+        "family": instance.get("family"),
+        "text": instance.get("question") if qa else instance.get("instruction"),
+        "answer_type": instance.get("answer_type") if qa else None,
+        "answer": _json(instance.get("answer")) if qa else None,
+        "unit": instance.get("unit") if qa else None,
+        "tolerance": float(instance["tolerance"]) if qa and instance.get("tolerance") is not None else None,
+        "choices": [str(c) for c in instance.get("choices") or []],
+        "correct_choice": instance.get("correct_choice") if qa else None,
+        "target": None if qa else instance.get("target"),
+        "allowed_operations": [str(o) for o in instance.get("allowed_operations") or []],
+        "scene": _json(instance.get("scene")),
+        "facts": _json(instance.get("facts") or []),
+        "constraints": _json(instance.get("constraints") or []),
+        "answerable": _json(instance.get("answerable") or {}),
+        "instance": canonical_instance(instance),
+        "map": map_cell,
+        "map_sha256": sha256,
+    }
+
+
+def exported_file(bench: Path, task: str) -> Path | None:
+    """The data file of ``task`` in an export directory, if there is one."""
+    for ext in ("parquet", "jsonl"):
+        path = bench / DATA_DIR / f"{Task(task)}.{ext}"
+        if path.is_file():
+            return path
+    return None
+
+
+def iter_exported(path: Path) -> Iterator[tuple[int, dict]]:
+    """(row number from 1, instance) of an exported data file, decoded from its ``instance``
+    column; an InputError naming the file and row for a row that is not one."""
+    if path.suffix == ".jsonl":
+        texts: Iterator[tuple[int, Any]] = ((n, r.get("instance")) for n, r in _rows_jsonl(path))
+    else:
+        texts = enumerate(_column_parquet(path, "instance"), start=1)
+    for n, text in texts:
+        try:
+            instance = json.loads(text)
+        except (TypeError, ValueError):
+            raise InputError(f"{path}: row {n}: the instance column is not JSON") from None
+        yield n, instance
+
+
+def _rows_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    for n, row in read_jsonl(path):
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{n}: not an exported row (expected a JSON object)")
+        yield n, row
+
+
+def _column_parquet(path: Path, column: str) -> list[Any]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(f"{path}: reading Parquet needs pyarrow: pip install 'spatialgap[export]'") from None
+    try:
+        return pq.read_table(path, columns=[column]).column(column).to_pylist()
+    except (OSError, KeyError, ValueError) as exc:  # pyarrow's errors derive from these
+        first = (str(exc).strip().splitlines() or ["unreadable"])[0]
+        raise InputError(f"{path}: not an exported Parquet file ({first})") from None
