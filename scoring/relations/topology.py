@@ -5,17 +5,12 @@ F0 so the relation holds (exact relations judged with the documented eps = 0.05 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import shapely
 
-from scoring import oracle
-from scoring.constraints.wording import FEATURE_IDS, Wording
 from scoring.oracle import EDIT_EPS
-from scoring.relations.base import BuildContext, Member, Solver, relation
+from scoring.relations.base import Member, Solver, relation
 from scoring.relations.common import (
-    classify,
-    distances,
     edit_item,
     max_displacement,
     nearest_vector,
@@ -23,7 +18,6 @@ from scoring.relations.common import (
     pred,
     translate_proposals,
     translated,
-    which_one_qa,
 )
 from scoring.relations.constructions import (
     as_pool_feature,
@@ -36,85 +30,23 @@ from scoring.relations.constructions import (
     placed_inside,
     placed_outside,
 )
+from scoring.relations.topology_qa import (
+    Q_BOUNDARY_COVERED,
+    Q_CONTAINED_PROPERLY,
+    Q_CROSSES,
+    Q_DISJOINT,
+    Q_EQUAL,
+    Q_INTERSECTS,
+    Q_OVERLAPS,
+    Q_TOUCHES,
+    Q_WITHIN,
+    _classified,
+    _qa,
+)
 from scoring.vocab import AnswerType, Family
 
 FAMILY = Family.TOPOLOGY
 NEG_ALL = ("disjoint", "touch", "inside", "boundary_covered", "overlap", "cross", "equal")
-
-
-def _which_one(phrase: str) -> Wording:
-    """The topology question: exactly one of the candidates {ids} has the relation with {a}."""
-    return Wording(
-        f"Exactly one of the features {{ids}} {phrase}. Which one? Answer with its feature id.",
-        ids=FEATURE_IDS,
-    )
-
-
-Q_EQUAL = _which_one("is topologically equal to {a} (the same point set, whatever the vertex order)")
-Q_DISJOINT = _which_one("is disjoint from {a} (shares no point with it)")
-Q_INTERSECTS = _which_one("intersects {a} (shares at least one point with it)")
-Q_TOUCHES = _which_one("touches {a} (their boundaries meet but their interiors do not intersect)")
-Q_CROSSES = _which_one(
-    "crosses {a} (their interiors meet in points, or the road runs both inside and outside the area)"
-)
-Q_WITHIN = _which_one("lies within {a}")
-Q_OVERLAPS = _which_one("overlaps {a} (the interiors intersect and each has a part outside the other)")
-Q_BOUNDARY_COVERED = _which_one("is covered by {a} while touching {a}'s boundary (no part outside {a})")
-Q_CONTAINED_PROPERLY = _which_one("lies in the interior of {a} without touching its boundary")
-
-
-def _predicate_facts(measure: str):
-    def facts(scene, ids):
-        out = []
-        for i in ids:
-            out.append(
-                {
-                    "measure": measure,
-                    "args": [i, "F0"],
-                    "params": {},
-                    "value": oracle.MEASURES[measure].fn(scene.geom(i), scene.geom("F0")),
-                }
-            )
-            out.append(
-                {
-                    "measure": "de9im",
-                    "args": [i, "F0"],
-                    "params": {},
-                    "value": oracle.de9im(scene.geom(i), scene.geom("F0")),
-                }
-            )
-        return out
-
-    return facts
-
-
-def _classified(ctx: BuildContext, anchor, kinds, radius, extra: Sequence[Member] = ()):
-    a = anchor.geom
-    pool = [Member.of(f) for f in neighbours(ctx, anchor, kinds, radius)] + list(extra)
-    gaps = distances([m.geom for m in pool], a)
-    return [(m, classify(m.geom, a, d)) for m, d in zip(pool, gaps, strict=True)]
-
-
-def _qa(ctx, anchor, kinds, radius, positive, negative, question: Wording, measure, extra=()):
-    cls = _classified(ctx, anchor, kinds, radius, extra)
-    pos = [m for m, c in cls if c in positive]
-    neg = [m for m, c in cls if c in negative]
-    # Prefer near misses: negatives that intersect or lie close to F0.
-    neg.sort(key=lambda m: m.geom.distance(anchor.geom))
-    neg = neg[:8]
-    return which_one_qa(
-        ctx,
-        Member.of(anchor),
-        pos,
-        neg,
-        question,
-        _predicate_facts(measure),
-        margin={
-            "clear_gap_m": 1.0,
-            "clear_overlap": 2.0,
-            "classes": sorted({c for _, c in cls if c != "ambiguous"}),
-        },
-    )
 
 
 # ---------------------------------------------------------------- edits
