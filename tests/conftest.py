@@ -35,3 +35,14 @@ def helsinki_bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench") / "helsinki"
     build_benchmark(None, out, seed=0, jobs=2, progress=False)
     return out
+
+
+@pytest.fixture(scope="module")
+def chance():
+    """The chance agent served in this process on a free loopback port (every folder's tests)."""
+    from scoring.runner.agents import start_server  # on use: the plugin's installed-only run has no aiohttp
+
+    srv, _ = start_server("chance")
+    yield srv
+    srv.shutdown()
+    srv.server_close()

@@ -39,7 +39,6 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from scoring.build.builder import build_benchmark  # noqa: E402
-from scoring.runner.agents.server import start_server  # noqa: E402
 from tests.conftest import VENV_BIN  # noqa: E402
 
 SECRET = "sk-live-0123456789abcdef"
@@ -50,15 +49,6 @@ def bench(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cmd") / "bench"
     build_benchmark(None, out, n_qa=1, n_edit=1, relations=["M01"], jobs=1, progress=False)
     return out
-
-
-@pytest.fixture(scope="module")
-def agent():
-    server, thread = start_server("chance")
-    yield server.base_url
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=30)
 
 
 def _spatialgap(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -112,12 +102,12 @@ def test_a_bad_base_url_is_one_line_that_never_echoes_a_secret(bench, tmp_path, 
         assert not out.exists()
 
 
-def test_an_option_query_goes_after_the_endpoint_path(bench, agent, tmp_path):
+def test_an_option_query_goes_after_the_endpoint_path(bench, chance, tmp_path):
     # `?api-version=...` (Azure-style) is no credential: kept, after /chat/completions; the agent
     # server answers only on that path, so a query before it would be a 404
     out = tmp_path / "run"
     p = _spatialgap(
-        *_run_args(bench, out, "--endpoint", f"{agent}?api-version=2024-06-01", "--model", "chance")
+        *_run_args(bench, out, "--endpoint", f"{chance.base_url}?api-version=2024-06-01", "--model", "chance")
     )
     assert p.returncode == 0, p.stderr
     assert all(json.loads(x)["status"] == "ok" for x in (out / "predictions.jsonl").read_text().splitlines())
@@ -178,9 +168,12 @@ def test_disk_full_is_one_line_and_leaves_nothing_half_written(bench, tmp_path):
     assert left == []  # no partial benchmark directory, no temporary file
 
 
-def test_score_on_a_full_disk_is_one_line_naming_the_file(bench, agent, tmp_path):
+def test_score_on_a_full_disk_is_one_line_naming_the_file(bench, chance, tmp_path):
     run = tmp_path / "run"
-    assert _spatialgap(*_run_args(bench, run, "--endpoint", agent, "--model", "chance")).returncode == 0
+    assert (
+        _spatialgap(*_run_args(bench, run, "--endpoint", chance.base_url, "--model", "chance")).returncode
+        == 0
+    )
     disk = tmp_path / "disk"
     exe = str(VENV_BIN / "spatialgap")
     p, left = _on_a_full_disk(

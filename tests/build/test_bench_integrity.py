@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from scoring.build.builder import build_benchmark
-from scoring.runner.agents.server import start_server
 from tests.conftest import VENV_BIN
 
 
@@ -23,15 +22,6 @@ def bench(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("integrity") / "bench"
     build_benchmark(None, out, n_qa=2, n_edit=1, relations=["M01", "D01"], jobs=1, progress=False)
     return out
-
-
-@pytest.fixture(scope="module")
-def agent():
-    server, thread = start_server("chance")
-    yield server.base_url
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=30)
 
 
 def _cmd(*args: str) -> subprocess.CompletedProcess:
@@ -60,11 +50,11 @@ def _edit_first(path: Path, change) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_a_hand_edited_task_file_is_refused_by_run_and_score(bench, agent, tmp_path):
+def test_a_hand_edited_task_file_is_refused_by_run_and_score(bench, chance, tmp_path):
     copy = tmp_path / "bench"
     shutil.copytree(bench, copy)
     run = tmp_path / "run"
-    assert _run(copy, agent, run).returncode == 0  # the intact copy runs ...
+    assert _run(copy, chance.base_url, run).returncode == 0  # the intact copy runs ...
     ok = _cmd(
         "score", "--bench", str(copy), "--run", str(run), "--out", str(tmp_path / "ok"), "--no-progress"
     )
@@ -80,16 +70,16 @@ def test_a_hand_edited_task_file_is_refused_by_run_and_score(bench, agent, tmp_p
     assert f"{copy / 'qa.jsonl'}: changed since the build" in line and "manifest.json records" in line
     assert not res.exists()
     run2 = tmp_path / "run2"
-    line = _one_line(_run(copy, agent, run2), "run")
+    line = _one_line(_run(copy, chance.base_url, run2), "run")
     assert "qa.jsonl: changed since the build" in line
     assert not run2.exists()
 
 
-def test_a_missing_task_file_the_manifest_records_is_refused(bench, agent, tmp_path):
+def test_a_missing_task_file_the_manifest_records_is_refused(bench, chance, tmp_path):
     copy = tmp_path / "bench"
     shutil.copytree(bench, copy)
     (copy / "qa.jsonl").unlink()
-    line = _one_line(_run(copy, agent, tmp_path / "run"), "run")
+    line = _one_line(_run(copy, chance.base_url, tmp_path / "run"), "run")
     assert "qa.jsonl: missing (manifest.json records its SHA-256)" in line
 
 
@@ -106,7 +96,7 @@ BAD_SCENE_GEOMETRY = {
 
 
 @pytest.mark.parametrize("case", list(BAD_SCENE_GEOMETRY))
-def test_a_broken_scene_without_recorded_hashes_is_one_line(bench, agent, tmp_path, case):
+def test_a_broken_scene_without_recorded_hashes_is_one_line(bench, chance, tmp_path, case):
     geometry, needle = BAD_SCENE_GEOMETRY[case]
     copy = tmp_path / "bench"
     shutil.copytree(bench, copy)
@@ -121,6 +111,6 @@ def test_a_broken_scene_without_recorded_hashes_is_one_line(bench, agent, tmp_pa
     _edit_first(copy / "qa.jsonl", damage)
     fid = first["scene"]["features"][1]["id"]
     run = tmp_path / "run"
-    line = _one_line(_run(copy, agent, run), "run")
+    line = _one_line(_run(copy, chance.base_url, run), "run")
     assert f"{copy / 'qa.jsonl'}: instance {first['id']}: feature {fid}: {needle}" in line, line
     assert not run.exists()
