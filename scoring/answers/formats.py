@@ -253,6 +253,8 @@ def instructions() -> dict[str, str]:
     return {f.category: f.instruction for f in ANSWER_FORMATS.values()}
 
 
-def format_of_category(category: str) -> AnswerFormat | None:
-    """The first format asked with the instruction `category` (None for an unknown one)."""
-    return next((f for f in ANSWER_FORMATS.values() if f.category == category), None)
+def format_of_category(category: str) -> AnswerFormat:
+    """The first format asked with the instruction `category`; for a prompt whose instruction is
+    none of them, the instruction-less one ("text", an edit's), whose guess is any short answer."""
+    found = next((f for f in ANSWER_FORMATS.values() if f.category == category), None)
+    return found or ANSWER_FORMATS[AnswerType.EDIT]

@@ -7,7 +7,6 @@ import json
 from scoring.answers.formats import format_of_category
 from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
-from scoring.vocab import REFUSAL
 
 
 @agent("chance")
@@ -28,9 +27,4 @@ def chance(messages: list[dict]) -> str:
             dx, dy = round(rng.uniform(-scale, scale), 1), round(rng.uniform(-scale, scale), 1)
         return json.dumps({"operations": [{"op": "translate", "dx": dx, "dy": dy}]})
     ids = v.feature_ids or [f"F{i}" for i in range(5)]
-    answer_format = format_of_category(v.answer_category)
-    if answer_format is None:  # no instruction it knows: any short answer
-        ans = rng.choice(["yes", "no", REFUSAL, *ids])
-    else:
-        ans = answer_format.guess(rng, ids, v.choices)
-    return f"Answer: {ans}"
+    return f"Answer: {format_of_category(v.answer_category).guess(rng, ids, v.choices)}"
