@@ -141,3 +141,16 @@ def test_the_command_exits_with_its_code_its_output_whole_and_its_exit_handlers_
     assert expected in getattr(out, stream)  # piped output is flushed before the process ends
     assert "not reached" not in out.stdout
     assert marker.read_text() == "exit handlers ran"
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_the_resource_tracker_writes_nothing_below_the_commands_last_line_once_quieted(quiet):
+    # a semaphore left behind (as an interrupted pool can leave one): the tracker still cleans it
+    # up at the end, but only the loud tracker says so on the command's stderr
+    leak = "import multiprocessing as mp, os; lock = mp.get_context('spawn').Lock(); os._exit(0)"
+    pre = "from scoring.support.process import quiet_resource_tracker; quiet_resource_tracker(); "
+    r = subprocess.run(
+        [sys.executable, "-c", (pre if quiet else "") + leak], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0
+    assert ("leaked semaphore" in r.stderr) is not quiet, r.stderr

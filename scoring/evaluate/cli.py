@@ -20,7 +20,7 @@ from scoring.evaluate.plan import (
 )
 from scoring.execute import add_executor_args, executor_from_args
 from scoring.support.files import read_jsonl
-from scoring.support.process import fewer_collections, keep_freed_memory
+from scoring.support.process import fewer_collections, keep_freed_memory, quiet_resource_tracker
 from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Form, Modality, Protocol, Task
 
 
@@ -155,6 +155,7 @@ def _cli(args: argparse.Namespace) -> int:
         print(estimate_screen(plan, estimate_sweep(plan)))
         return 0
     keep_freed_memory()  # every map request builds and frees half-megabyte buffers
+    quiet_resource_tracker()  # no multiprocessing warning below the last line after a Ctrl-C
     fewer_collections()
     try:
         with executor_from_args(args, args.jobs) as executor:

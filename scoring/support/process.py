@@ -139,3 +139,24 @@ def scorer_worker_init(niceness: int) -> None:
     ctrl_c_ignored), and it yields the cores (lower_priority)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     lower_priority(niceness)
+
+
+def quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now, with its stderr on /dev/null.
+
+    The tracker outlives the command by a moment and unlinks what spawned pools left behind; after
+    a Ctrl-C that interrupted a pool mid-way, it then warned ("resource_tracker: ... No such file
+    or directory") below the command's last line. It still cleans up; it no longer writes to the
+    user's terminal. Started before any spawn-context pool, which would start it loud."""
+    from multiprocessing import resource_tracker
+
+    if getattr(resource_tracker._resource_tracker, "_fd", None) is not None:
+        return  # already running (its stderr is whatever it was started with)
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
