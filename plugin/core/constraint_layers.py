@@ -161,9 +161,11 @@ def constraint_renderer(kind: str, present: set[tuple[str, bool]] | None = None)
             return True
         return any((r == role if role else r not in named) and passed in (None, p) for r, p in present)
 
-    for role, sym in fixed:
-        if wanted(role, None):
-            rule = QgsRuleBasedRenderer.Rule(sym, 0, 0, f"\"role\" = '{role}'", role_name(role, kind))
+    for fixed_role, sym in fixed:
+        if wanted(fixed_role, None):
+            rule = QgsRuleBasedRenderer.Rule(
+                sym, 0, 0, f"\"role\" = '{fixed_role}'", role_name(fixed_role, kind)
+            )
             root.appendChild(rule)
     others = ", ".join(repr(r) for r in named)
     for passed, color in ((True, styles.PASS_COLOR), (False, styles.FAIL_COLOR)):

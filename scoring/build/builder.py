@@ -25,6 +25,7 @@ from scoring import __version__
 from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
+from scoring.execute.base import Progress
 from scoring.extract.osm import load_pools
 from scoring.extract.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
 from scoring.formats.mapsets import MAP_SETS
@@ -268,7 +269,7 @@ def build_benchmark(
     relations: list[str] | None = None,
     jobs: int | None = None,
     force: bool = False,
-    progress: bool = True,
+    progress: Progress = True,
     executor: Executor | None = None,  # where the shards run (default: `jobs` local processes)
     pool_split: bool = True,
     vector: str | None = None,  # a GeoJSON / GeoPackage / Shapefile instead of OSM data

@@ -17,6 +17,7 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor
+from scoring.execute.base import Progress
 from scoring.formats.benchmark import TASK_FILES, Benchmark
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
@@ -131,7 +132,7 @@ def _warm_before_fork(instance: dict[str, Any], ctx: MapContext) -> None:
 def render_benchmark(
     bench_dir: Benchmark | str | Path,
     jobs: int | None = None,
-    progress: bool = True,
+    progress: Progress = True,
     ids: Iterable[str] | None = None,
     out_dir: str | Path | None = None,
     executor: Executor | None = None,
