@@ -16,11 +16,14 @@ explanations all measure what a re-read GeoJSON of the edited scene would hold.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import shapely
 from shapely import affinity
+from shapely.geometry import Point
 from shapely.geometry.base import BaseGeometry
 
 from scoring.constraints.wording import Wording, one_of
@@ -92,7 +95,7 @@ class EditResult:
         return self.changed_geometry or self.changed_attributes
 
 
-def _finite(v, name: str) -> float:
+def _finite(v: Any, name: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise EditError(f"{name} must be a number")
     v = float(v)
@@ -101,7 +104,7 @@ def _finite(v, name: str) -> float:
     return v
 
 
-def _origin(op: dict, geom: BaseGeometry):
+def _origin(op: dict, geom: BaseGeometry) -> Point | tuple[float, float]:
     origin = op.get("origin", "centroid")
     if origin == "centroid":
         return geom.centroid
@@ -171,7 +174,7 @@ def translated_on_grid(geom: BaseGeometry, shifts: np.ndarray) -> tuple[np.ndarr
     return out, exact
 
 
-def translation_of(ops: list, allowed) -> tuple[float, float] | None:
+def translation_of(ops: list, allowed: Collection[str]) -> tuple[float, float] | None:
     """(dx, dy) when `ops` is one allowed, well-formed translation (apply_edit would accept it as
     it stands), else None."""
     if not isinstance(ops, list) or len(ops) != 1 or not isinstance(ops[0], dict):

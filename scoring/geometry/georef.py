@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import shapely
+from numpy.typing import ArrayLike
 from pyproj import CRS, Geod, Proj, Transformer
 from shapely.geometry.base import BaseGeometry
 
@@ -55,6 +57,9 @@ class CityCRS:
 WEB_MERCATOR = 3857
 WGS84 = 4326
 _GEOD = Geod(ellps="WGS84")
+# One coordinate of one point or of many: the transforms below take and give either.
+Coords = float | np.ndarray
+XY = tuple[Coords, Coords]
 
 
 @cache
@@ -62,19 +67,19 @@ def _transformer(src: int, dst: int) -> Transformer:
     return Transformer.from_crs(f"EPSG:{src}", f"EPSG:{dst}", always_xy=True)
 
 
-def task_to_3857(x, y, task_epsg: int):
+def task_to_3857(x: ArrayLike, y: ArrayLike, task_epsg: int) -> XY:
     """Task CRS -> EPSG:4326 -> EPSG:3857 (arrays or scalars)."""
     lon, lat = _transformer(task_epsg, WGS84).transform(x, y)
     return _transformer(WGS84, WEB_MERCATOR).transform(lon, lat)
 
 
-def m3857_to_task(x, y, task_epsg: int):
+def m3857_to_task(x: ArrayLike, y: ArrayLike, task_epsg: int) -> XY:
     """EPSG:3857 -> EPSG:4326 -> task CRS (arrays or scalars)."""
     lon, lat = _transformer(WEB_MERCATOR, WGS84).transform(x, y)
     return _transformer(WGS84, task_epsg).transform(lon, lat)
 
 
-def m3857_to_lonlat(x, y):
+def m3857_to_lonlat(x: ArrayLike, y: ArrayLike) -> XY:
     return _transformer(WEB_MERCATOR, WGS84).transform(x, y)
 
 
@@ -96,7 +101,7 @@ def _proj(epsg: int) -> Proj:
     return Proj(f"EPSG:{epsg}")
 
 
-def _apply_xy(geom, func):
+def _apply_xy(geom: BaseGeometry, func: Callable[[np.ndarray, np.ndarray], XY]) -> BaseGeometry:
     """Apply a vectorised (x, y) -> (x, y) function to every vertex of a shapely geometry."""
 
     def f(coords: np.ndarray) -> np.ndarray:
@@ -111,7 +116,7 @@ def _apply_xy(geom, func):
 GeoTransform = tuple[float, float, float, float, float, float]
 
 
-def _six_floats(values) -> GeoTransform:
+def _six_floats(values: Iterable[float]) -> GeoTransform:
     a, b, c, d, e, f = (float(v) for v in values)
     return (a, b, c, d, e, f)
 
@@ -170,13 +175,13 @@ class PixelTransform:
         """EPSG:3857 metres per pixel (not ground metres: see ground_pixel_size)."""
         return self.geotransform[1]
 
-    def pixel_to_3857(self, col, row):
+    def pixel_to_3857(self, col: ArrayLike, row: ArrayLike) -> XY:
         g = self.geotransform
         col = np.asarray(col, dtype=float)
         row = np.asarray(row, dtype=float)
         return g[0] + col * g[1] + row * g[2], g[3] + col * g[4] + row * g[5]
 
-    def m3857_to_pixel(self, x, y):
+    def m3857_to_pixel(self, x: ArrayLike, y: ArrayLike) -> XY:
         g = self.geotransform
         det = g[1] * g[5] - g[2] * g[4]
         dx = np.asarray(x, dtype=float) - g[0]
@@ -184,32 +189,32 @@ class PixelTransform:
         return (g[5] * dx - g[2] * dy) / det, (-g[4] * dx + g[1] * dy) / det
 
     # ---- through pyproj -----------------------------------------------------------------
-    def pixel_to_task(self, col, row):
+    def pixel_to_task(self, col: ArrayLike, row: ArrayLike) -> XY:
         x, y = self.pixel_to_3857(col, row)
         return m3857_to_task(x, y, self.task_epsg)
 
-    def task_to_pixel(self, x, y):
+    def task_to_pixel(self, x: ArrayLike, y: ArrayLike) -> XY:
         return self.m3857_to_pixel(*task_to_3857(x, y, self.task_epsg))
 
-    def pixel_to_lonlat(self, col, row):
+    def pixel_to_lonlat(self, col: ArrayLike, row: ArrayLike) -> XY:
         return m3857_to_lonlat(*self.pixel_to_3857(col, row))
 
-    def ground_pixel_size(self, col=None, row=None) -> float:
+    def ground_pixel_size(self, col: float | None = None, row: float | None = None) -> float:
         """Ground metres spanned east-west by one pixel at pixel (col, row) (default: image centre).
 
         Measured on the WGS 84 ellipsoid (pyproj.Geod) between the pixel's west and east edges.
         This is the Web Mercator scale correction: ~ resolution * cos(latitude); the spherical
         1/cos(lat) formula alone is 0.25 % short at 60 deg N (ellipsoidal term), so the geodesic
         is used. North-south the ground size differs by < 0.2 % (see ground_pixel_size_ns)."""
-        if col is None:
+        if col is None or row is None:
             col, row = self.width / 2.0, self.height / 2.0
         lon0, lat0 = self.pixel_to_lonlat(float(col) - 0.5, float(row))
         lon1, lat1 = self.pixel_to_lonlat(float(col) + 0.5, float(row))
         return float(_GEOD.inv(float(lon0), float(lat0), float(lon1), float(lat1))[2])
 
-    def ground_pixel_size_ns(self, col=None, row=None) -> float:
+    def ground_pixel_size_ns(self, col: float | None = None, row: float | None = None) -> float:
         """Ground metres spanned north-south by one pixel at pixel (col, row)."""
-        if col is None:
+        if col is None or row is None:
             col, row = self.width / 2.0, self.height / 2.0
         lon0, lat0 = self.pixel_to_lonlat(float(col), float(row) - 0.5)
         lon1, lat1 = self.pixel_to_lonlat(float(col), float(row) + 0.5)
@@ -221,17 +226,17 @@ class PixelTransform:
         return self.ground_pixel_size(float(col), float(row))
 
     # ---- geometries ---------------------------------------------------------------------
-    def geometry_pixel_to_task(self, geom):
+    def geometry_pixel_to_task(self, geom: BaseGeometry) -> BaseGeometry:
         """Shapely geometry in pixel (col, row) coordinates -> the same geometry in task CRS."""
         return _apply_xy(geom, self.pixel_to_task)
 
-    def geometry_task_to_pixel(self, geom):
+    def geometry_task_to_pixel(self, geom: BaseGeometry) -> BaseGeometry:
         return _apply_xy(geom, self.task_to_pixel)
 
-    def geometry_3857_to_pixel(self, geom):
+    def geometry_3857_to_pixel(self, geom: BaseGeometry) -> BaseGeometry:
         return _apply_xy(geom, self.m3857_to_pixel)
 
-    def geometry_pixel_to_3857(self, geom):
+    def geometry_pixel_to_3857(self, geom: BaseGeometry) -> BaseGeometry:
         return _apply_xy(geom, self.pixel_to_3857)
 
     def to_json(self) -> dict[str, Any]:

@@ -57,6 +57,10 @@ def _signed_distances(polygon: Any, outline: Any, xs: list[float], ys: list[floa
     return np.where(inside, d, -d).tolist()  # negation is exact: -0.0 outside, as -v gives
 
 
+# The first cells: their centres (xs, ys) and signed distances.
+_Grid = tuple[list[float], list[float], list[float]]
+
+
 def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:
     """shapely.ops.polylabel(polygon, tolerance): same point, same errors."""
     if not polygon.is_valid:
@@ -82,7 +86,8 @@ def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:
     if d_bbox > best.distance:  # rectangles: the box centre avoids a centroid's rounding
         best = _Cell(bx, by, 0, d_bbox)
 
-    grid_x, grid_y = [], []
+    grid_x: list[float] = []
+    grid_y: list[float] = []
     x = minx
     while x < maxx:
         y = miny
@@ -98,7 +103,9 @@ def polylabel(polygon: Any, tolerance: float = 1.0) -> Point:
     return Point(*found)
 
 
-def _search(polygon: Any, outline: Any, grid, h: float, best: _Cell, tolerance: float):
+def _search(
+    polygon: Any, outline: Any, grid: _Grid, h: float, best: _Cell, tolerance: float
+) -> tuple[float, float] | None:
     """shapely's search, without the cells that can change nothing: a cell whose max_distance
     is within the tolerance of the best distance when it is made, and whose distance does not
     exceed it, is never split and never best (the best distance only grows), so it is not
@@ -148,7 +155,9 @@ def _search(polygon: Any, outline: Any, grid, h: float, best: _Cell, tolerance: 
     return bx, by
 
 
-def _search_cells(polygon: Any, outline: Any, grid, h: float, best: _Cell, tolerance: float):
+def _search_cells(
+    polygon: Any, outline: Any, grid: _Grid, h: float, best: _Cell, tolerance: float
+) -> tuple[float, float]:
     """shapely's search as it is: every cell queued (see _search)."""
     queue: list[_Cell] = []
     for gx, gy, d in zip(*grid, strict=True):

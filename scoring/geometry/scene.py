@@ -5,6 +5,7 @@ serialised scene is exactly what the oracle computed on."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import shapely
@@ -35,7 +36,7 @@ class Scene:
     crs: CityCRS
     features: list[SceneFeature]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._by_id = {f.id: f for f in self.features}
 
     def __getitem__(self, fid: str) -> SceneFeature:
@@ -198,7 +199,7 @@ def _plain_geometry_json(geom: BaseGeometry) -> dict | None:
 geometry_json = IdentityMemo(_geometry_json, maxsize=8192)
 
 
-def _rounded(obj):
+def _rounded(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: _rounded(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -65,6 +65,8 @@ class ConstraintScene:
 DrawFn = Callable[[ConstraintScene], Drawing]
 SeedFn = Callable[[ConstraintScene], EditSeeds]
 BatchFn = Callable[..., Any]
+# A batch form's geometry argument: one geometry, or a numpy array of candidate geometries.
+Geometries = BaseGeometry | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,13 @@ class Measure:
 MEASURES: Registry[Measure] = Registry("measure")
 
 
-def measure(name: str, kind: str, unit: str | None, definition: str, postgis: str):
+def measure(
+    name: str, kind: str, unit: str | None, definition: str, postgis: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as the measure `name` (its reference semantics and how to
     re-check it in PostGIS beside it)."""
 
-    def deco(fn):
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         MEASURES.add(name, Measure(name, fn, kind, unit, definition, postgis))
         return fn
 

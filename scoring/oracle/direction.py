@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from shapely.geometry import LineString, Point
+from shapely.geometry.base import BaseGeometry
 
 from scoring.oracle.core import (
     AXES,
@@ -32,7 +35,7 @@ from scoring.oracle.seeding import translation
     "Bearing from ref(a) to ref(b), degrees clockwise from grid north (+y), in [0, 360).",
     "degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
-def bearing(a, b) -> float:
+def bearing(a: BaseGeometry, b: BaseGeometry) -> float:
     """Bearing from ref(a).
 
     >>> from shapely import LineString, Point, box
@@ -52,7 +55,7 @@ def bearing(a, b) -> float:
     "S [135, 225), W [225, 315) of the bearing.",
     "CASE on degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
-def direction4(a, b) -> str:
+def direction4(a: BaseGeometry, b: BaseGeometry) -> str:
     """Four-way cardinal direction of ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -72,7 +75,7 @@ def direction4(a, b) -> str:
     "(N = [337.5, 22.5)).",
     "CASE on degrees(ST_Azimuth(ST_Centroid(a), ST_Centroid(b)))",
 )
-def direction8(a, b) -> str:
+def direction8(a: BaseGeometry, b: BaseGeometry) -> str:
     """Eight-way direction of ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -93,7 +96,7 @@ def direction8(a, b) -> str:
     "left [225, 315).",
     "CASE on mod(degrees(ST_Azimuth(...)) - heading + 360, 360)",
 )
-def relative_direction(a, b, heading: float) -> str:
+def relative_direction(a: BaseGeometry, b: BaseGeometry, heading: float) -> str:
     """Where ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -150,7 +153,7 @@ def axis(a: LineString) -> str:
 COMPASSES = {"direction4": DIRECTIONS4, "direction8": DIRECTIONS8, "relative_direction": RELATIVE}
 
 
-def wanted_bearing(c) -> float:
+def wanted_bearing(c: Mapping[str, Any]) -> float:
     """The bearing from the observer that a direction constraint asks the target to lie at
     (the centre of the asked sector)."""
     m = c["measure"]

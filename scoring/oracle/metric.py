@@ -7,11 +7,13 @@ import math
 import numpy as np
 import shapely
 from shapely.geometry import LineString
+from shapely.geometry.base import BaseGeometry
 
 from scoring.oracle.core import (
     ConstraintScene,
     Drawing,
     EditSeeds,
+    Geometries,
     batch_of,
     drawing_of,
     measure,
@@ -33,7 +35,7 @@ from scoring.oracle.seeding import approach_seeds, move_onto, scale_about_centro
 
 
 @measure("min_distance", "number", "m", "Minimum Euclidean distance between a and b.", "ST_Distance(a, b)")
-def min_distance(a, b) -> float:
+def min_distance(a: BaseGeometry, b: BaseGeometry) -> float:
     # The distance to an empty geometry is infinite (GEOS's convention; shapely 2.0 says NaN).
     """Minimum Euclidean distance between a and b.
 
@@ -55,7 +57,7 @@ def min_distance(a, b) -> float:
     "when one polygon lies inside the other.",
     "ST_Distance(ST_Boundary(a), ST_Boundary(b)) for polygons",
 )
-def boundary_distance(a, b) -> float:
+def boundary_distance(a: BaseGeometry, b: BaseGeometry) -> float:
     """Minimum distance between the outlines of a and b: a polygon's outline is its rings (exterior and
     holes); a line or point stands for itself.
 
@@ -75,7 +77,7 @@ def boundary_distance(a, b) -> float:
     "|dx| + |dy| between ref(a) and ref(b) along the task CRS grid axes.",
     "abs(ST_X(ca) - ST_X(cb)) + abs(ST_Y(ca) - ST_Y(cb)) with c = ST_Centroid",
 )
-def manhattan_distance(a, b) -> float:
+def manhattan_distance(a: BaseGeometry, b: BaseGeometry) -> float:
     """|dx| + |dy| between ref(a).
 
     >>> from shapely import LineString, Point, box
@@ -97,7 +99,7 @@ HAUSDORFF_DENSIFY = 0.01
     "(densify fraction 0.01); instances keep it only where it agrees with 0.001 within 0.05 m.",
     "ST_HausdorffDistance(a, b, 0.01)",
 )
-def hausdorff_distance(a, b, densify: float = HAUSDORFF_DENSIFY) -> float:
+def hausdorff_distance(a: BaseGeometry, b: BaseGeometry, densify: float = HAUSDORFF_DENSIFY) -> float:
     """Discrete Hausdorff distance with every segment densified into 100 equal parts (densify fraction
     0.01); instances keep it only where it agrees with 0.001 within 0.05 m.
 
@@ -115,7 +117,7 @@ def hausdorff_distance(a, b, densify: float = HAUSDORFF_DENSIFY) -> float:
     "Sum of the perimeters (exterior and holes) of polygons.",
     "SUM(ST_Perimeter(g))",
 )
-def perimeter_total(*polys) -> float:
+def perimeter_total(*polys: BaseGeometry) -> float:
     """Sum of the perimeters (exterior and holes).
 
     >>> from shapely import LineString, Point, box
@@ -126,7 +128,7 @@ def perimeter_total(*polys) -> float:
 
 
 @measure("area", "number", "m2", "Planar area.", "ST_Area(a)")
-def area(a) -> float:
+def area(a: BaseGeometry) -> float:
     """Planar area.
 
     >>> from shapely import LineString, Point, box
@@ -143,7 +145,7 @@ def area(a) -> float:
     "How many of the other features lie within `distance` metres of a (min distance <= d).",
     "COUNT(*) WHERE ST_DWithin(a, b, d)",
 )
-def count_within_distance(a, *others, distance: float) -> int:
+def count_within_distance(a: BaseGeometry, *others: BaseGeometry, distance: float) -> int:
     """How many of the other features lie within `distance` metres of a (min distance <= d).
 
     >>> from shapely import LineString, Point, box
@@ -154,7 +156,7 @@ def count_within_distance(a, *others, distance: float) -> int:
 
 
 @measure("within_distance", "bool", None, "min distance between a and b <= distance.", "ST_DWithin(a, b, d)")
-def within_distance(a, b, distance: float) -> bool:
+def within_distance(a: BaseGeometry, b: BaseGeometry, distance: float) -> bool:
     """min distance between a and b <= distance.
 
     >>> from shapely import LineString, Point, box
@@ -173,7 +175,7 @@ def within_distance(a, b, distance: float) -> bool:
     "The feature (of the candidates) at the smallest minimum distance from a.",
     "ORDER BY ST_Distance(a, b) LIMIT 1",
 )
-def nearest(a, *candidates) -> int:
+def nearest(a: BaseGeometry, *candidates: BaseGeometry) -> int:
     """Index of the nearest candidate (ties: the first).
 
     >>> from shapely import LineString, Point, box
@@ -191,7 +193,7 @@ def nearest(a, *candidates) -> int:
     "Points among the others that lie within polygon a (covered by), divided by a's area in km².",
     "COUNT(*) FILTER (WHERE ST_CoveredBy(p, a)) / (ST_Area(a) / 1e6)",
 )
-def poi_density(a, *pois) -> float:
+def poi_density(a: BaseGeometry, *pois: BaseGeometry) -> float:
     """Points among the others that lie within polygon a (covered by), divided by a's area in km².
 
     >>> from shapely import LineString, Point, box
@@ -211,7 +213,7 @@ def poi_density(a, *pois) -> float:
     "Distance between ref(a) in the initial scene and ref(a) after the edit.",
     "ST_Distance(ST_Centroid(a_initial), ST_Centroid(a))",
 )
-def displacement(a_initial, a) -> float:
+def displacement(a_initial: BaseGeometry, a: BaseGeometry) -> float:
     """Distance between ref(a).
 
     >>> from shapely import LineString, Point, box
@@ -226,34 +228,34 @@ def displacement(a_initial, a) -> float:
 
 
 @batch_of("min_distance")
-def _min_distance_batch(a, b):
+def _min_distance_batch(a: Geometries, b: Geometries) -> np.ndarray:
     return np.where(shapely.is_empty(a) | shapely.is_empty(b), math.inf, shapely.distance(a, b))
 
 
 @batch_of("manhattan_distance")
-def _manhattan_distance_batch(a, b):
+def _manhattan_distance_batch(a: Geometries, b: Geometries) -> np.ndarray:
     p, q = ref_points(a), ref_points(b)
     return np.abs(shapely.get_x(p) - shapely.get_x(q)) + np.abs(shapely.get_y(p) - shapely.get_y(q))
 
 
 @batch_of("hausdorff_distance")
-def _hausdorff_distance_batch(a, b, densify: float = HAUSDORFF_DENSIFY):
+def _hausdorff_distance_batch(a: Geometries, b: Geometries, densify: float = HAUSDORFF_DENSIFY) -> np.ndarray:
     return shapely.hausdorff_distance(a, b, densify=densify)
 
 
 @batch_of("within_distance")
-def _within_distance_batch(a, b, distance: float):
+def _within_distance_batch(a: Geometries, b: Geometries, distance: float) -> np.ndarray:
     return shapely.distance(a, b) <= distance
 
 
 @batch_of("nearest")
-def _nearest_batch(a, *candidates):
+def _nearest_batch(a: Geometries, *candidates: Geometries) -> np.ndarray:
     d = np.stack(np.broadcast_arrays(*(shapely.distance(a, c) for c in candidates)))
     return np.where(np.isnan(d).any(axis=0), -1, np.argmin(d, axis=0))  # argmin: the first of ties
 
 
 @batch_of("displacement")
-def _displacement_batch(a_initial, a):
+def _displacement_batch(a_initial: Geometries, a: Geometries) -> np.ndarray:
     return shapely.distance(ref_points(a_initial), ref_points(a))
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import shapely
 from shapely.geometry import LineString, MultiPoint, Point
+from shapely.geometry.base import BaseGeometry
 
 from scoring.oracle.core import (
     ConstraintScene,
@@ -31,7 +32,7 @@ from scoring.oracle.seeding import line_ends, normal_at, translation
     "the point of a nearest to ref(b).",
     "ST_LineLocatePoint(a, ST_Centroid(b)) * ST_Length(a)",
 )
-def along_position(a: LineString, b) -> float:
+def along_position(a: LineString, b: BaseGeometry) -> float:
     """Linear-referencing position of ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -48,7 +49,7 @@ def along_position(a: LineString, b) -> float:
     "The other features ordered by along_position on line a (first vertex to last).",
     "ORDER BY ST_LineLocatePoint(a, ST_Centroid(b))",
 )
-def along_order(a: LineString, *others) -> list[int]:
+def along_order(a: LineString, *others: BaseGeometry) -> list[int]:
     """The other features ordered by along_position on line a (first vertex to last).
 
     >>> from shapely import LineString, Point, box
@@ -69,7 +70,7 @@ def along_order(a: LineString, *others) -> list[int]:
     "positions: the one given first.",
     "ORDER BY ST_LineLocatePoint(a, ST_Centroid(x)) ... LIMIT 1 after / before b's position",
 )
-def along_next(a: LineString, b, *others, direction: str = "after") -> int:
+def along_next(a: LineString, b: BaseGeometry, *others: BaseGeometry, direction: str = "after") -> int:
     """Index in (b, *others) of the feature passed next after (or before) b along a.
 
     >>> from shapely import LineString, Point, box
@@ -114,7 +115,7 @@ def _side_value(line: LineString, p: Point) -> float:
     "the sign of the cross product with the segment of a nearest to ref(b).",
     "sign of the 2-D cross product with the nearest segment (ST_ClosestPoint)",
 )
-def side_of_line(a: LineString, b) -> str:
+def side_of_line(a: LineString, b: BaseGeometry) -> str:
     """Side of line a on which ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -134,7 +135,7 @@ def side_of_line(a: LineString, b) -> str:
     "ref(b) and ref(c) lie on the same side of line a.",
     "side_of_line(a, b) = side_of_line(a, c)",
 )
-def same_side(a: LineString, b, c) -> bool:
+def same_side(a: LineString, b: BaseGeometry, c: BaseGeometry) -> bool:
     """ref(b).
 
     >>> from shapely import LineString, Point, box
@@ -155,7 +156,7 @@ def same_side(a: LineString, b, c) -> bool:
     "b (the open segment when both are points) and is disjoint from a and b.",
     "ST_Intersects(c, hull) AND NOT ST_Touches(c, hull) AND ST_Disjoint(c, a) AND ST_Disjoint(c, b)",
 )
-def strictly_between(a, b, c) -> bool:
+def strictly_between(a: BaseGeometry, b: BaseGeometry, c: BaseGeometry) -> bool:
     """c lies strictly between a and b: c intersects the interior of the convex hull of a and b (the
     open segment when both are points).
 

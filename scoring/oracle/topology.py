@@ -11,6 +11,7 @@ from scoring.oracle.core import (
     ConstraintScene,
     Drawing,
     EditSeeds,
+    Geometries,
     batch_of,
     drawing_of,
     measure,
@@ -36,7 +37,7 @@ def de9im(a: BaseGeometry, b: BaseGeometry) -> str:
 
 
 @measure("equals", "bool", None, "a and b are topologically equal (DE-9IM T*F**FFF*).", "ST_Equals(a, b)")
-def equals(a, b) -> bool:
+def equals(a: BaseGeometry, b: BaseGeometry) -> bool:
     """a and b are topologically equal (DE-9IM T*F**FFF*).
 
     >>> from shapely import LineString, Point, box
@@ -49,7 +50,7 @@ def equals(a, b) -> bool:
 
 
 @measure("disjoint", "bool", None, "a and b share no point (DE-9IM FF*FF****).", "ST_Disjoint(a, b)")
-def disjoint(a, b) -> bool:
+def disjoint(a: BaseGeometry, b: BaseGeometry) -> bool:
     """a and b share no point (DE-9IM FF*FF****).
 
     >>> from shapely import LineString, Point, box
@@ -64,7 +65,7 @@ def disjoint(a, b) -> bool:
 @measure(
     "intersects", "bool", None, "a and b share at least one point (not disjoint).", "ST_Intersects(a, b)"
 )
-def intersects(a, b) -> bool:
+def intersects(a: BaseGeometry, b: BaseGeometry) -> bool:
     """a and b share at least one point (not disjoint).
 
     >>> from shapely import LineString, Point, box
@@ -83,7 +84,7 @@ def intersects(a, b) -> bool:
     "The boundaries of a and b meet but their interiors do not intersect (OGC touches).",
     "ST_Touches(a, b)",
 )
-def touches(a, b) -> bool:
+def touches(a: BaseGeometry, b: BaseGeometry) -> bool:
     """The boundaries of a and b meet but their interiors do not intersect (OGC touches).
 
     >>> from shapely import LineString, Point, box
@@ -103,7 +104,7 @@ def touches(a, b) -> bool:
     "highest of the two, and a is not contained in b.",
     "ST_Crosses(a, b)",
 )
-def crosses(a, b) -> bool:
+def crosses(a: BaseGeometry, b: BaseGeometry) -> bool:
     """OGC crosses: the interiors intersect in a geometry of lower dimension than the highest of the
     two, and a is not contained in b.
 
@@ -123,7 +124,7 @@ def crosses(a, b) -> bool:
     "OGC within: a lies in b and their interiors intersect (T*F**F***).",
     "ST_Within(a, b)",
 )
-def within(a, b) -> bool:
+def within(a: BaseGeometry, b: BaseGeometry) -> bool:
     """OGC within: a lies in b and their interiors intersect (T*F**F***).
 
     >>> from shapely import LineString, Point, box
@@ -142,7 +143,7 @@ def within(a, b) -> bool:
     "OGC overlaps: same dimension, interiors intersect, neither contains the other.",
     "ST_Overlaps(a, b)",
 )
-def overlaps(a, b) -> bool:
+def overlaps(a: BaseGeometry, b: BaseGeometry) -> bool:
     """OGC overlaps: same dimension, interiors intersect, neither contains the other.
 
     >>> from shapely import LineString, Point, box
@@ -161,7 +162,7 @@ def overlaps(a, b) -> bool:
     "No point of a lies outside b (T*F**F*** or *TF**F*** ...).",
     "ST_CoveredBy(a, b)",
 )
-def covered_by(a, b) -> bool:
+def covered_by(a: BaseGeometry, b: BaseGeometry) -> bool:
     """No point of a lies outside b (T*F**F*** or *TF**F*** ...).
 
     >>> from shapely import LineString, Point, box
@@ -180,7 +181,7 @@ def covered_by(a, b) -> bool:
     "Boundary coverage: a is covered by b, a touches b's boundary, and a is not equal to b.",
     "ST_CoveredBy(a, b) AND ST_Intersects(a, ST_Boundary(b)) AND NOT ST_Equals(a, b)",
 )
-def boundary_covered(a, b) -> bool:
+def boundary_covered(a: BaseGeometry, b: BaseGeometry) -> bool:
     """Boundary coverage: a is covered by b, a touches b's boundary, and a is not equal to b.
 
     >>> from shapely import LineString, Point, box
@@ -201,7 +202,7 @@ def boundary_covered(a, b) -> bool:
     "a lies in the interior of b (b contains a properly: no point of a on b's boundary).",
     "ST_ContainsProperly(b, a)",
 )
-def contained_properly(a, b) -> bool:
+def contained_properly(a: BaseGeometry, b: BaseGeometry) -> bool:
     """a lies in the interior of b (b contains a properly: no point of a on b's boundary).
 
     >>> from shapely import LineString, Point, box
@@ -238,7 +239,7 @@ def _shrink(g: BaseGeometry, eps: float) -> BaseGeometry:
     "MultiPolygon, even of one part) and Hausdorff distance (segments densified to 1 %) <= eps.",
     "GeometryType(a) = GeometryType(b) AND ST_HausdorffDistance(a, b, 0.01) <= eps",
 )
-def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
+def equals_eps(a: BaseGeometry, b: BaseGeometry, eps: float = EDIT_EPS) -> bool:
     """a and b are equal within eps: Hausdorff distance (segments densified to 1 %).
 
     >>> from shapely import LineString, Point, box
@@ -262,7 +263,7 @@ def equals_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "ST_Length(g)) for a line (ST_LineInterpolatePoint(g, 0.5) when ST_Length(g) <= 2 eps), g "
     "for a point",
 )
-def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
+def touches_eps(a: BaseGeometry, b: BaseGeometry, eps: float = EDIT_EPS) -> bool:
     """a and b touch within eps: distance(a, b).
 
     >>> from shapely import LineString, Point, box
@@ -284,7 +285,7 @@ def touches_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "ST_CoveredBy(a, ST_Buffer(b, eps)) AND ST_DWithin(a, ST_Boundary(b), eps) "
     "AND ST_HausdorffDistance(a, b, 0.01) > eps",
 )
-def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
+def boundary_covered_eps(a: BaseGeometry, b: BaseGeometry, eps: float = EDIT_EPS) -> bool:
     """a lies in b grown by eps, comes within eps of b's boundary, and is not equal to b within eps.
 
     >>> from shapely import LineString, Point, box
@@ -303,7 +304,7 @@ def boundary_covered_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "a lies in b's interior with at least eps clearance from b's boundary.",
     "ST_ContainsProperly(b, a) AND ST_Distance(a, ST_Boundary(b)) >= eps",
 )
-def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
+def contained_properly_eps(a: BaseGeometry, b: BaseGeometry, eps: float = EDIT_EPS) -> bool:
     """a lies in b's interior with at least eps clearance from b's boundary.
 
     >>> from shapely import LineString, Point, box
@@ -328,7 +329,7 @@ def contained_properly_eps(a, b, eps: float = EDIT_EPS) -> bool:
     "ST_Collect(ARRAY[ST_StartPoint(a), ST_EndPoint(a), ST_StartPoint(b), ST_EndPoint(b)])) "
     "computed per intersection point, some > eps",
 )
-def crosses_eps(a, b, eps: float = EDIT_EPS) -> bool:
+def crosses_eps(a: BaseGeometry, b: BaseGeometry, eps: float = EDIT_EPS) -> bool:
     """a crosses b beyond eps: a crosses b (OGC crosses).
 
     >>> from shapely import LineString, Point, box
@@ -364,18 +365,18 @@ for _name, _fn in (
 
 
 @batch_of("contained_properly")
-def _contained_properly_batch(a, b):
+def _contained_properly_batch(a: Geometries, b: Geometries) -> np.ndarray:
     return shapely.contains_properly(b, a)
 
 
 @batch_of("equals_eps")
-def _equals_eps_batch(a, b, eps: float = EDIT_EPS):
+def _equals_eps_batch(a: Geometries, b: Geometries, eps: float = EDIT_EPS) -> np.ndarray:
     same_type = shapely.get_type_id(a) == shapely.get_type_id(b)
     return same_type & (shapely.hausdorff_distance(a, b, densify=0.01) <= eps)
 
 
 @batch_of("boundary_covered_eps")
-def _boundary_covered_eps_batch(a, b, eps: float = EDIT_EPS):
+def _boundary_covered_eps_batch(a: Geometries, b: Geometries, eps: float = EDIT_EPS) -> np.ndarray | None:
     if isinstance(b, np.ndarray):  # b's buffer and boundary are computed once, for one b
         return None
     covered = shapely.covered_by(a, b.buffer(eps)) & (shapely.distance(a, b.boundary) <= eps)
@@ -383,7 +384,7 @@ def _boundary_covered_eps_batch(a, b, eps: float = EDIT_EPS):
 
 
 @batch_of("contained_properly_eps")
-def _contained_properly_eps_batch(a, b, eps: float = EDIT_EPS):
+def _contained_properly_eps_batch(a: Geometries, b: Geometries, eps: float = EDIT_EPS) -> np.ndarray | None:
     if isinstance(b, np.ndarray):
         return None
     return shapely.contains_properly(b, a) & (shapely.distance(a, b.boundary) >= eps)

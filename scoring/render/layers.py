@@ -39,7 +39,7 @@ def draw_context(
     x0, y0, x1, y1 = bounds_px
     mx0, my1 = pt.pixel_to_3857(x0, y0)
     mx1, my0 = pt.pixel_to_3857(x1, y1)
-    pad = 0.02 * (mx1 - mx0)
+    pad = 0.02 * (float(mx1) - float(mx0))
     bounds = (float(mx0) - pad, float(my0) - pad, float(mx1) + pad, float(my1) + pad)
     counts = {"water": 0, "area": 0, "building": 0, "road": 0, "poi": 0}
     if context is None:
