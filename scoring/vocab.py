@@ -101,6 +101,81 @@ class Verdict(StrEnum):
         return self in (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
 
 
+class TopologyClass(StrEnum):
+    """A topology label: the DE-9IM class a topology-class question names (the paper protocol's
+    labels), most specific first. Each is an exact GEOS predicate of (x, y); ``measure`` is the
+    oracle measure that decides it, the only other spelling of these names.
+
+    >>> TopologyClass("covered by").measure
+    ('covered_by', False)
+    """
+
+    EQUALS = "equals"
+    WITHIN = "within"
+    CONTAINS = "contains"
+    COVERED_BY = "covered by"
+    COVERS = "covers"
+    TOUCHES = "touches"
+    CROSSES = "crosses"
+    OVERLAPS = "overlaps"
+    INTERSECTS = "intersects"
+    DISJOINT = "disjoint"
+
+    @property
+    def measure(self) -> tuple[str, bool]:
+        """(the oracle measure deciding the label, whether it takes (y, x) instead of (x, y))."""
+        return _LABEL_MEASURES[self]
+
+
+_LABEL_MEASURES: dict[TopologyClass, tuple[str, bool]] = {
+    TopologyClass.EQUALS: ("equals", False),
+    TopologyClass.WITHIN: ("within", False),
+    TopologyClass.CONTAINS: ("within", True),
+    TopologyClass.COVERED_BY: ("covered_by", False),
+    TopologyClass.COVERS: ("covered_by", True),
+    TopologyClass.TOUCHES: ("touches", False),
+    TopologyClass.CROSSES: ("crosses", False),
+    TopologyClass.OVERLAPS: ("overlaps", False),
+    TopologyClass.INTERSECTS: ("intersects", False),
+    TopologyClass.DISJOINT: ("disjoint", False),
+}
+
+
+class MarginClass(StrEnum):
+    """The builder's class of a candidate with respect to an anchor, with clear margins
+    (scoring.relations.common.classify): coarser than a TopologyClass and "ambiguous" where a 1 m
+    tolerance could change it. Instances record the classes met under ``margin.classes`` in this
+    spelling; ``label`` is the topology label a class gives the candidate.
+
+    >>> MarginClass.BOUNDARY_COVERED.label
+    <TopologyClass.WITHIN: 'within'>
+    """
+
+    DISJOINT = "disjoint"
+    TOUCH = "touch"
+    INSIDE = "inside"  # contained properly, clear of the boundary
+    BOUNDARY_COVERED = "boundary_covered"  # covered, touching the boundary from inside
+    OVERLAP = "overlap"
+    CROSS = "cross"
+    EQUAL = "equal"
+    AMBIGUOUS = "ambiguous"
+
+    @property
+    def label(self) -> TopologyClass | None:
+        return _MARGIN_LABELS.get(self)
+
+
+_MARGIN_LABELS: dict[MarginClass, TopologyClass] = {
+    MarginClass.EQUAL: TopologyClass.EQUALS,
+    MarginClass.DISJOINT: TopologyClass.DISJOINT,
+    MarginClass.TOUCH: TopologyClass.TOUCHES,
+    MarginClass.INSIDE: TopologyClass.WITHIN,
+    MarginClass.BOUNDARY_COVERED: TopologyClass.WITHIN,
+    MarginClass.OVERLAP: TopologyClass.OVERLAPS,
+    MarginClass.CROSS: TopologyClass.CROSSES,
+}
+
+
 class ReplyForm(StrEnum):
     """How an edit is replied: operations on F0, or (the paper protocol's map-image edits) the
     edited geometry in pixels with its attributes."""
@@ -196,6 +271,7 @@ FAMILIES: tuple[Family, ...] = tuple(Family)
 VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
 EDIT_OPS: tuple[EditOp, ...] = tuple(EditOp)
 ANSWER_TYPES: tuple[AnswerType, ...] = tuple(AnswerType)
+TOPOLOGY_CLASSES: tuple[TopologyClass, ...] = tuple(TopologyClass)
 # The refusal an open answer gives, and the option a choice question offers for it.
 REFUSAL = "cannot be determined"
 

@@ -7,33 +7,23 @@ from typing import Any
 
 from scoring.answers.base import Parsed, fail
 from scoring.answers.text import prepare
+from scoring.vocab import TOPOLOGY_CLASSES, TopologyClass
 
 # The labels a topology-class answer names, most specific first (scoring.relations.paper_topology
 # decides "most specific" in this order; chance guesses from it).
-TOPOLOGY_CLASS_NAMES = (
-    "equals",
-    "within",
-    "contains",
-    "covered by",
-    "covers",
-    "touches",
-    "crosses",
-    "overlaps",
-    "intersects",
-    "disjoint",
-)
+TOPOLOGY_CLASS_NAMES = TOPOLOGY_CLASSES
 # Each class with the word forms a reply may use; negated mentions ("not disjoint") are not answers.
 _FORMS = {
-    "equals": r"equals?|(?:topologically\s+)?equal|identical",
-    "covered by": r"covered[\s_]*by|coveredby",
-    "covers": r"covers",
-    "intersects": r"intersects?|intersecting",
-    "disjoint": r"disjoint",
-    "touches": r"touch(?:es|ing)?|meets?",
-    "within": r"(?:is\s+)?within|inside",
-    "contains": r"contains?|containing",
-    "crosses": r"cross(?:es|ing)?",
-    "overlaps": r"overlap(?:s|ping)?",
+    TopologyClass.EQUALS: r"equals?|(?:topologically\s+)?equal|identical",
+    TopologyClass.COVERED_BY: r"covered[\s_]*by|coveredby",
+    TopologyClass.COVERS: r"covers",
+    TopologyClass.INTERSECTS: r"intersects?|intersecting",
+    TopologyClass.DISJOINT: r"disjoint",
+    TopologyClass.TOUCHES: r"touch(?:es|ing)?|meets?",
+    TopologyClass.WITHIN: r"(?:is\s+)?within|inside",
+    TopologyClass.CONTAINS: r"contains?|containing",
+    TopologyClass.CROSSES: r"cross(?:es|ing)?",
+    TopologyClass.OVERLAPS: r"overlap(?:s|ping)?",
 }
 _CLASS_RX = {
     name: re.compile(rf"(?<![\w\-])(?<!not )(?<!n't )(?:{rx})(?![\w\-])", re.I) for name, rx in _FORMS.items()

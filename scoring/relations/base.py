@@ -8,7 +8,7 @@ decides which anchor and which seeded rng each instance slot gets.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -239,7 +239,7 @@ def make_scene(ctx: BuildContext, members: list[Member]) -> tuple[Scene, dict] |
     return Scene(ctx.crs, feats), prov
 
 
-def mcq(rng: random.Random, correct: str, distractors: list[str]) -> tuple[list[str], str]:
+def mcq(rng: random.Random, correct: str, distractors: Sequence[str]) -> tuple[list[str], str]:
     """Four distinct options, exactly one correct, in a seeded order."""
     opts = [correct] + [d for d in dict.fromkeys(distractors) if d != correct][:3]
     if len(opts) != 4:

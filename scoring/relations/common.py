@@ -19,7 +19,7 @@ from scoring.constraints.wording import Wording, id_list
 from scoring.extract.pools import PoolFeature
 from scoring.relations.base import BuildContext, EditItem, Member, QAItem, fact, fid, make_scene, mcq
 from scoring.relations.edit_search import nudges_hold, satisfying_edits
-from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp
+from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp, MarginClass
 
 CLEAR_GAP = 1.0  # m: a gap at least this wide is a clear "disjoint"
 CLEAR_AMOUNT = 2.0  # m or m²: an overlap / crossing at least this large is clear
@@ -44,36 +44,36 @@ def distances(geoms: list[BaseGeometry], other: BaseGeometry) -> np.ndarray:
     return shapely.distance(arr, other)
 
 
-def classify(c: BaseGeometry, a: BaseGeometry, d: float | None = None) -> str:
+def classify(c: BaseGeometry, a: BaseGeometry, d: float | None = None) -> MarginClass:
     """Topological class of candidate c with respect to anchor a, with margins; "ambiguous"
     where a 1 m tolerance could change the answer. `d`: c.distance(a), when already known."""
     d = c.distance(a) if d is None else float(d)
     if d >= CLEAR_GAP:
-        return "disjoint"
+        return MarginClass.DISJOINT
     if d > 0:
-        return "ambiguous"
+        return MarginClass.AMBIGUOUS
     if c.equals(a):
-        return "equal"
+        return MarginClass.EQUAL
     if c.touches(a):
-        return "touch"
+        return MarginClass.TOUCH
     if a.geom_type == "Polygon":
         if shapely.contains_properly(a, c) and c.distance(a.boundary) >= CLEAR_GAP:
-            return "inside"
+            return MarginClass.INSIDE
         if oracle.boundary_covered(c, a):
-            return "boundary_covered"
+            return MarginClass.BOUNDARY_COVERED
         if c.geom_type == "Polygon" and c.overlaps(a):
             inter = c.intersection(a).area
             if min(inter, c.difference(a).area, a.difference(c).area) >= CLEAR_AMOUNT:
-                return "overlap"
+                return MarginClass.OVERLAP
         if c.geom_type == "LineString" and c.crosses(a):
             if min(c.intersection(a).length, c.difference(a).length) >= CLEAR_AMOUNT:
-                return "cross"
+                return MarginClass.CROSS
     if c.geom_type == "LineString" and a.geom_type == "LineString" and c.crosses(a):
         pts = c.intersection(a)
         ends = [shapely.Point(g.coords[i]) for g in (a, c) for i in (0, -1)]
         if all(p.distance(pts) >= CLEAR_AMOUNT for p in ends):
-            return "cross"
-    return "ambiguous"
+            return MarginClass.CROSS
+    return MarginClass.AMBIGUOUS
 
 
 def neighbours(

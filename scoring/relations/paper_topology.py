@@ -26,27 +26,13 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
-from scoring.answers.topology import TOPOLOGY_CLASS_NAMES
 from scoring.constraints.wording import FEATURE_ID, Wording
 from scoring.relations.base import mcq
 from scoring.relations.common import classify
-from scoring.vocab import AnswerType
+from scoring.vocab import TOPOLOGY_CLASSES, AnswerType, MarginClass, TopologyClass
 
 # Most specific first: a label implies none before it (the answer format's own list).
-LABELS = TOPOLOGY_CLASS_NAMES
-# label -> (oracle measure, arguments swapped)
-LABEL_MEASURES: dict[str, tuple[str, bool]] = {
-    "equals": ("equals", False),
-    "within": ("within", False),
-    "contains": ("within", True),
-    "covered by": ("covered_by", False),
-    "covers": ("covered_by", True),
-    "touches": ("touches", False),
-    "crosses": ("crosses", False),
-    "overlaps": ("overlaps", False),
-    "intersects": ("intersects", False),
-    "disjoint": ("disjoint", False),
-}
+LABELS = TOPOLOGY_CLASSES
 Q_TOPOLOGY_CLASS = Wording(
     "What is the topological relation of {b} to {a}? Name the most specific of these labels that "
     "holds: equals, within, contains, covered by, covers, touches, crosses, overlaps, intersects, "
@@ -57,28 +43,21 @@ Q_TOPOLOGY_CLASS = Wording(
 NEAR_STEPS_M = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 # the tie order of distractors equally near (or out of reach): the commonest relations first
 PLAUSIBLE = (
-    "touches",
-    "intersects",
-    "overlaps",
-    "disjoint",
-    "crosses",
-    "covered by",
-    "covers",
-    "within",
-    "contains",
-    "equals",
+    TopologyClass.TOUCHES,
+    TopologyClass.INTERSECTS,
+    TopologyClass.OVERLAPS,
+    TopologyClass.DISJOINT,
+    TopologyClass.CROSSES,
+    TopologyClass.COVERED_BY,
+    TopologyClass.COVERS,
+    TopologyClass.WITHIN,
+    TopologyClass.CONTAINS,
+    TopologyClass.EQUALS,
 )
-# builder classes with clear margins (scoring.relations.common.classify) -> the label they give x
-_MARGIN_LABEL = {
-    "equal": "equals",
-    "disjoint": "disjoint",
-    "touch": "touches",
-    "inside": "within",
-    "boundary_covered": "within",
-    "overlap": "overlaps",
-    "cross": "crosses",
+_INVERSE = {
+    TopologyClass.WITHIN: TopologyClass.CONTAINS,
+    TopologyClass.CONTAINS: TopologyClass.WITHIN,
 }
-_INVERSE = {"within": "contains", "contains": "within"}
 Predicate = Callable[[str, BaseGeometry, BaseGeometry], bool]
 
 
@@ -86,21 +65,23 @@ def _exact(measure: str, x: BaseGeometry, y: BaseGeometry) -> bool:
     return bool(oracle.MEASURES[measure].fn(x, y))
 
 
-def label_holds(label: str, x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> bool:
+def label_holds(label: TopologyClass, x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> bool:
     """Does `label` hold for x with respect to y (exact GEOS unless another predicate is given)?"""
-    measure, swapped = LABEL_MEASURES[label]
+    measure, swapped = label.measure
     return topo(measure, y, x) if swapped else topo(measure, x, y)
 
 
-def most_specific_label(x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> str:
+def most_specific_label(x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exact) -> TopologyClass:
     """The first label of LABELS that holds for x with respect to y."""
-    return next((lab for lab in LABELS if label_holds(lab, x, y, topo)), "disjoint")
+    return next((lab for lab in LABELS if label_holds(lab, x, y, topo)), TopologyClass.DISJOINT)
 
 
-def nearness(label: str, x: BaseGeometry, y: BaseGeometry) -> float:
+def nearness(label: TopologyClass, x: BaseGeometry, y: BaseGeometry) -> float:
     """The smallest translation of x (m, from NEAR_STEPS_M; for `touches` and `intersects` of a
     disjoint pair, their gap) under which `label` holds; inf if none."""
-    if label in ("touches", "intersects") and label_holds("disjoint", x, y):
+    if label in (TopologyClass.TOUCHES, TopologyClass.INTERSECTS) and label_holds(
+        TopologyClass.DISJOINT, x, y
+    ):
         return float(x.distance(y))
     for r in NEAR_STEPS_M:
         for k in range(8):
@@ -110,7 +91,7 @@ def nearness(label: str, x: BaseGeometry, y: BaseGeometry) -> float:
     return math.inf
 
 
-def label_distractors(x: BaseGeometry, y: BaseGeometry) -> list[str]:
+def label_distractors(x: BaseGeometry, y: BaseGeometry) -> list[TopologyClass]:
     """Three labels that do not hold for (x, y), the nearest to holding first."""
     wrong = [lab for lab in LABELS if not label_holds(lab, x, y)]
     ranked = sorted(wrong, key=lambda lab: (nearness(lab, x, y), PLAUSIBLE.index(lab)))
@@ -125,9 +106,9 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
     cands = sorted((i for i in feats if i != "F0"), key=lambda s: int(s[1:]))
     rng.shuffle(cands)
     classes = {c: classify(feats[c], feats["F0"]) for c in cands}
-    cands.sort(key=lambda c: classes[c] == "disjoint")  # stable: the shuffled order otherwise
+    cands.sort(key=lambda c: classes[c] is MarginClass.DISJOINT)  # stable: the shuffled order otherwise
     for c in cands:
-        label = _MARGIN_LABEL.get(classes[c])
+        label = classes[c].label
         if label is None:  # a 1 m change could alter the pair's class
             continue
         x, y = (c, "F0") if rng.random() < 0.5 else ("F0", c)

@@ -43,10 +43,18 @@ from scoring.relations.topology_qa import (
     _classified,
     _qa,
 )
-from scoring.vocab import AnswerType, Family
+from scoring.vocab import AnswerType, Family, MarginClass
 
 FAMILY = Family.TOPOLOGY
-NEG_ALL = ("disjoint", "touch", "inside", "boundary_covered", "overlap", "cross", "equal")
+NEG_ALL = (
+    MarginClass.DISJOINT,
+    MarginClass.TOUCH,
+    MarginClass.INSIDE,
+    MarginClass.BOUNDARY_COVERED,
+    MarginClass.OVERLAP,
+    MarginClass.CROSS,
+    MarginClass.EQUAL,
+)
 
 
 # ---------------------------------------------------------------- edits
@@ -95,8 +103,8 @@ class Equality:
             anchor,
             ("building",),
             15,
-            ("equal",),
-            ("overlap", "inside", "disjoint", "touch"),
+            (MarginClass.EQUAL,),
+            (MarginClass.OVERLAP, MarginClass.INSIDE, MarginClass.DISJOINT, MarginClass.TOUCH),
             Q_EQUAL,
             "equals",
             extra,
@@ -149,8 +157,14 @@ class Disjointness:
             anchor,
             ("building", "road", "poi"),
             40,
-            ("disjoint",),
-            ("inside", "overlap", "cross", "touch", "boundary_covered"),
+            (MarginClass.DISJOINT,),
+            (
+                MarginClass.INSIDE,
+                MarginClass.OVERLAP,
+                MarginClass.CROSS,
+                MarginClass.TOUCH,
+                MarginClass.BOUNDARY_COVERED,
+            ),
             Q_DISJOINT,
             "disjoint",
             near_misses(ctx, anchor) if ctx.construct else (),
@@ -162,7 +176,8 @@ class Disjointness:
         hits = [
             m
             for m, c in cls
-            if c in ("inside", "overlap", "touch", "boundary_covered") and m.geom.geom_type != "LineString"
+            if c in (MarginClass.INSIDE, MarginClass.OVERLAP, MarginClass.TOUCH, MarginClass.BOUNDARY_COVERED)
+            and m.geom.geom_type != "LineString"
         ]
         f0 = _pick(ctx, hits)
         if f0 is None:
@@ -201,8 +216,8 @@ class Intersection:
             anchor,
             ("building", "road", "poi"),
             40,
-            ("inside", "overlap", "cross"),
-            ("disjoint",),
+            (MarginClass.INSIDE, MarginClass.OVERLAP, MarginClass.CROSS),
+            (MarginClass.DISJOINT,),
             Q_INTERSECTS,
             "intersects",
         )
@@ -212,7 +227,7 @@ class Intersection:
         if anchor.kind == "road":
             return None
         cls = _classified(ctx, anchor, ("building", "poi"), 40)
-        far = [m for m, c in cls if c == "disjoint"]
+        far = [m for m, c in cls if c == MarginClass.DISJOINT]
         if len(far) < 2:
             return None
         f0, f2 = ctx.rng.sample(far, 2)
@@ -245,8 +260,8 @@ class Touching:
             anchor,
             kinds,
             40,
-            ("touch",),
-            ("disjoint", "overlap", "cross"),
+            (MarginClass.TOUCH,),
+            (MarginClass.DISJOINT, MarginClass.OVERLAP, MarginClass.CROSS),
             Q_TOUCHES,
             "touches",
         )
@@ -256,7 +271,7 @@ class Touching:
         if anchor.kind != "building":
             return None
         cls = _classified(ctx, anchor, ("building",), 40)
-        far = [m for m, c in cls if c == "disjoint" and 2 <= m.geom.distance(anchor.geom) <= 25]
+        far = [m for m, c in cls if c == MarginClass.DISJOINT and 2 <= m.geom.distance(anchor.geom) <= 25]
         if len(far) < 2:
             return None
         f0, f2 = ctx.rng.sample(far, 2)
@@ -296,8 +311,8 @@ class Crossing:
             anchor,
             ("road",),
             40,
-            ("cross",),
-            ("touch", "disjoint", "inside"),
+            (MarginClass.CROSS,),
+            (MarginClass.TOUCH, MarginClass.DISJOINT, MarginClass.INSIDE),
             Q_CROSSES,
             "crosses",
             [m for m, _ in crossing_road(ctx, anchor)] if ctx.construct and anchor.kind == "road" else (),
@@ -308,7 +323,7 @@ class Crossing:
         if anchor.kind != "road":
             return None
         cls = _classified(ctx, anchor, ("road",), 40)
-        far = [m for m, c in cls if c == "disjoint"]
+        far = [m for m, c in cls if c == MarginClass.DISJOINT]
         f0 = _pick(ctx, far)
         if f0 is None:
             return None
@@ -340,8 +355,8 @@ class Within:
             anchor,
             ("building", "poi", "road"),
             40,
-            ("inside",),
-            ("disjoint", "overlap", "cross", "touch"),
+            (MarginClass.INSIDE,),
+            (MarginClass.DISJOINT, MarginClass.OVERLAP, MarginClass.CROSS, MarginClass.TOUCH),
             Q_WITHIN,
             "within",
         )
@@ -349,7 +364,7 @@ class Within:
     @staticmethod
     def edit(ctx, anchor):
         cls = _classified(ctx, anchor, ("poi", "building"), 40)
-        out = [m for m, c in cls if c == "disjoint" and m.geom.area < 0.3 * anchor.geom.area]
+        out = [m for m, c in cls if c == MarginClass.DISJOINT and m.geom.area < 0.3 * anchor.geom.area]
         f0 = _pick(ctx, out)
         if f0 is None:
             return None
@@ -393,8 +408,8 @@ class Overlap:
             anchor,
             ("building", "area"),
             40,
-            ("overlap",),
-            ("inside", "boundary_covered", "touch", "disjoint"),
+            (MarginClass.OVERLAP,),
+            (MarginClass.INSIDE, MarginClass.BOUNDARY_COVERED, MarginClass.TOUCH, MarginClass.DISJOINT),
             Q_OVERLAPS,
             "overlaps",
             extra,
@@ -407,7 +422,7 @@ class Overlap:
         cls = _classified(
             ctx, anchor, ("building",), 40, placed_outside(ctx, anchor) if ctx.construct else ()
         )
-        out = [m for m, c in cls if c == "disjoint"]
+        out = [m for m, c in cls if c == MarginClass.DISJOINT]
         f0 = _pick(ctx, out)
         if f0 is None:
             return None
@@ -451,8 +466,8 @@ class BoundaryCoverage:
             anchor,
             ("building",),
             40,
-            ("boundary_covered",),
-            ("inside", "overlap", "disjoint", "touch"),
+            (MarginClass.BOUNDARY_COVERED,),
+            (MarginClass.INSIDE, MarginClass.OVERLAP, MarginClass.DISJOINT, MarginClass.TOUCH),
             Q_BOUNDARY_COVERED,
             "boundary_covered",
             extra[:2],
@@ -462,7 +477,7 @@ class BoundaryCoverage:
     def edit(ctx, anchor):
         extra = placed_inside(ctx, anchor, n=1, clearance=3.0) if ctx.construct else []
         cls = _classified(ctx, anchor, ("building",), 0, extra)
-        inner = [m for m, c in cls if c == "inside"]
+        inner = [m for m, c in cls if c == MarginClass.INSIDE]
         f0 = _pick(ctx, inner)
         if f0 is None:
             return None
@@ -509,8 +524,8 @@ class ContainsProperly:
             anchor,
             ("building", "poi"),
             40,
-            ("inside",),
-            ("boundary_covered", "overlap", "disjoint", "touch"),
+            (MarginClass.INSIDE,),
+            (MarginClass.BOUNDARY_COVERED, MarginClass.OVERLAP, MarginClass.DISJOINT, MarginClass.TOUCH),
             Q_CONTAINED_PROPERLY,
             "contained_properly",
             extra[:2],
@@ -523,7 +538,8 @@ class ContainsProperly:
         straddle = [
             m
             for m, c in cls
-            if c in ("overlap", "boundary_covered", "touch") and m.geom.area < 0.3 * anchor.geom.area
+            if c in (MarginClass.OVERLAP, MarginClass.BOUNDARY_COVERED, MarginClass.TOUCH)
+            and m.geom.area < 0.3 * anchor.geom.area
         ]
         f0 = _pick(ctx, straddle)
         if f0 is None:

@@ -9,6 +9,7 @@ from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording
 from scoring.relations.base import BuildContext, Member
 from scoring.relations.common import classify, distances, neighbours, which_one_qa
+from scoring.vocab import MarginClass
 
 
 def _which_one(phrase: str) -> Wording:
@@ -81,6 +82,6 @@ def _qa(ctx, anchor, kinds, radius, positive, negative, question: Wording, measu
         margin={
             "clear_gap_m": 1.0,
             "clear_overlap": 2.0,
-            "classes": sorted({c for _, c in cls if c != "ambiguous"}),
+            "classes": sorted({c for _, c in cls if c is not MarginClass.AMBIGUOUS}),
         },
     )

@@ -36,7 +36,7 @@ from scoring.relations.paper import (
 )
 from scoring.relations.paper_topology import label_distractors, label_holds
 from scoring.relations.reference import render as render_reference
-from scoring.vocab import PROTOCOLS, AnswerType
+from scoring.vocab import PROTOCOLS, AnswerType, TopologyClass
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -172,7 +172,7 @@ def test_topology_asked_as_a_label_on_odd_slots(paper):
         assert inst["answer"] in TOPOLOGY_CLASSES and set(inst["choices"]) <= set(TOPOLOGY_CLASSES)
         assert inst["choices"]["ABCD".index(inst["correct_choice"])] == inst["answer"]
         # exactly one option holds; the others are the labels nearest to holding, not random ones
-        assert [label_holds(c, x, y) for c in inst["choices"]].count(True) == 1
+        assert [label_holds(TopologyClass(c), x, y) for c in inst["choices"]].count(True) == 1
         assert set(inst["choices"]) - {inst["answer"]} == set(label_distractors(x, y))
     # the label set holds every label the paper's families use
     assert {"intersects", "covers", "covered by"} <= set(TOPOLOGY_CLASSES)
