@@ -19,7 +19,7 @@ from scoring.formats.rundir import PREDICTIONS, final_predictions, find_run_dir
 from scoring.runner.config import ModelSpec, Redactor, StaticKeyProvider, public_url
 from scoring.runner.transport import ThreadedTransport
 from scoring.score import score_prediction
-from scoring.vocab import TASKS, Form, Task, Verdict
+from scoring.vocab import TASKS, Form, Modality, Task, Verdict
 
 from ..core.transport import QgisTransport, RunCancelledError
 from ..utils.compat import MSG_WARNING
@@ -40,7 +40,7 @@ class RunTask(QgsTask):
         bench_dir,
         spec,
         key: str | None,
-        modality: str,
+        modality: Modality,
         task: str,
         forms,
         ids: list[str],
@@ -179,7 +179,7 @@ def start_runs(
     runs_root: Path,
     spec: ModelSpec,
     key: str | None,
-    modality: str,
+    modality: Modality,
     qa_form: str,
     instances: list[dict],
     on_done,

@@ -34,7 +34,7 @@ def record_human_answer(
     instance: dict,
     text: str,
     form: str = Form.OPEN,
-    modality: str = Modality.GEOJSON,
+    modality: Modality = Modality.GEOJSON,
 ) -> Path:
     """Append an analyst's answer to the run "human-<analyst>"; returns the run directory."""
     if not analyst.strip():

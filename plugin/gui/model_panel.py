@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from qgis.PyQt.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QWidget
 
-from scoring.vocab import MODALITIES, QA_FORMS
+from scoring.vocab import MODALITIES, QA_FORMS, Modality
 
 from ..core.endpoints import Endpoint, load_endpoints
 from ..utils.i18n import tr
@@ -62,8 +62,8 @@ class ModelPanel(QWidget):
         return self.endpoints.get(name or self.endpoint_combo.currentText())
 
     @property
-    def modality(self) -> str:
-        return self.modality_combo.currentData()
+    def modality(self) -> Modality:
+        return Modality(self.modality_combo.currentData())  # Qt hands the item's data back as a str
 
     @property
     def qa_form(self) -> str:

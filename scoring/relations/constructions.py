@@ -13,6 +13,7 @@ from scoring import oracle
 from scoring.extract.pools import PoolFeature
 from scoring.geometry.georef import snap_to_grid
 from scoring.relations.base import BuildContext, Member
+from scoring.vocab import PoolKind
 
 
 def equal_copy(m: Member) -> Member | None:
@@ -134,7 +135,7 @@ def _interior_points(ctx: BuildContext, poly, clearance: float, n: int) -> list:
 def placed_inside(
     ctx: BuildContext,
     area,
-    kind: str = "building",
+    kind: PoolKind = PoolKind.BUILDING,
     n: int = 1,
     clearance: float = 3.0,
     exclude: set[str] | None = None,
@@ -171,7 +172,7 @@ def placed_inside(
 
 
 def placed_across(
-    ctx: BuildContext, anchor, kind: str = "building", n: int = 1, exclude: set[str] | None = None
+    ctx: BuildContext, anchor, kind: PoolKind = PoolKind.BUILDING, n: int = 1, exclude: set[str] | None = None
 ) -> list[Member]:
     """Real polygons from near `anchor` (a polygon), each moved so that its centroid lies on the
     anchor's boundary: it straddles the boundary (a clear overlap with the anchor)."""
@@ -213,7 +214,7 @@ def placed_along(
     (positive: left, looking from its first vertex) at linear position `positions[i]`."""
     line = road.geom
     exclude = set(exclude or ()) | {road.uid}
-    srcs = _sources(ctx, "poi", line, 400.0, exclude, limit=len(positions))
+    srcs = _sources(ctx, PoolKind.POI, line, 400.0, exclude, limit=len(positions))
     if len(srcs) < len(positions):
         return []
     out = []
@@ -248,7 +249,7 @@ def placed_outside(ctx: BuildContext, anchor, gap: float = 5.0, n: int = 1) -> l
     clear of it."""
     ring, centre = anchor.geom.exterior, anchor.geom.centroid
     out: list[Member] = []
-    for f in _sources(ctx, "building", anchor.geom, 300.0, {anchor.uid}):
+    for f in _sources(ctx, PoolKind.BUILDING, anchor.geom, 300.0, {anchor.uid}):
         g = f.geom
         if g.geom_type != "Polygon" or g.area > 0.3 * anchor.geom.area:
             continue
@@ -287,7 +288,7 @@ def as_pool_feature(m: Member) -> PoolFeature:
 def near_misses(ctx: BuildContext, anchor) -> list[Member]:
     """Negatives for an area anchor without enough natural ones: real buildings moved inside it
     and across its boundary."""
-    if anchor.kind != "area":
+    if anchor.kind != PoolKind.AREA:
         return []
     return placed_inside(ctx, anchor, n=2, clearance=3.0) + placed_across(ctx, anchor, n=1)
 
@@ -299,7 +300,7 @@ def crossing_road(ctx: BuildContext, anchor, accept=lambda f: True) -> list:
     mid = anchor.geom.interpolate(ctx.rng.uniform(0.3, 0.7), normalized=True)
     near = [
         f
-        for f in ctx.pools.near("road", anchor.geom, 300)
+        for f in ctx.pools.near(PoolKind.ROAD, anchor.geom, 300)
         if f.uid != anchor.uid and f.geom.length >= 20 and accept(f)
     ]
     near.sort(key=lambda f: (round(f.geom.distance(anchor.geom), 2), f.uid))
@@ -314,5 +315,5 @@ def crossing_road(ctx: BuildContext, anchor, accept=lambda f: True) -> list:
         ends = [shapely.Point(g.coords[i]) for g in (moved, anchor.geom) for i in (0, -1)]
         if all(e.distance(inter) >= 5 for e in ends):
             why = "road moved so its midpoint lies on the other road (crossing it)"
-            return [(Member("road", moved, {}, f.uid, why), f)]
+            return [(Member(PoolKind.ROAD, moved, {}, f.uid, why), f)]
     return []

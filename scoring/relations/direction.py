@@ -14,7 +14,7 @@ from scoring.constraints.wording import NUMBER, Wording
 from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, ref_points, sector
 from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
-from scoring.vocab import AnswerType, Family
+from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.DIRECTION
 MIN_SEP, MAX_SEP = 30.0, 350.0  # metres between the two reference points
@@ -53,7 +53,7 @@ Q_AXIS = Wording(
 )
 
 
-def _partner(ctx: BuildContext, anchor, kinds=("poi", "building")):
+def _partner(ctx: BuildContext, anchor, kinds=(PoolKind.POI, PoolKind.BUILDING)):
     a = ref_point(anchor.geom)
     near = [f for k in kinds for f in ctx.pools.near(k, anchor.geom, MAX_SEP) if f.uid != anchor.uid]
     geoms = np.empty(len(near), dtype=object)
@@ -143,7 +143,7 @@ def _class_edit(ctx, anchor, scheme: str):
     distractor_rule="The three other cardinal directions.",
     edit_constraints="F0 must lie in a stated 4-way direction of F1 (solved by rotating F0 "
     "about F1's centroid), with bounded displacement.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Cardinal4:
     qa = staticmethod(lambda ctx, a: _class_qa(ctx, a, "4"))
@@ -162,7 +162,7 @@ class Cardinal4:
     solver=Solver("direction", "8"),
     distractor_rule="The two neighbouring sectors and the opposite one.",
     edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Cardinal8:
     qa = staticmethod(lambda ctx, a: _class_qa(ctx, a, "8"))
@@ -183,7 +183,7 @@ class Cardinal8:
     "degrees (all options at least 20 degrees apart).",
     edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
     "bearing (solved by rotating F0 about F1's centroid).",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Bearing:
     @staticmethod
@@ -254,7 +254,7 @@ class Bearing:
     distractor_rule="The three other relative directions.",
     edit_constraints="F0 must lie on a stated side (ahead/behind/left/right) of an observer "
     "at F1 with heading h (solved by rotating F0 about F1's centroid).",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Relative:
     @staticmethod
@@ -327,7 +327,7 @@ def _straight_road(f) -> bool:
     distractor_rule="The three other axes.",
     edit_constraints="Road F0 must run along a stated axis (solved by rotating F0 about its "
     "centroid), its centroid staying within 1 m.",
-    anchor_kinds=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
 )
 class Axial:
     @staticmethod

@@ -37,7 +37,7 @@ from scoring.relations.common import (
     translate_proposals,
 )
 from scoring.relations.constructions import placed_inside
-from scoring.vocab import AnswerType, Family
+from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.METRIC
 Q_MIN_DISTANCE = Wording(
@@ -132,12 +132,12 @@ def _distance_edit(ctx, members, measure, lead=""):
     "option at least max(3 m, 15 %) from every other.",
     edit_constraints="The minimum distance between F0 and F1 must fall in a stated 10 m band; "
     "F0 stays disjoint from F1; bounded displacement.",
-    anchor_kinds=("building", "poi", "road"),
+    anchor_kinds=(PoolKind.BUILDING, PoolKind.POI, PoolKind.ROAD),
 )
 class MinDistance:
     @staticmethod
     def qa(ctx, anchor):
-        other = members_near(ctx, anchor, ("building", "poi", "road"), 150, lo=5)
+        other = members_near(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI, PoolKind.ROAD), 150, lo=5)
         if not other:
             return None
         return _numeric_qa(
@@ -153,9 +153,9 @@ class MinDistance:
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind == "road":
+        if anchor.kind == PoolKind.ROAD:
             return None
-        other = members_near(ctx, anchor, ("building", "poi"), 100, lo=5)
+        other = members_near(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 100, lo=5)
         if not other:
             return None
         return _distance_edit(ctx, [Member.of(anchor), Member.of(other[0])], "min_distance")
@@ -176,8 +176,8 @@ class MinDistance:
     "it differs by more than 3 m.",
     edit_constraints="The boundary distance between F0 (inside area F1) and F1 must fall in a "
     "stated 10 m band while F0 stays within F1.",
-    anchor_kinds=("area",),
-    needs=("area", "building"),
+    anchor_kinds=(PoolKind.AREA,),
+    needs=(PoolKind.AREA, PoolKind.BUILDING),
     constructs=True,
 )
 class BoundaryDistance:
@@ -185,13 +185,13 @@ class BoundaryDistance:
     def _inner(ctx, anchor, clearance: float = 3.0):
         inner = [
             f
-            for f in ctx.pools.near("building", anchor.geom, 0)
+            for f in ctx.pools.near(PoolKind.BUILDING, anchor.geom, 0)
             if shapely.contains_properly(anchor.geom, f.geom) and f.geom.distance(anchor.geom.boundary) >= 3
         ]
         if inner:
             return Member.of(ctx.rng.choice(inner))
         if ctx.construct:  # no building inside this area: a real one moved into it
-            placed = placed_inside(ctx, anchor, "building", clearance=clearance)
+            placed = placed_inside(ctx, anchor, PoolKind.BUILDING, clearance=clearance)
             return placed[0] if placed else None
         return None
 
@@ -258,12 +258,12 @@ class BoundaryDistance:
     "centroids when it differs by more than 3 m.",
     edit_constraints="The Manhattan distance between the centroids of F0 and F1 must fall in a "
     "stated 10 m band.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Manhattan:
     @staticmethod
     def qa(ctx, anchor):
-        other = members_near(ctx, anchor, ("poi", "building"), 250, lo=20)
+        other = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 250, lo=20)
         if not other:
             return None
         item = _numeric_qa(
@@ -288,7 +288,7 @@ class Manhattan:
 
     @staticmethod
     def edit(ctx, anchor):
-        other = members_near(ctx, anchor, ("poi", "building"), 200, lo=20)
+        other = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 200, lo=20)
         if not other:
             return None
         return _distance_edit(ctx, [Member.of(anchor), Member.of(other[0])], "manhattan_distance")
@@ -308,7 +308,7 @@ class Manhattan:
     distractor_rule="Adjacent numeric values, including the minimum distance when it differs "
     "by more than 3 m.",
     edit_constraints="The Hausdorff distance between F0 and F1 must be at most a stated " "value.",
-    anchor_kinds=("road", "building"),
+    anchor_kinds=(PoolKind.ROAD, PoolKind.BUILDING),
 )
 class Hausdorff:
     @staticmethod
@@ -371,7 +371,7 @@ class Hausdorff:
     distractor_rule="Adjacent numeric values (as M01).",
     edit_constraints="Scale F0 about its centroid so that the total perimeter of F0, F1 and F2 "
     "falls in a stated 2 m band.",
-    anchor_kinds=("building", "area"),
+    anchor_kinds=(PoolKind.BUILDING, PoolKind.AREA),
 )
 class Perimeter:
     @staticmethod
@@ -391,9 +391,9 @@ class Perimeter:
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind != "building":
+        if anchor.kind != PoolKind.BUILDING:
             return None
-        others = members_near(ctx, anchor, ("building",), 80, lo=3, n=2)
+        others = members_near(ctx, anchor, (PoolKind.BUILDING,), 80, lo=3, n=2)
         if not others:
             return None
         members = [Member.of(anchor)] + [Member.of(o) for o in others]

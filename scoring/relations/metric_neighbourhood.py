@@ -29,7 +29,7 @@ from scoring.relations.common import (
 )
 from scoring.relations.constructions import placed_inside
 from scoring.relations.metric import FAMILY, members_near
-from scoring.vocab import AnswerType
+from scoring.vocab import AnswerType, PoolKind
 
 Q_WITHIN_DISTANCE = Wording(
     "How many of the features {ids} lie within {d:g} m of {a} (minimum distance at most {d:g} m)?",
@@ -60,12 +60,12 @@ Q_DENSITY = Wording(
     solver=Solver("count_within"),
     distractor_rule="Adjacent counts (answer +-1, +-2).",
     edit_constraints="F0 must lie within d of F1 but farther than d from F2.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class WithinDistance:
     @staticmethod
     def qa(ctx, anchor):
-        others = members_near(ctx, anchor, ("poi", "building"), 120, lo=1, n=6)
+        others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 120, lo=1, n=6)
         if not others:
             return None
         d = float(ctx.rng.choice([25, 40, 50, 75, 100]))
@@ -99,7 +99,7 @@ class WithinDistance:
 
     @staticmethod
     def edit(ctx, anchor):
-        others = members_near(ctx, anchor, ("poi", "building"), 150, lo=30, n=2)
+        others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 150, lo=30, n=2)
         if not others:
             return None
         d = 20.0
@@ -129,12 +129,12 @@ class WithinDistance:
     distractor_rule="The other candidates (competing feature ids), nearest ones first.",
     edit_constraints="Move F0 so that a stated candidate becomes its nearest neighbour, with a "
     "margin of 2 m over the others.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Nearest:
     @staticmethod
     def qa(ctx, anchor):
-        others = members_near(ctx, anchor, ("poi", "building"), 100, lo=1, n=4)
+        others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 100, lo=1, n=4)
         if not others:
             return None
         members = [Member.of(anchor)] + [Member.of(o) for o in others]
@@ -163,7 +163,7 @@ class Nearest:
 
     @staticmethod
     def edit(ctx, anchor):
-        others = members_near(ctx, anchor, ("poi", "building"), 100, lo=5, n=3)
+        others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 100, lo=5, n=3)
         if not others:
             return None
         members = [Member.of(anchor)] + [Member.of(o) for o in others]
@@ -197,14 +197,14 @@ class Nearest:
     distractor_rule="Adjacent numeric values (as M01), including the density that counts all "
     "shown POIs when it differs.",
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
-    anchor_kinds=("area", "building"),
-    needs=("poi",),
+    anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
+    needs=(PoolKind.POI,),
     constructs=True,
 )
 class Density:
     @staticmethod
     def _pois(ctx, anchor):
-        pois = ctx.pools.near("poi", anchor.geom, 40)
+        pois = ctx.pools.near(PoolKind.POI, anchor.geom, 40)
         if ctx.construct:  # POIs too close to the boundary are left out, real ones moved inside
             pois = [p for p in pois if p.geom.distance(anchor.geom.boundary) >= 1]
         if any(p.geom.distance(anchor.geom.boundary) < 1 for p in pois):
@@ -212,7 +212,7 @@ class Density:
         inside = [Member.of(p) for p in pois if p.geom.within(anchor.geom)]
         outside = [Member.of(p) for p in pois if not p.geom.within(anchor.geom)]
         if not inside and ctx.construct:
-            inside = placed_inside(ctx, anchor, "poi", n=ctx.rng.randint(1, 3), clearance=2.0)
+            inside = placed_inside(ctx, anchor, PoolKind.POI, n=ctx.rng.randint(1, 3), clearance=2.0)
         if not inside or len(inside) > 12:
             return None
         outside = ctx.rng.sample(outside, min(len(outside), 4))

@@ -15,7 +15,7 @@ from scoring.oracle import ref_point
 from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
-from scoring.vocab import AnswerType, Family
+from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.ORDERING
 Q_ALONG_ORDER = Wording(
@@ -54,7 +54,7 @@ def _along(ctx: BuildContext, road, n: int, max_off=30.0):
     """n features near the road, projecting inside it, with positions >= GAP apart."""
     line = road.geom
     cands = []
-    for k in ("poi", "building"):
+    for k in (PoolKind.POI, PoolKind.BUILDING):
         for f in ctx.pools.near(k, line, max_off):
             p = ref_point(f.geom)
             t = line.project(p)
@@ -107,8 +107,8 @@ def _placed_along(ctx: BuildContext, road, n: int):
     distractor_rule="Alternative orderings (other permutations, the reverse first).",
     edit_constraints="Move F0 so that the order along road F1 becomes a stated order, staying "
     "within 30 m of F1.",
-    anchor_kinds=("road",),
-    needs=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
+    needs=(PoolKind.ROAD,),
     constructs=True,
 )
 class AlongOrder:
@@ -192,8 +192,8 @@ def _offset_variants(ops):
     distractor_rule="The other features along the route (competing ids).",
     edit_constraints="Move F0 so that it is passed after F2 and before F3 travelling along "
     "F1 (a band of linear-referencing positions), within 30 m of F1.",
-    anchor_kinds=("road",),
-    needs=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
+    needs=(PoolKind.ROAD,),
     constructs=True,
 )
 class BeforeAfter:
@@ -286,7 +286,7 @@ def _side_ok(line: LineString, g) -> str | None:
     t = line.project(p)
     if not (END_CLEAR <= t <= line.length - END_CLEAR) or line.distance(p) < 3 or not g.disjoint(line):
         return None
-    s = oracle.side_of_line(line, Member("poi", p).geom)
+    s = oracle.side_of_line(line, Member(PoolKind.POI, p).geom)
     return s if s in ("left", "right") else None
 
 
@@ -304,8 +304,8 @@ def _side_ok(line: LineString, g) -> str | None:
     solver=Solver("same_side"),
     distractor_rule="Features on the opposite side (competing ids).",
     edit_constraints="Move F0 across road F1 to the side where F2 lies, staying within 30 m " "of F1.",
-    anchor_kinds=("road",),
-    needs=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
+    needs=(PoolKind.ROAD,),
     constructs=True,
 )
 class Side:
@@ -315,7 +315,7 @@ class Side:
             return None
         line = anchor.geom
         sided = []
-        for k in ("poi", "building"):
+        for k in (PoolKind.POI, PoolKind.BUILDING):
             for f in ctx.pools.near(k, line, 40):
                 s = _side_ok(line, f.geom)
                 if s:
@@ -367,7 +367,7 @@ class Side:
         line = anchor.geom
         sided = [
             (s, Member.of(f))
-            for k in ("poi",)
+            for k in (PoolKind.POI,)
             for f in ctx.pools.near(k, line, 25)
             if (s := _side_ok(line, f.geom))
         ]
@@ -403,14 +403,14 @@ class Side:
     solver=Solver("between"),
     distractor_rule="Features near the hull but clear of it (competing ids).",
     edit_constraints="Move building F0 so that it lies strictly between F1 and F2.",
-    anchor_kinds=("poi", "building"),
+    anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
 class Between:
     @staticmethod
     def qa(ctx, anchor):
         partners = [
             f
-            for k in ("poi", "building")
+            for k in (PoolKind.POI, PoolKind.BUILDING)
             for f in ctx.pools.near(k, anchor.geom, 250)
             if f.uid != anchor.uid and f.geom.distance(anchor.geom) >= 60
         ]
@@ -419,7 +419,7 @@ class Between:
         b = ctx.rng.choice(partners)
         hull = shapely.union(anchor.geom, b.geom).convex_hull
         pos, neg = [], []
-        for k in ("building", "road"):
+        for k in (PoolKind.BUILDING, PoolKind.ROAD):
             for f in ctx.pools.near(k, hull, 40):
                 if f.uid in (anchor.uid, b.uid) or not (
                     f.geom.disjoint(anchor.geom) and f.geom.disjoint(b.geom)
@@ -475,7 +475,7 @@ class Between:
     def edit(ctx, anchor):
         partners = [
             f
-            for k in ("poi", "building")
+            for k in (PoolKind.POI, PoolKind.BUILDING)
             for f in ctx.pools.near(k, anchor.geom, 200)
             if f.uid != anchor.uid and f.geom.distance(anchor.geom) >= 60
         ]
@@ -483,7 +483,7 @@ class Between:
         # land exactly on it.
         movers = [
             f
-            for f in ctx.pools.near("building", anchor.geom, 120)
+            for f in ctx.pools.near(PoolKind.BUILDING, anchor.geom, 120)
             if f.uid != anchor.uid and f.geom.area < 2000
         ]
         if not partners or not movers:

@@ -14,7 +14,7 @@ from scoring.relations.base import REFUSAL, Member, QAItem, Solver, fact, make_s
 from scoring.relations.common import edit_item, max_displacement, pred
 from scoring.relations.constructions import crossing_road
 from scoring.relations.ordering import FAMILY
-from scoring.vocab import AnswerType, EditOp
+from scoring.vocab import AnswerType, EditOp, PoolKind
 
 Q_LAYER = Wording(
     "Roads {a} and {b} cross in plan view. Which of them lies above the other? Use the roads' "
@@ -46,7 +46,7 @@ def _level_props(f, withheld: bool) -> dict:
 def _crossing_pairs(ctx, anchor):
     la = vertical_level(_level_props(anchor, False))
     out = []
-    for f in ctx.pools.near("road", anchor.geom, 0):
+    for f in ctx.pools.near(PoolKind.ROAD, anchor.geom, 0):
         if f.uid == anchor.uid or not f.geom.crosses(anchor.geom):
             continue
         lb = vertical_level(_level_props(f, False))
@@ -63,19 +63,21 @@ def _constructed_crossing(ctx, anchor) -> list:
     moved onto it (scoring.relations.constructions.crossing_road)."""
     placed = crossing_road(ctx, anchor, lambda f: vertical_level(_level_props(f, False)) == 0)
     return [
-        PoolFeature(m.source or "", "road", m.geom, {**f.props, "_construction": m.construction})
+        PoolFeature(m.source or "", PoolKind.ROAD, m.geom, {**f.props, "_construction": m.construction})
         for m, f in placed
     ]
 
 
 def _member(f, props: dict) -> Member:
     why = f.props.get("_construction")
-    return Member("road", f.geom, props, f.uid, why)
+    return Member(PoolKind.ROAD, f.geom, props, f.uid, why)
 
 
 def has_layered_roads(pools) -> str | None:
     """None, or the feature class O06 needs that the pools lack."""
-    if any(vertical_level(_level_props(f, False)) not in (None, 0) for f in pools.features.get("road", [])):
+    if any(
+        vertical_level(_level_props(f, False)) not in (None, 0) for f in pools.features.get(PoolKind.ROAD, [])
+    ):
         return None
     return "roads with a layer, bridge or tunnel tag (no vertical order to ask about)"
 
@@ -95,8 +97,8 @@ def has_layered_roads(pools) -> str | None:
     distractor_rule="The other road, 'neither: same level', and 'cannot be determined' (the "
     "correct answer when the attributes are withheld).",
     edit_constraints="Set F0's attributes (an attribute edit) so that F0 lies above F1.",
-    anchor_kinds=("road",),
-    needs=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
+    needs=(PoolKind.ROAD,),
     constructs=True,
     requires=has_layered_roads,
 )
@@ -189,7 +191,7 @@ def _connected_road(ctx, anchor) -> list[Member]:
     """A real road from near `anchor`, moved so that one of its endpoints coincides with one of the
     anchor's and it meets the anchor nowhere else: [member] or []."""
     a = anchor.geom
-    near = [f for f in ctx.pools.near("road", a, 300) if f.uid != anchor.uid and f.geom.length >= 20]
+    near = [f for f in ctx.pools.near(PoolKind.ROAD, a, 300) if f.uid != anchor.uid and f.geom.length >= 20]
     near.sort(key=lambda f: (round(f.geom.distance(a), 2), f.uid))
     for f in near[:20]:
         for end in _ends(a):
@@ -197,7 +199,7 @@ def _connected_road(ctx, anchor) -> list[Member]:
                 moved = affinity.translate(f.geom, end.x - start.x, end.y - start.y)
                 if oracle.endpoint_connected(a, moved) and moved.intersection(a).equals(end):
                     why = "road moved so that one of its endpoints coincides with an endpoint of the other"
-                    return [Member("road", moved, {}, f.uid, why)]
+                    return [Member(PoolKind.ROAD, moved, {}, f.uid, why)]
     return []
 
 
@@ -216,8 +218,8 @@ def _connected_road(ctx, anchor) -> list[Member]:
     distractor_rule="Roads meeting F0's interior (T-junctions, crossings) and nearby " "disjoint roads.",
     edit_constraints="Translate road F0 so that one of its endpoints coincides with an "
     "endpoint of F1 (within 0.05 m) without crossing F1.",
-    anchor_kinds=("road",),
-    needs=("road",),
+    anchor_kinds=(PoolKind.ROAD,),
+    needs=(PoolKind.ROAD,),
     constructs=True,
 )
 class Connectivity:
@@ -225,7 +227,7 @@ class Connectivity:
     def qa(ctx, anchor):
         a = anchor.geom
         pos, neg = [], []
-        for f in ctx.pools.near("road", a, 30):
+        for f in ctx.pools.near(PoolKind.ROAD, a, 30):
             if f.uid == anchor.uid:
                 continue
             if oracle.endpoint_connected(a, f.geom):
@@ -283,7 +285,7 @@ class Connectivity:
         a = anchor.geom
         cands = [
             f
-            for f in ctx.pools.near("road", a, 60)
+            for f in ctx.pools.near(PoolKind.ROAD, a, 60)
             if f.uid != anchor.uid and f.geom.distance(a) >= 5 and f.geom.length < 200
         ]
         if not cands:

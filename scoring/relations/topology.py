@@ -43,7 +43,7 @@ from scoring.relations.topology_qa import (
     _classified,
     _qa,
 )
-from scoring.vocab import AnswerType, Family, MarginClass
+from scoring.vocab import AnswerType, Family, MarginClass, PoolKind
 
 FAMILY = Family.TOPOLOGY
 NEG_ALL = (
@@ -88,7 +88,7 @@ def _pick(ctx, items, n=1):
     "rotated 12 degrees; or a real neighbour.",
     edit_constraints="F0 (a displaced copy of F1) must become equal to F1 within eps "
     "(Hausdorff <= 0.05 m).",
-    anchor_kinds=("building", "area"),
+    anchor_kinds=(PoolKind.BUILDING, PoolKind.AREA),
 )
 class Equality:
     @staticmethod
@@ -101,7 +101,7 @@ class Equality:
         return _qa(
             ctx,
             anchor,
-            ("building",),
+            (PoolKind.BUILDING,),
             15,
             (MarginClass.EQUAL,),
             (MarginClass.OVERLAP, MarginClass.INSIDE, MarginClass.DISJOINT, MarginClass.TOUCH),
@@ -146,7 +146,7 @@ class Equality:
     distractor_rule="Features that clearly intersect F0 (inside, overlapping, crossing, " "touching).",
     edit_constraints="F0 (intersecting F1) must become disjoint from F1 with at most a "
     "bounded displacement.",
-    anchor_kinds=("area", "building", "road"),
+    anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING, PoolKind.ROAD),
     constructs=True,
 )
 class Disjointness:
@@ -155,7 +155,7 @@ class Disjointness:
         return _qa(
             ctx,
             anchor,
-            ("building", "road", "poi"),
+            (PoolKind.BUILDING, PoolKind.ROAD, PoolKind.POI),
             40,
             (MarginClass.DISJOINT,),
             (
@@ -172,7 +172,7 @@ class Disjointness:
 
     @staticmethod
     def edit(ctx, anchor):
-        cls = _classified(ctx, anchor, ("building", "poi"), 30)
+        cls = _classified(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 30)
         hits = [
             m
             for m, c in cls
@@ -206,7 +206,7 @@ def _escape_distance(g, a) -> float:
     distractor_rule="Nearby features that are clearly disjoint from F0 (gap >= 1 m).",
     edit_constraints="F0 (disjoint from F1) must come to intersect F1 while staying disjoint "
     "from F2, with bounded displacement.",
-    anchor_kinds=("area", "building", "road"),
+    anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING, PoolKind.ROAD),
 )
 class Intersection:
     @staticmethod
@@ -214,7 +214,7 @@ class Intersection:
         return _qa(
             ctx,
             anchor,
-            ("building", "road", "poi"),
+            (PoolKind.BUILDING, PoolKind.ROAD, PoolKind.POI),
             40,
             (MarginClass.INSIDE, MarginClass.OVERLAP, MarginClass.CROSS),
             (MarginClass.DISJOINT,),
@@ -224,9 +224,9 @@ class Intersection:
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind == "road":
+        if anchor.kind == PoolKind.ROAD:
             return None
-        cls = _classified(ctx, anchor, ("building", "poi"), 40)
+        cls = _classified(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 40)
         far = [m for m, c in cls if c == MarginClass.DISJOINT]
         if len(far) < 2:
             return None
@@ -249,12 +249,12 @@ class Intersection:
     distractor_rule="Neighbours that are disjoint by >= 1 m, overlapping, or crossing.",
     edit_constraints="F0 must touch F1 within eps = 0.05 m (distance <= eps, interiors "
     "shrunk by eps disjoint) and stay disjoint from F2.",
-    anchor_kinds=("building", "road"),
+    anchor_kinds=(PoolKind.BUILDING, PoolKind.ROAD),
 )
 class Touching:
     @staticmethod
     def qa(ctx, anchor):
-        kinds = ("building",) if anchor.kind == "building" else ("road",)
+        kinds = (PoolKind.BUILDING,) if anchor.kind == PoolKind.BUILDING else (PoolKind.ROAD,)
         return _qa(
             ctx,
             anchor,
@@ -268,9 +268,9 @@ class Touching:
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind != "building":
+        if anchor.kind != PoolKind.BUILDING:
             return None
-        cls = _classified(ctx, anchor, ("building",), 40)
+        cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 40)
         far = [m for m, c in cls if c == MarginClass.DISJOINT and 2 <= m.geom.distance(anchor.geom) <= 25]
         if len(far) < 2:
             return None
@@ -300,7 +300,7 @@ class Touching:
     distractor_rule="Roads that only touch F0 (meet at an endpoint) or are disjoint; for "
     "area anchors, roads lying inside.",
     edit_constraints="F0 (a road disjoint from road F1) must cross F1, with bounded " "displacement.",
-    anchor_kinds=("road", "area"),
+    anchor_kinds=(PoolKind.ROAD, PoolKind.AREA),
     constructs=True,
 )
 class Crossing:
@@ -309,20 +309,22 @@ class Crossing:
         return _qa(
             ctx,
             anchor,
-            ("road",),
+            (PoolKind.ROAD,),
             40,
             (MarginClass.CROSS,),
             (MarginClass.TOUCH, MarginClass.DISJOINT, MarginClass.INSIDE),
             Q_CROSSES,
             "crosses",
-            [m for m, _ in crossing_road(ctx, anchor)] if ctx.construct and anchor.kind == "road" else (),
+            [m for m, _ in crossing_road(ctx, anchor)]
+            if ctx.construct and anchor.kind == PoolKind.ROAD
+            else (),
         )
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind != "road":
+        if anchor.kind != PoolKind.ROAD:
             return None
-        cls = _classified(ctx, anchor, ("road",), 40)
+        cls = _classified(ctx, anchor, (PoolKind.ROAD,), 40)
         far = [m for m, c in cls if c == MarginClass.DISJOINT]
         f0 = _pick(ctx, far)
         if f0 is None:
@@ -345,7 +347,7 @@ class Crossing:
     distractor_rule="Features outside F0, straddling its boundary, or touching it.",
     edit_constraints="F0 (outside area or building F1) must come to lie within F1, with "
     "bounded displacement.",
-    anchor_kinds=("area", "building"),
+    anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
 )
 class Within:
     @staticmethod
@@ -353,7 +355,7 @@ class Within:
         return _qa(
             ctx,
             anchor,
-            ("building", "poi", "road"),
+            (PoolKind.BUILDING, PoolKind.POI, PoolKind.ROAD),
             40,
             (MarginClass.INSIDE,),
             (MarginClass.DISJOINT, MarginClass.OVERLAP, MarginClass.CROSS, MarginClass.TOUCH),
@@ -363,7 +365,7 @@ class Within:
 
     @staticmethod
     def edit(ctx, anchor):
-        cls = _classified(ctx, anchor, ("poi", "building"), 40)
+        cls = _classified(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 40)
         out = [m for m, c in cls if c == MarginClass.DISJOINT and m.geom.area < 0.3 * anchor.geom.area]
         f0 = _pick(ctx, out)
         if f0 is None:
@@ -387,17 +389,17 @@ class Within:
     distractor_rule="Polygons inside F0, covered by it while touching its boundary, "
     "touching it, or disjoint.",
     edit_constraints="F0 (a building disjoint from area F1) must overlap F1, with bounded " "displacement.",
-    anchor_kinds=("area", "building"),
+    anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
     constructs=True,
 )
 class Overlap:
     @staticmethod
     def qa(ctx, anchor):
         extra = []
-        if anchor.kind == "area":
+        if anchor.kind == PoolKind.AREA:
             inner = [
                 f
-                for f in neighbours(ctx, anchor, ("building",), 0)
+                for f in neighbours(ctx, anchor, (PoolKind.BUILDING,), 0)
                 if shapely.contains_properly(anchor.geom, f.geom)
             ]
             extra = boundary_covered_copies(ctx, anchor, inner)[:1]
@@ -406,7 +408,7 @@ class Overlap:
         return _qa(
             ctx,
             anchor,
-            ("building", "area"),
+            (PoolKind.BUILDING, PoolKind.AREA),
             40,
             (MarginClass.OVERLAP,),
             (MarginClass.INSIDE, MarginClass.BOUNDARY_COVERED, MarginClass.TOUCH, MarginClass.DISJOINT),
@@ -417,10 +419,10 @@ class Overlap:
 
     @staticmethod
     def edit(ctx, anchor):
-        if anchor.kind != "area":
+        if anchor.kind != PoolKind.AREA:
             return None
         cls = _classified(
-            ctx, anchor, ("building",), 40, placed_outside(ctx, anchor) if ctx.construct else ()
+            ctx, anchor, (PoolKind.BUILDING,), 40, placed_outside(ctx, anchor) if ctx.construct else ()
         )
         out = [m for m, c in cls if c == MarginClass.DISJOINT]
         f0 = _pick(ctx, out)
@@ -444,8 +446,8 @@ class Overlap:
     distractor_rule="Buildings properly inside F0 (>= 1 m from its boundary), straddling " "it, or outside.",
     edit_constraints="F0 (properly inside F1) must be moved to touch F1's boundary from "
     "inside: covered by F1 grown by eps and within eps of its boundary.",
-    anchor_kinds=("area",),
-    needs=("area", "building"),
+    anchor_kinds=(PoolKind.AREA,),
+    needs=(PoolKind.AREA, PoolKind.BUILDING),
     constructs=True,
 )
 class BoundaryCoverage:
@@ -453,7 +455,7 @@ class BoundaryCoverage:
     def qa(ctx, anchor):
         inner = [
             f
-            for f in neighbours(ctx, anchor, ("building",), 0)
+            for f in neighbours(ctx, anchor, (PoolKind.BUILDING,), 0)
             if shapely.contains_properly(anchor.geom, f.geom)
         ]
         if ctx.construct and not inner:
@@ -464,7 +466,7 @@ class BoundaryCoverage:
         return _qa(
             ctx,
             anchor,
-            ("building",),
+            (PoolKind.BUILDING,),
             40,
             (MarginClass.BOUNDARY_COVERED,),
             (MarginClass.INSIDE, MarginClass.OVERLAP, MarginClass.DISJOINT, MarginClass.TOUCH),
@@ -476,7 +478,7 @@ class BoundaryCoverage:
     @staticmethod
     def edit(ctx, anchor):
         extra = placed_inside(ctx, anchor, n=1, clearance=3.0) if ctx.construct else []
-        cls = _classified(ctx, anchor, ("building",), 0, extra)
+        cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 0, extra)
         inner = [m for m, c in cls if c == MarginClass.INSIDE]
         f0 = _pick(ctx, inner)
         if f0 is None:
@@ -504,8 +506,8 @@ class BoundaryCoverage:
     "straddling it, or outside.",
     edit_constraints="F0 (straddling or touching F1's boundary) must lie in F1's interior "
     "at least eps from its boundary.",
-    anchor_kinds=("area",),
-    needs=("area", "building"),
+    anchor_kinds=(PoolKind.AREA,),
+    needs=(PoolKind.AREA, PoolKind.BUILDING),
     constructs=True,
 )
 class ContainsProperly:
@@ -513,7 +515,7 @@ class ContainsProperly:
     def qa(ctx, anchor):
         inner = [
             f
-            for f in neighbours(ctx, anchor, ("building",), 0)
+            for f in neighbours(ctx, anchor, (PoolKind.BUILDING,), 0)
             if shapely.contains_properly(anchor.geom, f.geom)
         ]
         extra = boundary_covered_copies(ctx, anchor, inner)
@@ -522,7 +524,7 @@ class ContainsProperly:
         return _qa(
             ctx,
             anchor,
-            ("building", "poi"),
+            (PoolKind.BUILDING, PoolKind.POI),
             40,
             (MarginClass.INSIDE,),
             (MarginClass.BOUNDARY_COVERED, MarginClass.OVERLAP, MarginClass.DISJOINT, MarginClass.TOUCH),
@@ -534,7 +536,7 @@ class ContainsProperly:
     @staticmethod
     def edit(ctx, anchor):
         extra = placed_across(ctx, anchor) if ctx.construct else []
-        cls = _classified(ctx, anchor, ("building",), 20, extra)
+        cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 20, extra)
         straddle = [
             m
             for m, c in cls
