@@ -11,8 +11,19 @@ import shapely
 
 from scoring import oracle
 from scoring.constraints.wording import NUMBER, Wording
+from scoring.extract.pools import PoolFeature
 from scoring.oracle import AXES, DIRECTIONS4, DIRECTIONS8, RELATIVE, azimuth, ref_point, ref_points, sector
-from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
+from scoring.relations.base import (
+    BuildContext,
+    EditItem,
+    Member,
+    QAItem,
+    Solver,
+    fact,
+    make_scene,
+    mcq,
+    relation,
+)
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
 from scoring.vocab import AnswerType, Family, PoolKind
 
@@ -187,7 +198,7 @@ class Cardinal8:
 )
 class Bearing:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         partner = _partner(ctx, anchor)
         if partner is None:
             return None
@@ -212,7 +223,7 @@ class Bearing:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         partner = _partner(ctx, anchor)
         if partner is None:
             return None
@@ -258,7 +269,7 @@ class Bearing:
 )
 class Relative:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         partner = _partner(ctx, anchor)
         if partner is None:
             return None
@@ -286,7 +297,7 @@ class Relative:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         partner = _partner(ctx, anchor)
         if partner is None:
             return None
@@ -331,7 +342,7 @@ def _straight_road(f) -> bool:
 )
 class Axial:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         if not _straight_road(anchor):
             return None
         made = make_scene(ctx, [Member.of(anchor)])
@@ -357,7 +368,7 @@ class Axial:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if not _straight_road(anchor):
             return None
         members = [Member.of(anchor)]

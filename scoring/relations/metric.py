@@ -13,9 +13,11 @@ from shapely import affinity
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
+from scoring.extract.pools import PoolFeature
 from scoring.oracle import ref_point
 from scoring.relations.base import (
     BuildContext,
+    EditItem,
     Member,
     QAItem,
     Solver,
@@ -136,7 +138,7 @@ def _distance_edit(ctx, members, measure, lead=""):
 )
 class MinDistance:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         other = members_near(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI, PoolKind.ROAD), 150, lo=5)
         if not other:
             return None
@@ -152,7 +154,7 @@ class MinDistance:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind == PoolKind.ROAD:
             return None
         other = members_near(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 100, lo=5)
@@ -196,7 +198,7 @@ class BoundaryDistance:
         return None
 
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         b = BoundaryDistance._inner(ctx, anchor)
         if b is None:
             return None
@@ -221,7 +223,7 @@ class BoundaryDistance:
         return item
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         # a placed building needs room to move towards the boundary: 16 m of it
         b = BoundaryDistance._inner(ctx, anchor, clearance=16.0)
         if b is None:
@@ -262,7 +264,7 @@ class BoundaryDistance:
 )
 class Manhattan:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         other = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 250, lo=20)
         if not other:
             return None
@@ -287,7 +289,7 @@ class Manhattan:
         return item
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         other = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 200, lo=20)
         if not other:
             return None
@@ -312,7 +314,7 @@ class Manhattan:
 )
 class Hausdorff:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         other = members_near(ctx, anchor, (anchor.kind,), 60, lo=1)
         if not other:
             return None
@@ -332,7 +334,7 @@ class Hausdorff:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         other = members_near(ctx, anchor, (anchor.kind,), 60, lo=3)
         if not other:
             return None
@@ -375,7 +377,7 @@ class Hausdorff:
 )
 class Perimeter:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         others = members_near(ctx, anchor, (anchor.kind,), 80, lo=1, n=2)
         if not others:
             return None
@@ -390,7 +392,7 @@ class Perimeter:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind != PoolKind.BUILDING:
             return None
         others = members_near(ctx, anchor, (PoolKind.BUILDING,), 80, lo=3, n=2)

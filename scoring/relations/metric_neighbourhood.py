@@ -7,7 +7,10 @@ from shapely import affinity
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, NUMBER, Wording, id_list
+from scoring.extract.pools import PoolFeature
 from scoring.relations.base import (
+    BuildContext,
+    EditItem,
     Member,
     QAItem,
     Solver,
@@ -64,7 +67,7 @@ Q_DENSITY = Wording(
 )
 class WithinDistance:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 120, lo=1, n=6)
         if not others:
             return None
@@ -98,7 +101,7 @@ class WithinDistance:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 150, lo=30, n=2)
         if not others:
             return None
@@ -133,7 +136,7 @@ class WithinDistance:
 )
 class Nearest:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 100, lo=1, n=4)
         if not others:
             return None
@@ -162,7 +165,7 @@ class Nearest:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 100, lo=5, n=3)
         if not others:
             return None
@@ -219,7 +222,7 @@ class Density:
         return inside + outside
 
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         pois = Density._pois(ctx, anchor)
         if not pois:
             return None
@@ -251,7 +254,7 @@ class Density:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         pois = Density._pois(ctx, anchor)
         if not pois:
             return None

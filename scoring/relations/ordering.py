@@ -11,8 +11,19 @@ from shapely.geometry import LineString
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list, one_of
+from scoring.extract.pools import PoolFeature
 from scoring.oracle import ref_point
-from scoring.relations.base import BuildContext, Member, QAItem, Solver, fact, make_scene, mcq, relation
+from scoring.relations.base import (
+    BuildContext,
+    EditItem,
+    Member,
+    QAItem,
+    Solver,
+    fact,
+    make_scene,
+    mcq,
+    relation,
+)
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
 from scoring.vocab import AnswerType, Family, PoolKind
@@ -113,7 +124,7 @@ def _placed_along(ctx: BuildContext, road, n: int):
 )
 class AlongOrder:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         if not _long_road(anchor):
             return None
         near = _along(ctx, anchor, 3)
@@ -150,7 +161,7 @@ class AlongOrder:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if not _long_road(anchor):
             return None
         near = _along(ctx, anchor, 3)
@@ -198,7 +209,7 @@ def _offset_variants(ops):
 )
 class BeforeAfter:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         if not _long_road(anchor, 150):
             return None
         near = _along(ctx, anchor, 5)
@@ -228,7 +239,7 @@ class BeforeAfter:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if not _long_road(anchor, 150):
             return None
         near = _along(ctx, anchor, 3)
@@ -310,7 +321,7 @@ def _side_ok(line: LineString, g) -> str | None:
 )
 class Side:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         if not _long_road(anchor, 80, 0.95):
             return None
         line = anchor.geom
@@ -361,7 +372,7 @@ class Side:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if not _long_road(anchor, 80, 0.95):
             return None
         line = anchor.geom
@@ -407,7 +418,7 @@ class Side:
 )
 class Between:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         partners = [
             f
             for k in (PoolKind.POI, PoolKind.BUILDING)
@@ -472,7 +483,7 @@ class Between:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         partners = [
             f
             for k in (PoolKind.POI, PoolKind.BUILDING)

@@ -10,7 +10,18 @@ from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
 from scoring.extract.pools import PoolFeature
 from scoring.oracle import EDIT_EPS, vertical_level
-from scoring.relations.base import REFUSAL, Member, QAItem, Solver, fact, make_scene, mcq, relation
+from scoring.relations.base import (
+    REFUSAL,
+    BuildContext,
+    EditItem,
+    Member,
+    QAItem,
+    Solver,
+    fact,
+    make_scene,
+    mcq,
+    relation,
+)
 from scoring.relations.common import edit_item, max_displacement, pred
 from scoring.relations.constructions import crossing_road
 from scoring.relations.ordering import FAMILY
@@ -104,7 +115,7 @@ def has_layered_roads(pools) -> str | None:
 )
 class LayerHierarchy:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         pairs = _crossing_pairs(ctx, anchor)
         if not pairs:
             return None
@@ -153,7 +164,7 @@ class LayerHierarchy:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         pairs = _crossing_pairs(ctx, anchor)
         if not pairs:
             return None
@@ -224,7 +235,7 @@ def _connected_road(ctx, anchor) -> list[Member]:
 )
 class Connectivity:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         a = anchor.geom
         pos, neg = [], []
         for f in ctx.pools.near(PoolKind.ROAD, a, 30):
@@ -281,7 +292,7 @@ class Connectivity:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         a = anchor.geom
         cands = [
             f

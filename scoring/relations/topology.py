@@ -8,8 +8,9 @@ import math
 
 import shapely
 
+from scoring.extract.pools import PoolFeature
 from scoring.oracle import EDIT_EPS
-from scoring.relations.base import Member, Solver, relation
+from scoring.relations.base import BuildContext, EditItem, Member, QAItem, Solver, relation
 from scoring.relations.common import (
     edit_item,
     max_displacement,
@@ -92,7 +93,7 @@ def _pick(ctx, items, n=1):
 )
 class Equality:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         m = Member.of(anchor)
         eq = equal_copy(m)
         if eq is None:
@@ -111,7 +112,7 @@ class Equality:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         m = Member.of(anchor)
         ang, dist = ctx.rng.uniform(0, 2 * math.pi), ctx.rng.uniform(8, 25)
         moved = translated(
@@ -151,7 +152,7 @@ class Equality:
 )
 class Disjointness:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         return _qa(
             ctx,
             anchor,
@@ -171,7 +172,7 @@ class Disjointness:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         cls = _classified(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 30)
         hits = [
             m
@@ -210,7 +211,7 @@ def _escape_distance(g, a) -> float:
 )
 class Intersection:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         return _qa(
             ctx,
             anchor,
@@ -223,7 +224,7 @@ class Intersection:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind == PoolKind.ROAD:
             return None
         cls = _classified(ctx, anchor, (PoolKind.BUILDING, PoolKind.POI), 40)
@@ -253,7 +254,7 @@ class Intersection:
 )
 class Touching:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         kinds = (PoolKind.BUILDING,) if anchor.kind == PoolKind.BUILDING else (PoolKind.ROAD,)
         return _qa(
             ctx,
@@ -267,7 +268,7 @@ class Touching:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind != PoolKind.BUILDING:
             return None
         cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 40)
@@ -305,7 +306,7 @@ class Touching:
 )
 class Crossing:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         return _qa(
             ctx,
             anchor,
@@ -321,7 +322,7 @@ class Crossing:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind != PoolKind.ROAD:
             return None
         cls = _classified(ctx, anchor, (PoolKind.ROAD,), 40)
@@ -351,7 +352,7 @@ class Crossing:
 )
 class Within:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         return _qa(
             ctx,
             anchor,
@@ -364,7 +365,7 @@ class Within:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         cls = _classified(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 40)
         out = [m for m, c in cls if c == MarginClass.DISJOINT and m.geom.area < 0.3 * anchor.geom.area]
         f0 = _pick(ctx, out)
@@ -394,7 +395,7 @@ class Within:
 )
 class Overlap:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         extra = []
         if anchor.kind == PoolKind.AREA:
             inner = [
@@ -418,7 +419,7 @@ class Overlap:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         if anchor.kind != PoolKind.AREA:
             return None
         cls = _classified(
@@ -452,7 +453,7 @@ class Overlap:
 )
 class BoundaryCoverage:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         inner = [
             f
             for f in neighbours(ctx, anchor, (PoolKind.BUILDING,), 0)
@@ -476,7 +477,7 @@ class BoundaryCoverage:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         extra = placed_inside(ctx, anchor, n=1, clearance=3.0) if ctx.construct else []
         cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 0, extra)
         inner = [m for m, c in cls if c == MarginClass.INSIDE]
@@ -512,7 +513,7 @@ class BoundaryCoverage:
 )
 class ContainsProperly:
     @staticmethod
-    def qa(ctx, anchor):
+    def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         inner = [
             f
             for f in neighbours(ctx, anchor, (PoolKind.BUILDING,), 0)
@@ -534,7 +535,7 @@ class ContainsProperly:
         )
 
     @staticmethod
-    def edit(ctx, anchor):
+    def edit(ctx: BuildContext, anchor: PoolFeature) -> EditItem | None:
         extra = placed_across(ctx, anchor) if ctx.construct else []
         cls = _classified(ctx, anchor, (PoolKind.BUILDING,), 20, extra)
         straddle = [
