@@ -18,6 +18,7 @@ from scoring.answers.formats import ANSWER_FORMATS
 from scoring.constraints.facts import make_fact
 from scoring.constraints.wording import Wording
 from scoring.extract.pools import FeaturePools, PoolFeature
+from scoring.geometry.georef import CityCRS
 from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.support.registry import Registry
 from scoring.vocab import FAMILIES, REFUSAL, AnswerType, EditOp, Family
@@ -142,10 +143,10 @@ def relation(
     needs: tuple[str, ...] | None = None,
     constructs: bool = False,
     requires: Callable[[FeaturePools], str | None] | None = None,
-):
+) -> Callable[[Any], Any]:
     """Register a relation whose module defines `qa(ctx, anchor)` and `edit(ctx, anchor)`."""
 
-    def deco(cls):
+    def deco(cls: Any) -> Any:  # a class with static qa and edit builders
         CATALOGUE.add(
             code,
             Relation(
@@ -198,7 +199,7 @@ class BuildContext:
     construct: bool = False
 
     @property
-    def crs(self):
+    def crs(self) -> CityCRS:
         return self.pools.crs
 
 
@@ -274,7 +275,7 @@ def numeric_distractors(
     return [f"{fmt_num(v, decimals)}{unit}" for v in chosen]
 
 
-def fact(scene: Scene, measure: str, *args: str, **params) -> dict:
+def fact(scene: Scene, measure: str, *args: str, **params: Any) -> dict:
     return make_fact(scene, measure, list(args), params)
 
 

@@ -4,7 +4,8 @@ questions, and reference-edit search through the same executor models use."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import shapely
@@ -17,6 +18,7 @@ from scoring.constraints.edits import EditError, apply_edit, edit_instruction, t
 from scoring.constraints.facts import all_hold, describe_constraint, evaluate
 from scoring.constraints.wording import Wording, id_list
 from scoring.extract.pools import PoolFeature
+from scoring.geometry.scene import Scene
 from scoring.relations.base import BuildContext, EditItem, Member, QAItem, fact, fid, make_scene, mcq
 from scoring.relations.edit_search import nudges_hold, satisfying_edits
 from scoring.vocab import GEOMETRY_OPS, AnswerType, EditOp, MarginClass
@@ -132,7 +134,7 @@ ALLOWED_GEOMETRY: list[EditOp] = list(GEOMETRY_OPS)
 
 def translate_proposals(
     max_dist: float, step: float = 0.5, directions: int = 32, preferred: tuple[float, float] | None = None
-):
+) -> Iterator[list[dict]]:
     """Translations of increasing length: first along the preferred direction (a line search),
     then in every direction."""
     angles = [2 * math.pi * k / directions for k in range(directions)]
@@ -208,7 +210,7 @@ def edit_item(
     return None
 
 
-def holds_with_margin(scene, edit: dict, allowed, constraints: list[dict]) -> bool:
+def holds_with_margin(scene: Scene, edit: dict, allowed: Collection[str], constraints: list[dict]) -> bool:
     """Do the constraints still hold when the edit's result is nudged by EDIT_NUDGE_M, and by
     NUDGE_SLACK_M more, along each grid axis? (The nudge is one more translation, so it goes
     through the executor and its 1 cm grid like any edit.)"""
@@ -228,11 +230,11 @@ def holds_with_margin(scene, edit: dict, allowed, constraints: list[dict]) -> bo
     return True
 
 
-def pred(measure: str, *args: str, value=True, **params) -> dict:
+def pred(measure: str, *args: str, value: Any = True, **params: Any) -> dict:
     return {"measure": measure, "args": list(args), "params": params, "op": "is", "value": value}
 
 
-def between(measure: str, *args: str, lo: float, hi: float, unit: str = "m", **params) -> dict:
+def between(measure: str, *args: str, lo: float, hi: float, unit: str = "m", **params: Any) -> dict:
     return {
         "measure": measure,
         "args": list(args),
@@ -244,7 +246,7 @@ def between(measure: str, *args: str, lo: float, hi: float, unit: str = "m", **p
     }
 
 
-def at_most(measure: str, *args: str, hi: float, unit: str = "m", **params) -> dict:
+def at_most(measure: str, *args: str, hi: float, unit: str = "m", **params: Any) -> dict:
     return {
         "measure": measure,
         "args": list(args),
@@ -255,7 +257,7 @@ def at_most(measure: str, *args: str, hi: float, unit: str = "m", **params) -> d
     }
 
 
-def at_least(measure: str, *args: str, lo: float, unit: str = "m", **params) -> dict:
+def at_least(measure: str, *args: str, lo: float, unit: str = "m", **params: Any) -> dict:
     return {
         "measure": measure,
         "args": list(args),

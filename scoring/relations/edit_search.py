@@ -54,7 +54,7 @@ def _batch_args(scene: Scene, c: dict, moved: np.ndarray) -> list | None:
     return [moved if a == TARGET else scene.geom(a) for a in args]
 
 
-def _is_number(x) -> bool:
+def _is_number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -144,7 +144,9 @@ def _results(
             yield edit, None, False
 
 
-def nudges_hold(scene: Scene, shift: tuple[float, float], nudges, constraints: list[dict]) -> bool | None:
+def nudges_hold(
+    scene: Scene, shift: tuple[float, float], nudges: Iterable[tuple[float, float]], constraints: list[dict]
+) -> bool | None:
     """Do the constraints hold after the translation `shift` followed by each nudge (as
     apply_edit computes it)? None when a nudged geometry needs apply_edit's GEOS snapping."""
     steps = np.array([[shift, n] for n in nudges], dtype=np.float64)

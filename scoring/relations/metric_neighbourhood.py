@@ -206,7 +206,7 @@ class Nearest:
 )
 class Density:
     @staticmethod
-    def _pois(ctx, anchor):
+    def _pois(ctx: BuildContext, anchor: PoolFeature) -> list[Member] | None:
         pois = ctx.pools.near(PoolKind.POI, anchor.geom, 40)
         if ctx.construct:  # POIs too close to the boundary are left out, real ones moved inside
             pois = [p for p in pois if p.geom.distance(anchor.geom.boundary) >= 1]

@@ -3,6 +3,7 @@ registry, so the documentation cannot drift from the code."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from scoring.oracle import EDIT_EPS, MEASURES
@@ -66,14 +67,14 @@ def render() -> str:
     return "\n".join(out) + "\n"
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reference", help="write the relation reference generated from the catalogue")
     p.add_argument("--out", default=str(RESOURCES_DIR / "relations.md"), help="file to write")
     p.add_argument("--check", action="store_true", help="fail if the file differs from the catalogue")
     p.set_defaults(func=_cli)
 
 
-def _cli(args) -> int:
+def _cli(args: argparse.Namespace) -> int:
     text = render()
     path = Path(args.out)
     if args.check:

@@ -3,11 +3,13 @@ predicate records, and the one QA builder every topology relation uses (scoring.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording
-from scoring.relations.base import BuildContext, Member
+from scoring.extract.pools import PoolFeature
+from scoring.geometry.scene import Scene
+from scoring.relations.base import BuildContext, Member, QAItem
 from scoring.relations.common import classify, distances, neighbours, which_one_qa
 from scoring.vocab import MarginClass
 
@@ -33,8 +35,8 @@ Q_BOUNDARY_COVERED = _which_one("is covered by {a} while touching {a}'s boundary
 Q_CONTAINED_PROPERLY = _which_one("lies in the interior of {a} without touching its boundary")
 
 
-def _predicate_facts(measure: str):
-    def facts(scene, ids):
+def _predicate_facts(measure: str) -> Callable[[Scene, list[str]], list[dict]]:
+    def facts(scene: Scene, ids: list[str]) -> list[dict]:
         out = []
         for i in ids:
             out.append(
@@ -58,14 +60,26 @@ def _predicate_facts(measure: str):
     return facts
 
 
-def _classified(ctx: BuildContext, anchor, kinds, radius, extra: Sequence[Member] = ()):
+def _classified(
+    ctx: BuildContext, anchor: PoolFeature, kinds: Iterable[str], radius: float, extra: Sequence[Member] = ()
+) -> list[tuple[Member, MarginClass]]:
     a = anchor.geom
     pool = [Member.of(f) for f in neighbours(ctx, anchor, kinds, radius)] + list(extra)
     gaps = distances([m.geom for m in pool], a)
     return [(m, classify(m.geom, a, d)) for m, d in zip(pool, gaps, strict=True)]
 
 
-def _qa(ctx, anchor, kinds, radius, positive, negative, question: Wording, measure, extra=()):
+def _qa(
+    ctx: BuildContext,
+    anchor: PoolFeature,
+    kinds: Iterable[str],
+    radius: float,
+    positive: Collection[MarginClass],
+    negative: Collection[MarginClass],
+    question: Wording,
+    measure: str,
+    extra: Sequence[Member] = (),
+) -> QAItem | None:
     cls = _classified(ctx, anchor, kinds, radius, extra)
     pos = [m for m, c in cls if c in positive]
     neg = [m for m, c in cls if c in negative]
