@@ -37,7 +37,9 @@ from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # 2: issue 29 (paper protocol items, nudge slack)
+# 2: issue 29 (paper protocol items, nudge slack); 3: M02 editing keeps a pair its drawn band left
+# no room for (the other band is taken)
+FORMAT_VERSION = 3
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
 SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall

@@ -55,6 +55,9 @@ class EarlyScorer:
         call queue and then joins the worker, which, if the pool's stop sentinel had not reached
         it yet, waits on that queue forever (`evaluate` hung after "nothing to score")."""
         processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        # Taken before shutdown(wait=False), which forgets it: a later shutdown(wait=True) then
+        # joins nothing.
+        manager = getattr(self._pool, "_executor_manager_thread", None)
         self._pool.shutdown(wait=False, cancel_futures=True)
         for p in processes:
             if not abandon:
@@ -62,6 +65,9 @@ class EarlyScorer:
             if p.is_alive():
                 p.terminate()
             p.join()
-        # and the pool's manager thread: left running into the exit, it could drop the queues'
-        # semaphores while the process ended (a resource_tracker warning after the last line)
-        self._pool.shutdown(wait=True)
+        # and the pool's manager thread, which joins the call queue's feeder thread: left running
+        # into the exit, the last of them to drop the queue unlinked its semaphore and was cut
+        # off by the exit before telling the resource tracker ("leaked semaphore ... No such file
+        # or directory" after a Ctrl-C, 2 runs in 30). Joined, the queues are freed in this thread.
+        if manager is not None:
+            manager.join()

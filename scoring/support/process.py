@@ -147,7 +147,11 @@ def quiet_resource_tracker() -> None:
     The tracker outlives the command by a moment and unlinks what spawned pools left behind; after
     a Ctrl-C that interrupted a pool mid-way, it then warned ("resource_tracker: ... No such file
     or directory") below the command's last line. It still cleans up; it no longer writes to the
-    user's terminal. Started before any spawn-context pool, which would start it loud."""
+    user's terminal. Started before any spawn-context pool, which would start it loud.
+
+    The warning's cause after a Ctrl-C, the early scorer's pool threads running into the exit, is
+    gone (EarlyScorer.close joins them); this stays for a command killed while it closes its pools
+    (a second Ctrl-C, SIGKILL), where the tracker's clean-up is right and its warning only noise."""
     from multiprocessing import resource_tracker
 
     if getattr(resource_tracker._resource_tracker, "_fd", None) is not None:

