@@ -54,6 +54,20 @@ _instance_sha256: IdentityMemo[dict, str] = IdentityMemo(instance_hash, maxsize=
 # ... and each map it reads once for the runs showing it (~0.3 ms of SHA-256 a map)
 _image_sha256: IdentityMemo[bytes | MapSet, str] = IdentityMemo(images_sha256, maxsize=64)
 EditCheck = Callable[[str | None, dict, str], str | None]
+_WARNED_GREEDY: set[tuple[str, str]] = set()  # models told once that their samples may all agree
+
+
+def warn_greedy_repeats(spec: ModelSpec) -> None:
+    """Repeats at temperature 0 are allowed (a non-deterministic server still varies) but likely
+    identical: said once per model and process, however many of its runs a sweep starts."""
+    if spec.samples > 1 and spec.temperature == 0 and (spec.name, spec.model) not in _WARNED_GREEDY:
+        _WARNED_GREEDY.add((spec.name, spec.model))
+        log.warning(
+            "%s: samples = %d at temperature 0: the samples may all be the same answer "
+            "(set a temperature > 0 to sample the model's spread)",
+            spec.name,
+            spec.samples,
+        )
 
 
 class RunStoppedError(SpatialGapError):
@@ -206,6 +220,7 @@ class RunSession:
     async def run(self, previous: dict) -> RunSummary:
         """Start from the manifest of the run resumed (`previous`, {} for a new one), ask every
         sample, close; RunStoppedError / EndpointUnreachableError when the endpoint refuses."""
+        warn_greedy_repeats(self.spec)
         self._write_start_manifest(previous)
         self.journal = Journal(self.plan.out_dir / PREDICTIONS, self.redactor, extra_caches=self.plan.cache)
         n = len(self.asks)
