@@ -99,7 +99,7 @@ def plan_runs(plan: SweepPlan, display: SweepDisplay) -> list[PlannedRun]:
                 for modality, task in pairs:
                     bench = benches[city.bench]
                     line, start = display.follower(_label(plan, city, p, modality, task))
-                    line.total = _samples(bench, task, plan.limit)
+                    line.total = _samples(bench, task, plan.limit) * (p.spec.samples if p.spec else 1)
                     display.add_total(line.total)
                     runs.append(PlannedRun(city, p, modality, task, line, start, bench))
     return runs

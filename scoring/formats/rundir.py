@@ -5,9 +5,9 @@
 
 The journal is append-only and also the cache. Every response is appended as soon as it arrives
 (one line, flushed and fsync'ed) with ``key``, the SHA-256 of everything that determines the
-request (:func:`request_key`). A torn last line (a process killed mid-write) is ignored and cut
-off before the next append, so the file stays valid JSONL. A key with an "ok" record is never
-sent again; keys whose records are all errors are sent again.
+request (`scoring.formats.journal.RequestIdentity.key`). A torn last line (a process killed
+mid-write) is ignored and cut off before the next append, so the file stays valid JSONL. A key
+with an "ok" record is never sent again; keys whose records are all errors are sent again.
 
 The runner, the scorer and the QGIS plugin's human baseline all read and write runs through this
 module, so a person's answers and a model's are scored alike.
@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.journal import RECORD_VERSION, sample_index_of
 from scoring.support.files import (
     canonical_json,
     json_line,
@@ -42,7 +43,6 @@ from scoring.support.files import (
 from scoring.vocab import Form, Modality, Task
 
 log = logging.getLogger(__name__)
-RECORD_VERSION = 1
 RUN_MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
 LOCK = ".spatialgap.lock"  # flock'ed by the one process writing the directory
@@ -67,45 +67,6 @@ def instance_hash(instance: dict) -> str:
     except ValueError:
         text = canonical_json(_finite(instance))
     return sha256_hex(text)
-
-
-def request_key(
-    *,
-    model: str,
-    kind: str,
-    base_url: str,
-    generation: dict,
-    template: str,
-    template_version: str,
-    template_sha256: str,
-    instance_sha256: str,
-    image_sha256: str | None,
-    modality: str,
-    form: str,
-    attempt_kind: str,
-    previous_reply_sha256: str | None = None,
-) -> str:
-    """SHA-256 over everything that determines one request."""
-    return sha256_hex(
-        canonical_json(
-            {
-                "v": RECORD_VERSION,
-                "model": model,
-                "kind": kind,
-                "base_url": base_url.rstrip("/"),
-                "generation": generation,
-                "template": template,
-                "template_version": template_version,
-                "template_sha256": template_sha256,
-                "instance_sha256": instance_sha256,
-                "image_sha256": image_sha256,
-                "modality": modality,
-                "form": form,
-                "attempt_kind": attempt_kind,
-                "previous_reply_sha256": previous_reply_sha256,
-            }
-        )
-    )
 
 
 def _finite(v: Any) -> Any:
@@ -274,8 +235,14 @@ def sample_id(instance_id: str, form: str) -> str:
     return f"{instance_id}|{form}"
 
 
+def repeat_id(sid: str, sample_index: int) -> str:
+    """The id of one of a sample's repeats: the sample id itself for the first (index 0)."""
+    return f"{sid}#{sample_index}" if sample_index else sid
+
+
 def final_predictions(path: str | os.PathLike) -> dict[str, dict]:
-    """One record per sample (instance id | form): its latest final record, ok preferred."""
+    """One record per sample (instance id | form) and repeat (`repeat_id`): its latest final
+    record, ok preferred."""
     records, _, _ = read_records(path)
     best: dict[str, dict] = {}
     for rec in records:
@@ -284,6 +251,7 @@ def final_predictions(path: str | os.PathLike) -> dict[str, dict]:
         sid = rec.get("sample")
         if not isinstance(sid, str):
             continue
+        sid = repeat_id(sid, sample_index_of(rec))
         prev = best.get(sid)
         if prev is None or rec.get("status") == "ok" or prev.get("status") != "ok":
             best[sid] = rec

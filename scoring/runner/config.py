@@ -77,6 +77,9 @@ class ModelSpec:
     # Prices per million tokens in / out, for the report's cost (never part of a request).
     price_in: float | None = None
     price_out: float | None = None
+    # Repeated sampling: each item is asked `samples` times (index 1.. enters the request key;
+    # 1 keeps every key as before). Not a generation parameter: never sent.
+    samples: int = 1
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -196,6 +199,7 @@ class ModelSpec:
         number("max_wait_s", 0, optional=False)
         number("price_in", 0)
         number("price_out", 0)
+        number("samples", 1, 1000, integer=True, optional=False)
         if self.image_detail not in IMAGE_DETAILS:
             raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
 
@@ -226,6 +230,8 @@ class ModelSpec:
         d = asdict(self)
         d["base_url"] = public_url(self.base_url)
         d["modalities"] = list(self.modalities)
+        if self.samples == 1:  # as recorded before repeated sampling existed
+            del d["samples"]
         return d
 
 

@@ -8,7 +8,8 @@ Templates live in resources/prompts/ as `<task>-<form>-<modality>.j2` (QA) and
 `edit-<modality>.j2`; each starts with a `{#- version: N -#}` marker. Each template defines the
 blocks `system` and `user` (edit templates also `corrective`, the single follow-up turn sent
 when an edit reply is unusable). The template name, version and SHA-256 (of the template and
-the shared `_common.j2`) are recorded with every prediction and are part of the cache key.
+the shared `_common.j2`, and the answer wording it sends) are recorded with every prediction and
+are part of the cache key.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ _VERSION = re.compile(r"^\{#-?\s*version:\s*([^\s#-][^\s#]*)")
 class TemplateInfo:
     name: str
     version: str
-    sha256: str
+    sha256: str  # the template's files and the wording it uses for one answer category
+    # The checksum before #26, over every answer instruction: a journal written then is matched
+    # through it while no instruction has changed since (then no text sent has changed either).
+    legacy_sha256: str | None = None
 
 
 def template_name(task: str, modality: str, form: str | None, reply_form: str = "operations") -> str:
@@ -76,8 +80,25 @@ def _env(prompts_dir: Path) -> jinja2.Environment:
     return env
 
 
+def wording_used(name: str, category: str | None) -> dict[str, Any]:
+    """The shared wording a template sends, which its checksum covers: a choice question's
+    instruction, or an open question's instruction for its answer category (`category`) and the
+    refusal invitation; an edit uses none. Adding an answer format changes no other template's."""
+    if name.startswith("qa-mcq-"):
+        return {"answer_instructions": {"choice": ANSWER_INSTRUCTIONS["choice"]}}
+    if name.startswith("qa-open-"):
+        if category not in ANSWER_INSTRUCTIONS:
+            raise ValueError(f"template {name}: unknown answer category {category!r}")
+        return {
+            "answer_instructions": {category: ANSWER_INSTRUCTIONS[category]},
+            "open_refusal": OPEN_REFUSAL,
+        }
+    return {}
+
+
 @cache
-def _info(prompts_dir: Path, name: str) -> TemplateInfo:
+def _files_hash(prompts_dir: Path, name: str) -> tuple[str, Any]:
+    """(version, SHA-256 state over the template and the shared files it imports)."""
     path = prompts_dir / f"{name}.j2"
     src = path.read_text(encoding="utf-8")
     m = _VERSION.match(src)
@@ -87,16 +108,30 @@ def _info(prompts_dir: Path, name: str) -> TemplateInfo:
     h.update((prompts_dir / "_common.j2").read_bytes())
     if name.endswith(tuple(f"-{m}" for m in MAP_SET_MODALITIES)):  # their shared wording lives in _maps.j2
         h.update((prompts_dir / "_maps.j2").read_bytes())
-    wording = {"answer_instructions": ANSWER_INSTRUCTIONS, "open_refusal": OPEN_REFUSAL}
-    h.update(canonical_json(wording).encode("utf-8"))
-    return TemplateInfo(name, m.group(1), h.hexdigest())
+    return m.group(1), h
+
+
+@cache
+def _info(prompts_dir: Path, name: str, category: str | None = None) -> TemplateInfo:
+    version, files = _files_hash(prompts_dir, name)
+    h, legacy = files.copy(), files.copy()
+    h.update(canonical_json(wording_used(name, category)).encode("utf-8"))
+    legacy.update(
+        canonical_json({"answer_instructions": ANSWER_INSTRUCTIONS, "open_refusal": OPEN_REFUSAL}).encode()
+    )
+    return TemplateInfo(name, version, h.hexdigest(), legacy.hexdigest())
+
+
+def default_category(task: str, form: str | None) -> str | None:
+    """The answer category a template of `task` and `form` is hashed with when none is given."""
+    return "choice" if form == Form.MCQ else None if task == Task.EDIT else "text"
 
 
 def template_id_and_version(
     task: str, modality: str, form: str, prompts_dir: Path = PROMPTS_DIR
 ) -> tuple[str, str]:
-    info = _info(prompts_dir, template_name(task, modality, form))
-    return info.name, info.version
+    version, _ = _files_hash(prompts_dir, template_name(task, modality, form))
+    return template_name(task, modality, form), version
 
 
 def template_info(
@@ -105,8 +140,22 @@ def template_info(
     form: str,
     prompts_dir: Path = PROMPTS_DIR,
     reply_form: str = "operations",
+    category: str | None = None,
 ) -> TemplateInfo:
-    return _info(prompts_dir, template_name(task, modality, form, reply_form))
+    """A template's name, version and checksum; an open question's depends on its answer
+    category (`answer_category(instance["answer_type"])`, "text" when not given)."""
+    name = template_name(task, modality, form, reply_form)
+    return _info(prompts_dir, name, category or default_category(task, form))
+
+
+def instance_template_info(instance: dict, modality: str, form: str) -> TemplateInfo:
+    """The template an instance is asked with in `modality` and `form`, hashed with the wording
+    it is sent."""
+    task = str(instance.get("task"))
+    category = answer_category(instance.get("answer_type")) if form == Form.OPEN else None
+    return template_info(
+        task, modality, form, reply_form=reply_form_of(instance, modality), category=category
+    )
 
 
 def reply_form_of(instance: dict, modality: str) -> str:
@@ -116,8 +165,8 @@ def reply_form_of(instance: dict, modality: str) -> str:
 
 
 # The answer instruction of each answer category (scoring.answers.formats), passed into the
-# templates (_common.j2) and read back by the built-in agents: one definition for both. Hashed
-# with every template.
+# templates (_common.j2) and read back by the built-in agents: one definition for both. A
+# template's checksum covers the instructions it sends (`wording_used`).
 ANSWER_INSTRUCTIONS: dict[str, str] = instructions()
 # Said after every open answer instruction (a choice question offers the refusal as an option).
 OPEN_REFUSAL = 'If the information given is insufficient to answer, answer "cannot be determined".'

@@ -83,7 +83,9 @@ def run_conditions(run_dir: Path, manifest: dict, name: str) -> dict[str, Any]:
     model: dict[str, Any] = raw if isinstance(raw, dict) else {}
     journal = Path(run_dir) / PREDICTIONS
     records = _journal_records(journal)
-    finals = [r for r in records if r.get("final")]
+    # a record re-keyed within its own journal (a checksum narrowed, #26) is no second request
+    own = {r.get("key") for r in records}
+    finals = [r for r in records if r.get("final") and r.get("cached_from") not in own]
     tokens_in, tokens_out = _tokens(finals, "prompt_tokens"), _tokens(finals, "completion_tokens")
     generation = {k: (OMITTED if model.get(k) is None else model.get(k)) for k in GENERATION_PARAMS}
     return {

@@ -14,9 +14,10 @@ from pathlib import Path
 import jinja2
 
 from scoring.errors import InputError, OutputError
+from scoring.formats.journal import sample_index_of
 from scoring.paths import RESOURCES_DIR
 from scoring.relations.paper import DEVIATIONS
-from scoring.score import figures
+from scoring.score import agreement, figures
 from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
 from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
 from scoring.score.gallery import gallery
@@ -98,7 +99,15 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
                 r["model"] = f"{r.get('model')}@{label}"
             if protocol:
                 r["protocol"] = protocol  # two sweeps pair a sample only under the same protocol
-            sample = (r.get("city"), r.get("model"), r.get("modality"), r.get("form"), r.get("id"))
+            # repeated sampling: each repeat (sample index) is a sample of its own
+            sample = (
+                r.get("city"),
+                r.get("model"),
+                r.get("modality"),
+                r.get("form"),
+                r.get("id"),
+                sample_index_of(r),
+            )
             if sample in seen:
                 raise InputError(
                     f"{d}: sample {r.get('id')} ({r.get('model')}, {r.get('modality')}, "
@@ -161,7 +170,7 @@ def build_context(
     conditions = [c for s in summaries for c in (s["run_conditions"] or [])]
     cells = summary_cells(rows, levels=("overall", "family"))
     t2, t2p, t4 = table2(rows), table2_pooled(rows), table4(rows)
-    gap = modality_gap_tests(rows, mcnemar_rule)
+    gap = modality_gap_tests(agreement.first_samples(rows), mcnemar_rule)
     misses = constraint_misses(rows)
     top_misses: dict[tuple, list[dict]] = defaultdict(list)
     for m in misses:  # most missed first within each model x input type
@@ -186,7 +195,7 @@ def build_context(
         "figure2b": fig2b,
         "figure3b": fig3b,
         "gap_tests": gap,
-        "model_tests": mcnemar_pairs(rows, mcnemar_rule),
+        "model_tests": mcnemar_pairs(agreement.first_samples(rows), mcnemar_rule),
         "run_conditions": [flat_conditions(c) for c in conditions],
         "edit_failures": failures,
         "constraint_misses": misses,
@@ -214,6 +223,9 @@ def build_context(
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
         "ordering": _ordering_rows(rows),
+        # repeated sampling's table (scoring.score.agreement): data, CSV, HTML fragment
+        "sample_agreement": (repeats := agreement.sample_agreement(rows)),
+        "sample_agreement_html": agreement.html(repeats, MODALITY_LABELS, FORM_LABELS),
         "figure_objects": figs,
         "gallery": [
             {**case, "figure": figures.figure_uri(case["figure"]) if case["figure"] is not None else None}
@@ -272,6 +284,8 @@ def write_report(
         raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
     if csv:
         write_tables_csv(context["tables"], out.parent)
+        if context["sample_agreement"]:
+            agreement.write_csv(context["sample_agreement"], out.parent)
         for name, fig in context["figure_objects"].items():
             if fig is not None:
                 figures.write_figure(fig, out.parent / f"fig_{name}")

@@ -31,7 +31,8 @@ import scoring
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
-from scoring.formats.rundir import PREDICTIONS, load_run, sample_id
+from scoring.formats.rundir import PREDICTIONS, load_run, repeat_id, sample_id
+from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
 from scoring.score.selfcheck import run_selfcheck
@@ -114,19 +115,29 @@ def score_run_rows(
             f"{run_dir}: {len(unknown)} recorded instance(s) are not in the benchmark (first: {unknown[0]})"
         )
     model = _model_name(manifest)
+    repeats = _repeats(manifest)
     rows = []
     for iid, inst in instances.items():
         for form in forms:
-            rec = finals.get(sample_id(iid, form))
-            if rec is None and only_recorded:
-                continue
-            rec = {**(rec or _missing_record(task, form, modality)), "task": task, "form": form}
-            rec["modality"] = modality
-            row = _row(bench, inst, rec, model, run_dir)
-            rows.append(row)
-            if progress:
-                progress.update(1)
+            for k in range(repeats):
+                rec = finals.get(repeat_id(sample_id(iid, form), k))
+                if rec is None and only_recorded:
+                    continue
+                rec = {**(rec or _missing_record(task, form, modality)), "task": task, "form": form}
+                rec["modality"] = modality
+                row = _row(bench, inst, rec, model, run_dir)
+                if repeats > 1:  # each sample's verdict, the repeat named (a run of one: rows as before)
+                    row["sample_index"] = k
+                rows.append(row)
+                if progress:
+                    progress.update(1)
     return rows
+
+
+def _repeats(manifest: dict) -> int:
+    """How often the run asked each sample (its model's `samples`; 1 unless it says more)."""
+    n = manifest.get("samples", 1)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
 
 
 def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> dict:
@@ -237,7 +248,7 @@ def _load_runs(
 def _n_samples(bench: Benchmark, manifest: dict) -> int:
     task = manifest.get("task")
     n = len(bench.instances[Task(task)]) if task in TASKS else 0
-    return n * len(manifest.get("forms") or [1])
+    return n * len(manifest.get("forms") or [1]) * _repeats(manifest)
 
 
 def _selfcheck() -> dict:
@@ -329,11 +340,15 @@ def score_runs(
         "samples": len(rows),
         # samples whose scoring raised: each is an "error" verdict naming the exception
         "internal_errors": sum(1 for r in rows if str(r.get("reason") or "").startswith(INTERNAL_ERROR)),
+        # accuracy with repeated samples: each item's N verdicts count once each (the mean per item,
+        # then over items); the paired tests pair each item's first sample
         "cells": cells,
-        "mcnemar": mcnemar_pairs(rows, mcnemar_rule),
+        "mcnemar": mcnemar_pairs(first_samples(rows), mcnemar_rule),
         # each model's input types against each other on the same samples (Holm-adjusted)
-        "modality_gap": modality_gap_tests(rows, mcnemar_rule),
+        "modality_gap": modality_gap_tests(first_samples(rows), mcnemar_rule),
     }
+    if repeated(rows):
+        summary["sample_agreement"] = sample_agreement(rows)
     verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
     write_atomic(out / "verdicts.jsonl", verdicts)
     write_json_atomic(out / "summary.json", summary, indent=1)

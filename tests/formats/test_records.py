@@ -57,3 +57,13 @@ def test_every_built_instance_fits_its_record(helsinki_bench):
         assert set(fields) <= set(inst), inst["id"]
         for fact in inst["facts"]:
             assert set(fact) <= set(records.Fact.__required_keys__) | set(records.Fact.__optional_keys__)
+
+
+def test_the_journal_record_has_the_prediction_schemas_keys():
+    from scoring.formats.journal import PredictionRecord
+
+    schema = json.loads((RESOURCES_DIR / "schema" / "prediction.schema.json").read_text(encoding="utf-8"))
+    required, optional = _keys(PredictionRecord)
+    assert required | optional == set(schema["properties"])
+    assert required == set(schema["required"])
+    get_type_hints(PredictionRecord)

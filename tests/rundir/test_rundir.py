@@ -7,6 +7,7 @@ import pytest
 
 from scoring.errors import InputError, SpatialGapError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.journal import RequestIdentity
 from scoring.formats.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
@@ -17,7 +18,6 @@ from scoring.formats.rundir import (
     load_run,
     read_records,
     record_answer,
-    request_key,
     run_dir_name,
 )
 
@@ -37,9 +37,14 @@ BASE = dict(
 )
 
 
+def request_key(**fields):
+    return RequestIdentity(**fields).key
+
+
 def test_request_key_covers_every_component():
     k = request_key(**BASE)
     assert k == request_key(**{**BASE, "base_url": "http://h/v1/"})
+    assert k == request_key(**{**BASE, "sample_index": 0})  # a run of one sample: keys as before
     for field, value in [
         ("model", "m2"),
         ("kind", "ollama"),
@@ -53,6 +58,8 @@ def test_request_key_covers_every_component():
         ("modality", "image"),
         ("form", "mcq"),
         ("attempt_kind", "corrective"),
+        ("previous_reply_sha256", "r"),
+        ("sample_index", 1),
     ]:
         assert request_key(**{**BASE, field: value}) != k, field
 

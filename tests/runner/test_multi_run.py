@@ -80,6 +80,7 @@ def test_the_shared_cross_map_wording_is_hashed_with_its_templates(tmp_path):
     shutil.copytree(prompts.PROMPTS_DIR, copy)
     before = {m: prompts.template_info("qa", m, "open", copy).sha256 for m in ("image", *SETS)}
     (copy / "_maps.j2").write_text((copy / "_maps.j2").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    prompts._files_hash.cache_clear()
     prompts._info.cache_clear()
     after = {m: prompts.template_info("qa", m, "open", copy).sha256 for m in ("image", *SETS)}
     assert after["image"] == before["image"]

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import scoring
+import scoring.vocab
 
 VOCAB_EDIT = ('    EDIT = "edit"\n', '    EDIT = "edit"\n    HEIGHT = "height"\n')
 FORMAT_RECORD = """
@@ -47,7 +48,8 @@ print(json.dumps({
 """
 
 
-def test_a_new_answer_format_is_its_name_and_one_record(tmp_path):
+def _with_height(tmp_path: Path, scenario: str) -> dict:
+    """Run `scenario` on a copy of the package with the HEIGHT format added; its last line's JSON."""
     copy = tmp_path / "scoring"
     shutil.copytree(Path(scoring.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     vocab = copy / "vocab.py"
@@ -58,7 +60,7 @@ def test_a_new_answer_format_is_its_name_and_one_record(tmp_path):
     # resources/ beside the copy, where scoring.paths looks
     (tmp_path / "resources").symlink_to(Path(scoring.__file__).resolve().parents[1] / "resources")
     r = subprocess.run(
-        [sys.executable, "-c", SCENARIO],
+        [sys.executable, "-c", scenario],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -66,7 +68,11 @@ def test_a_new_answer_format_is_its_name_and_one_record(tmp_path):
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert r.returncode == 0, r.stderr
-    seen = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_answer_format_is_its_name_and_one_record(tmp_path):
+    seen = _with_height(tmp_path, SCENARIO)
     assert seen == {
         "read": 12.5,
         "right": True,
@@ -76,3 +82,34 @@ def test_a_new_answer_format_is_its_name_and_one_record(tmp_path):
         "agent_reads": "height",
         "chance": True,
     }
+
+
+CHECKSUMS = """
+import json
+from scoring.runner import prompts
+from scoring.vocab import MODALITIES
+out = {}
+for m in MODALITIES:
+    for form in ("open", "mcq"):
+        for cat in sorted(prompts.ANSWER_INSTRUCTIONS) if form == "open" else ["choice"]:
+            info = prompts.template_info("qa", m, form, category=cat)
+            out[f"{info.name}/{cat}"] = [info.sha256, info.legacy_sha256]
+    for reply in ("operations", "pixel_geometry") if m == "image" else ("operations",):
+        info = prompts.template_info("edit", m, "edit", reply_form=reply)
+        out[info.name] = [info.sha256, info.legacy_sha256]
+print(json.dumps(out))
+"""
+
+
+def test_a_new_answer_format_changes_no_existing_request_key(tmp_path):
+    """A template's checksum (part of every request key) covers only the instructions it sends:
+    with a format added, every key of the formats there before is the same, so their journals
+    resume. The checksum of the versions before #26 hashed every instruction: it changes, so a
+    journal of those versions is then asked again rather than matched under a wrong key."""
+    before = json.loads(
+        subprocess.run([sys.executable, "-c", CHECKSUMS], capture_output=True, text=True, check=True).stdout
+    )
+    after = _with_height(tmp_path, CHECKSUMS)
+    assert set(after) - set(before) == {f"qa-open-{m}/height" for m in scoring.vocab.MODALITIES}
+    assert {k: v[0] for k, v in before.items()} == {k: after[k][0] for k in before}
+    assert all(after[k][1] != v[1] for k, v in before.items())
