@@ -290,7 +290,8 @@ def build_benchmark(
 
         pools = load_vector_pools(vector, mapping, city)
     else:
-        pools = load_pools(osm, city)
+        executor = executor or LocalExecutor(jobs)
+        pools = load_pools(osm, city, executor)  # a large extract's cleaning runs on it too
     split = split_pools(pools) if pool_split else unsplit_record(pools)
     t_extract = time.perf_counter() - t0
     codes = relations or sorted(CATALOGUE)
