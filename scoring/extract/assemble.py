@@ -134,7 +134,9 @@ class PoolAssembler:
                 roles = roles_of(layer, fields)
             except (shapely.errors.GEOSException, ValueError) as exc:
                 # the file's fault, named with the feature, never a traceback
-                raise InputError(f"{self.path}: {record_name(chunk[i])}: invalid geometry ({_reason(exc)})") from None
+                raise InputError(
+                    f"{self.path}: {record_name(chunk[i])}: invalid geometry ({_reason(exc)})"
+                ) from None
             if roles:
                 self.index.append(self.read + i)
                 self.geoms.append(geom)
@@ -513,7 +515,9 @@ def _pools(
     none = not (pools["road"] or pools["building"] or pools["area"])  # POIs alone build nothing
     why = f"; no usable roads, buildings or land use ({why_none()})" if none and why_none else ""
     if total < MIN_FEATURES:
-        raise InputError(f"{path}: extract too small: {total} usable features (need at least {MIN_FEATURES}){why}")
+        raise InputError(
+            f"{path}: extract too small: {total} usable features (need at least {MIN_FEATURES}){why}"
+        )
     if none:
         raise InputError(f"{path}:{why[1:] or ' no usable roads, buildings or land use'}")
     water.sort(key=uid_order)
