@@ -320,7 +320,12 @@ def build_benchmark(
 
 def _run_job(job, pools: FeaturePools | None = None):
     """A shard, or a chunk of the context layer (scoring.build.context) to serialise."""
-    return run_shard(job, pools) if isinstance(job, Shard) else context_lines(job, pools or _POOLS)
+    if isinstance(job, Shard):
+        return run_shard(job, pools)
+    pools = pools or _POOLS
+    if pools is None:
+        raise RuntimeError("_run_job: no feature pools given or loaded in this worker")
+    return context_lines(job, pools)
 
 
 def _map_shards(pools, shards, executor: Executor, progress) -> tuple[list, str]:

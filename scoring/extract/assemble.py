@@ -116,15 +116,14 @@ class PoolAssembler:
     broken: list[int] = field(default_factory=list)
 
     def add(self, chunk: list[Record]) -> None:
+        """One chunk of records, in reading order: checked, its kept records' roles noted."""
         wgs84 = shapely.from_wkb([w for _, _, w in chunk], on_invalid="ignore")
         check_lonlat(wgs84, chunk, Path(self.path))
         present = wgs84[~shapely.is_missing(wgs84)]
         if present.size:
             b = shapely.total_bounds(present)
-            self.bounds = [min(self.bounds[0], b[0]), min(self.bounds[1], b[1])] + [
-                max(self.bounds[2], b[2]),
-                max(self.bounds[3], b[3]),
-            ]
+            lo = [min(self.bounds[0], b[0]), min(self.bounds[1], b[1])]
+            self.bounds = [*lo, max(self.bounds[2], b[2]), max(self.bounds[3], b[3])]
         for i, ((layer, fields, _), geom) in enumerate(zip(chunk, wgs84, strict=True)):
             self.layers[layer] = self.layers.get(layer, 0) + 1
             if geom is None:
@@ -211,8 +210,9 @@ class PoolAssembler:
             )
         dropped = stats.get("dropped_geometry", 0)
         return (
-            f"{layers.get('lines', 0)} lines and {layers.get('multipolygons', 0)} polygons read, {dropped} "
-            "with broken geometry, the rest not roads / buildings / land use or below the legibility thresholds"
+            f"{layers.get('lines', 0)} lines and {layers.get('multipolygons', 0)} polygons read, "
+            f"{dropped} with broken geometry, the rest not roads / buildings / land use or below "
+            "the legibility thresholds"
         )
 
 
@@ -462,7 +462,8 @@ def _quantile(values: list[float], q: float, default: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def _pools(
+# long: the thresholds, the filters and the checks of one pass over the pools, in order
+def _pools(  # noqa: PLR0913 (keyword-only: the assembler's parts, each named)
     *,
     path: Path,
     city: str,
@@ -542,6 +543,7 @@ def uid_order(f: PoolFeature) -> tuple:
 
 
 def dedupe(features: list[PoolFeature]) -> list[PoolFeature]:
+    """The first feature of each uid (a multipolygon read twice, a vector feature's parts)."""
     seen, out = set(), []
     for f in features:
         if f.uid not in seen:

@@ -84,8 +84,10 @@ def measure(source: Path, n: int, cache: Path, work: Path) -> dict:
     gdal = _timed([str(BIN / "python"), "-c", GDAL_READ, str(path), str(REPO / "resources" / "osmconf.ini")])
     out = work / f"x{n}"
     build = _timed(
-        [str(BIN / "spatialgap"), "build", "--osm", str(path), "--out", str(out), "--jobs", str(JOBS)]
-        + ["--no-render", "--no-progress", "--force"]
+        [
+            *(str(BIN / "spatialgap"), "build", "--osm", str(path), "--out", str(out)),
+            *("--jobs", str(JOBS), "--no-render", "--no-progress", "--force"),
+        ]
     )
     m = json.loads((out / "manifest.json").read_text())
     return {
