@@ -4,7 +4,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SYS_PY := /usr/bin/python3
-APT_PKGS := python3-qgis qgis-providers gdal-bin python3-gdal python3-venv xvfb qttools5-dev-tools
+APT_PKGS := python3-qgis qgis-providers gdal-bin python3-gdal python3-venv xvfb qttools5-dev-tools osmium-tool
 # The QGIS desktop application is needed only by `make screenshot`.
 SCREENSHOT_PKGS := qgis
 STAMP := $(VENV)/.setup-done

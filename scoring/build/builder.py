@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring import __version__
+from scoring.build.context import context_chunks, context_lines
 from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
@@ -293,7 +294,8 @@ def build_benchmark(
 
         pools = load_vector_pools(vector, mapping, city)
     else:
-        pools = load_pools(osm, city)
+        executor = executor or LocalExecutor(jobs)
+        pools = load_pools(osm, city, executor)  # a large extract's cleaning runs on it too
     split = split_pools(pools) if pool_split else unsplit_record(pools)
     t_extract = time.perf_counter() - t0
     codes = relations or sorted(CATALOGUE)
@@ -303,7 +305,7 @@ def build_benchmark(
     shards = [
         Shard(c, t, n, seed, protocol) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
     ]
-    results = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
+    results, context = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
     t_build = time.perf_counter() - t0 - t_extract
 
     qa = [i for r in results if r["report"]["task"] == "qa" for i in r["instances"]]
@@ -315,28 +317,47 @@ def build_benchmark(
     manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
     manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
     manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
-    _write_atomically(out, manifest, qa, edit, pools, force)
+    _write_atomically(out, manifest, qa, edit, context, force)
     return manifest
 
 
-def _map_shards(pools, shards, executor: Executor, progress):
+def _run_job(job, pools: FeaturePools | None = None):
+    """A shard, or a chunk of the context layer (scoring.build.context) to serialise."""
+    if isinstance(job, Shard):
+        return run_shard(job, pools)
+    pools = pools or _POOLS
+    if pools is None:
+        raise RuntimeError("_run_job: no feature pools given or loaded in this worker")
+    return context_lines(job, pools)
+
+
+def _map_shards(pools, shards, executor: Executor, progress) -> tuple[list, str]:
+    """The shards' results in the shards' order, and the text of context.geojsonl."""
     # Results come back in the shards' order, so the files do not depend on which worker
     # finished first; fork hands a local pool the feature pools without pickling them.
     # Editing shards search for edits that hold with a margin and cost several times a QA shard:
     # they are dispatched first, so the cheap QA shards fill the gaps instead of forming a tail.
+    # The context layer's chunks go between them (issue 33: no serial tail linear in the pools).
     order = sorted(range(len(shards)), key=lambda i: shards[i].task != "edit")
-    done = executor.map(
-        run_shard,
-        [shards[i] for i in order],
-        shared=pools,
-        desc="build",
-        progress=progress,
-        start_method="fork",
+    edits = sum(1 for s in shards if s.task == "edit")
+    chunks = context_chunks(pools)
+    jobs = [shards[i] for i in order[:edits]] + chunks + [shards[i] for i in order[edits:]]
+    done = list(
+        executor.map(
+            _run_job,
+            jobs,
+            shared=pools,
+            desc="build",
+            progress=progress,
+            start_method="fork",
+            weights=[1 if isinstance(j, Shard) else 0 for j in jobs],
+        )
     )
+    context = "".join(done[edits : edits + len(chunks)])
     results: list = [None] * len(shards)
-    for i, r in zip(order, done, strict=True):
+    for i, r in zip(order, done[:edits] + done[edits + len(chunks) :], strict=True):
         results[i] = r
-    return results
+    return results, context
 
 
 def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
@@ -405,7 +426,7 @@ def _check_output(out: Path, force: bool) -> None:
         raise OutputError(f"{parent}: not writable")
 
 
-def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, force: bool) -> None:
+def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, context: str, force: bool) -> None:
     """Everything goes to a temporary directory beside `out`, then one rename: an interrupted
     build never leaves a directory that looks complete."""
     parent = out.resolve().parent
@@ -417,7 +438,7 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
         files = {
             "qa.jsonl": "".join(dumps(i) + "\n" for i in qa),
             "edit.jsonl": "".join(dumps(i) + "\n" for i in edit),
-            "context.geojsonl": "".join(dumps(f) + "\n" for f in context_features(pools)),
+            "context.geojsonl": context,
         }
         for name, text in files.items():
             write_atomic(tmp / name, text)
@@ -437,35 +458,6 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, pools, fo
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def context_features(pools: FeaturePools):
-    """The real OSM context of the city (for map rendering), in task coordinates: water first
-    (the sea derived from the coastline, `sea/<k>`, then lakes, rivers and basins), then the
-    task pools. A basin or reservoir that is also a task-pool area is written once, as water."""
-    from shapely.geometry import mapping
-
-    from scoring.geometry.scene import _rounded
-
-    water = list(getattr(pools, "context", {}).get("water", []))
-    as_water = {f.uid for f in water}
-    for f in water:
-        yield {
-            "type": "Feature",
-            "id": f.uid,
-            "properties": {"pool": "water", "osm_id": f.uid, **f.props},
-            "geometry": _rounded(mapping(f.geom)),
-        }
-    for kind in ("area", "building", "road", "poi"):
-        for f in pools.features[kind]:
-            if kind == "area" and f.uid in as_water:
-                continue
-            yield {
-                "type": "Feature",
-                "id": f.uid,
-                "properties": {"pool": kind, "osm_id": f.uid, **f.props},
-                "geometry": _rounded(mapping(f.geom)),
-            }
 
 
 def build_report_markdown(m: dict) -> str:

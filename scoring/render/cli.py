@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     if sets:
         from scoring.render.multi import render_map_sets
 
-        s = render_map_sets(args.bench, sets, ids=args.ids, jobs=args.jobs)
+        with executor_from_args(args, args.jobs) as executor:  # the stage's executor, Dask too
+            s = render_map_sets(args.bench, sets, ids=args.ids, jobs=args.jobs, executor=executor)
         written = ", ".join(f"{n} {m}" for m, n in s.sets.items())
         print(f"rendered {s.maps} maps for {written} map sets into {s.out_dir} ({s.seconds:.1f} s)")
     return 0

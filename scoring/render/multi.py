@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
-import multiprocessing as mp
 import os
 import random
 import time
@@ -33,6 +32,7 @@ import shapely
 from shapely.geometry import shape
 
 from scoring.errors import InputError
+from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import (
     CONTEXT_DISTRACTORS,
@@ -42,6 +42,7 @@ from scoring.formats.mapsets import (
     feature_number,
     set_path,
 )
+from scoring.render.batch import MapContext, _context_index
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
 from scoring.render.sidecar.records import write_map_files
@@ -269,23 +270,20 @@ def plan_sets(
     return sorted(units.values(), key=lambda u: u[0]), records
 
 
-_WORKER: dict[str, Any] = {}
-
-
-def _init(context_path: str, epsg: int, out_dir: str) -> None:
-    _WORKER["context"] = ContextIndex.from_file(context_path, epsg)
-    _WORKER["out"] = out_dir
-
-
-def _draw(unit: Unit) -> int:
-    """Draw one unit and write its maps; the number of maps drawn."""
-    _, kind, instance, style = unit
-    context = _WORKER["context"]
-    drawn = (
-        draw_multi(instance, context, style) if kind == "multi" else [render_map(instance, context, style)]
-    )
+def _draw(units: list[Unit], ctx: MapContext) -> list[tuple[bytes, dict[str, Any]]] | int:
+    """Draw a batch of units. With ctx.out_dir (a worker on this machine) it writes their maps
+    and returns how many; else (a Dask worker, maybe elsewhere) it hands the maps back."""
+    context = _context_index(ctx)
+    drawn: list[tuple[bytes, dict[str, Any]]] = []
+    for _, kind, instance, style in units:
+        if kind == "multi":
+            drawn.extend(draw_multi(instance, context, style))
+        else:
+            drawn.append(render_map(instance, context, style))
+    if ctx.out_dir is None:
+        return drawn
     for png, record in drawn:
-        write_map_files(Path(_WORKER["out"]), png, record)
+        write_map_files(Path(ctx.out_dir), png, record)
     return len(drawn)
 
 
@@ -296,24 +294,31 @@ def render_map_sets(
     ids: Iterable[str] | None = None,
     jobs: int | None = None,
     out_dir: str | Path | None = None,
+    executor: Executor | None = None,
 ) -> SetSummary:
     """Draw the maps of the map-set modalities into <bench>/maps/ (or out_dir), then write each
-    set file (after its maps, so an existing set file implies complete maps)."""
+    set file (after its maps, so an existing set file implies complete maps). The units run in
+    batches on ``executor`` (default: ``jobs`` local processes), the stage's executor as for
+    the single maps (scoring.render.batch), a Dask cluster included."""
     bench = bench_dir if isinstance(bench_dir, Benchmark) else Benchmark.open(bench_dir)
     out = Path(out_dir) if out_dir else bench.maps_dir
     out.mkdir(parents=True, exist_ok=True)
     units, records = plan_sets(bench, modalities, ids)
     summary = SetSummary(out)
     t0 = time.perf_counter()
-    jobs = max(1, min(int(jobs or os.cpu_count() or 1), len(units) or 1))
-    init = (str(bench.context_path), bench.epsg, str(out))
-    if jobs == 1:
-        _init(*init)
-        summary.maps = sum(_draw(u) for u in units)
-    else:
-        with mp.get_context("spawn").Pool(jobs, initializer=_init, initargs=init) as pool:
-            chunk = max(1, min(8, len(units) // (jobs * 4)))
-            summary.maps = sum(pool.imap_unordered(_draw, units, chunksize=chunk))
+    if executor is None:
+        executor = LocalExecutor(max(1, min(int(jobs or os.cpu_count() or 1), len(units) or 1)))
+    size = max(1, min(8, len(units) // (executor.workers * 4)))
+    batches = [units[i : i + size] for i in range(0, len(units), size)]
+    ctx = MapContext.of(bench, None if executor.distributed else str(out.resolve()))
+    # spawn: safe when the parent holds a Qt/QGIS application (the plugin)
+    for done in executor.map(_draw, batches, shared=ctx, desc="map sets", unit="batch", start_method="spawn"):
+        if isinstance(done, int):
+            summary.maps += done
+            continue
+        for png, record in done:
+            write_map_files(out, png, record)
+        summary.maps += len(done)
     for modality, recs in records.items():
         for rec in recs:
             write_json_atomic(set_path(out, rec["instance"], modality), rec, indent=1)

@@ -341,13 +341,14 @@ def test_task_pools_do_not_depend_on_the_water_context(monkeypatch):
     """The same extract read with the water collection switched off gives the same task pools."""
     import shapely
 
-    import scoring.extract.osm as extract
+    import scoring.extract.assemble as extract  # the records' roles and the pools are made there
+    from scoring.extract.osm import load_pools
 
-    with_water = extract.load_pools(None)
+    with_water = load_pools(None)
     assert with_water.context["water"] and set(with_water.features) == set(extract.POOL_KINDS)
     monkeypatch.setattr(extract, "WATER_TAGS", ())
     monkeypatch.setattr(extract, "sea_from_coastline", lambda *a, **k: [])
-    without = extract.load_pools(None)
+    without = load_pools(None)
     assert without.context["water"] == []
     assert with_water.counts() == without.counts()
     assert with_water.thresholds.as_dict() == without.thresholds.as_dict()

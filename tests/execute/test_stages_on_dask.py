@@ -65,3 +65,14 @@ def test_build_and_render_on_the_cluster_give_the_local_bytes(dask_cluster, tmp_
     # workers wrote nothing of the output: no file appeared in their own directories
     for w in dask_cluster.workers:
         assert not list((dask_cluster.tmp / w).rglob("*.png"))
+
+    # Map sets (render/multi.py) run on the same executor: on the cluster, the local bytes.
+    sets = ["--modalities", "image-multi,image-context", "--no-progress"]
+    sg("render", "--bench", str(local), "--jobs", "1", *sets)
+    r = sg("render", "--bench", str(remote), "--scheduler", dask_cluster.address, *sets)
+    assert "map sets into" in r.stdout
+    lmaps, rmaps = files_of(local / "maps"), files_of(remote / "maps")
+    assert len(lmaps) > 4 * n_instances and lmaps.keys() == rmaps.keys()
+    assert [k for k in lmaps if lmaps[k] != rmaps[k]] == []
+    for w in dask_cluster.workers:
+        assert not list((dask_cluster.tmp / w).rglob("*.png"))

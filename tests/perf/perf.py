@@ -122,6 +122,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="spatialgap-bench-") as d:
         build, bench = perf_build(Path(d))
         print(json.dumps({"build": build}, indent=1), flush=True)
+        # issue 33: build cost against extract size (London tiled 1x, 10x, 100x) beside GDAL's read
+        growth = perf_script("growth_perf.py")
+        print("\n".join(growth.get("table", [])), flush=True)
+        print(json.dumps({"growth": {k: v for k, v in growth.items() if k != "table"}}, indent=1), flush=True)
         # issue 12: Helsinki without maps, with and without the QA / editing pool split
         print(json.dumps({"build_split": perf_script("build_split_perf.py")}, indent=1), flush=True)
         print(json.dumps({"runner": perf_script("runner_perf.py")}, indent=1), flush=True)
