@@ -11,10 +11,10 @@ and the module's name in `MODULES`.
 >>> from scoring.score.report_tables import REPORT_TABLES, load_tables
 >>> load_tables()["table1"].csv
 'table1.csv'
->>> REPORT_TABLES["tabel1"]
+>>> REPORT_TABLES["run_condition"]
 Traceback (most recent call last):
 ...
-scoring.support.registry.UnknownNameError: unknown report table 'tabel1' (did you mean table1?)
+scoring.support.registry.UnknownNameError: unknown report table 'run_condition' (did you mean run_conditions?)
 """
 
 from __future__ import annotations
