@@ -1,12 +1,12 @@
 """Deterministic scoring of recorded responses: verdicts, summary tables, reports, selfcheck, gate.
 Scoring never calls a model, so any run can be re-scored offline."""
 
-from scoring.score.verdicts import Verdict, score_edit, score_prediction, score_qa
+from scoring.score.verdicts import Scored, score_edit, score_prediction, score_qa
 from scoring.vocab import VERDICTS
 
 __all__ = [
     "VERDICTS",
-    "Verdict",
+    "Scored",
     "score_qa",
     "score_edit",
     "score_prediction",

@@ -39,7 +39,7 @@ from scoring.formats.mapsets import edit_map_id
 from scoring.geometry.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
 from scoring.support.memo import IdentityMemo
-from scoring.vocab import MODALITIES, Modality
+from scoring.vocab import MODALITIES, Modality, Verdict
 
 RASTER_TOLERANCE_PX = 4.0
 # A geometry farther than this from the scene's envelope is "far outside the scene's region":
@@ -55,8 +55,11 @@ INTERNAL_ERROR = "internal error"  # reason prefix of a sample whose scoring rai
 
 
 @dataclass
-class Verdict:
-    verdict: str
+class Scored:
+    """One scored sample: its verdict (the `Verdict` words) with the reason, the reading and, for
+    edits, the constraints checked and the edited scene. `as_dict` is its verdict row's scoring part."""
+
+    verdict: Verdict
     reason: str
     value: Any = None  # the parsed answer (or parsed edit)
     quality: float | None = None  # continuous error where meaningful
@@ -111,28 +114,28 @@ def _scene_ids(instance: dict) -> list[str]:
     return out
 
 
-def _failed(status: str, error: Any) -> Verdict | None:
+def _failed(status: str, error: Any) -> Scored | None:
     if status == "ok":
         return None
     if isinstance(error, dict):
         detail = error.get("kind") or error.get("message") or "request failed"
     else:
         detail = str(error) if error else "request failed"
-    return Verdict("error", f"request failed: {detail}"[:300])
+    return Scored(Verdict.ERROR, f"request failed: {detail}"[:300])
 
 
-def _never_raises(score: Callable[..., Verdict]) -> Callable[..., Verdict]:
+def _never_raises(score: Callable[..., Scored]) -> Callable[..., Scored]:
     """Any failure inside one sample's scoring becomes that sample's verdict, so a sweep goes on.
     A missing input of the benchmark itself (a map sidecar) still stops it, with its message."""
 
     @functools.wraps(score)
-    def guarded(*args: Any, **kwargs: Any) -> Verdict:
+    def guarded(*args: Any, **kwargs: Any) -> Scored:
         try:
             return score(*args, **kwargs)
         except SpatialGapError:
             raise
         except Exception as exc:  # noqa: BLE001 -- the verdict names the exception type
-            return Verdict("error", f"{INTERNAL_ERROR}: {type(exc).__name__}")
+            return Scored(Verdict.ERROR, f"{INTERNAL_ERROR}: {type(exc).__name__}")
 
     return guarded
 
@@ -163,8 +166,8 @@ def score_qa(
     modality: str = "geojson",
     status: str = "ok",
     error: str | None = None,
-) -> Verdict:
-    """Verdict of one QA response (open-ended or multiple-choice)."""
+) -> Scored:
+    """Scored of one QA response (open-ended or multiple-choice)."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -180,17 +183,19 @@ def score_qa(
                 refusal = True  # chose the "cannot be determined" option
         if not answerable:
             if refusal:
-                return Verdict("correct_refusal", "refused on an unanswerable instance", value)
+                return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance", value)
             if parsed.ok:
-                return Verdict("unfounded_answer", f"answered {value} on an unanswerable instance", value)
-            return Verdict("unparsed", parsed.reason or "unparsed")
+                return Scored(
+                    Verdict.UNFOUNDED_ANSWER, f"answered {value} on an unanswerable instance", value
+                )
+            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
         if refusal:
-            return Verdict("wrong", "refusal", value)
+            return Scored(Verdict.WRONG, "refusal", value)
         if not parsed.ok:
-            return Verdict("unparsed", parsed.reason or "unparsed")
+            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
         if value == instance.get("correct_choice"):
-            return Verdict("correct", f"chose {value}", value)
-        return Verdict("wrong", f"chose {value}, expected {instance.get('correct_choice')}", value)
+            return Scored(Verdict.CORRECT, f"chose {value}", value)
+        return Scored(Verdict.WRONG, f"chose {value}, expected {instance.get('correct_choice')}", value)
     if form != "open":
         raise ValueError(f"unknown QA form {form!r}")
 
@@ -205,21 +210,23 @@ def score_qa(
     value = _json_safe(parsed.value) if parsed.ok else None
     if not answerable:
         if parsed.refusal:
-            return Verdict("correct_refusal", "refused on an unanswerable instance")
+            return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance")
         if parsed.ok:
-            return Verdict("unfounded_answer", "answered an unanswerable instance", value)
-        return Verdict("unparsed", parsed.reason or "unparsed")
+            return Scored(Verdict.UNFOUNDED_ANSWER, "answered an unanswerable instance", value)
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     if parsed.refusal:
-        return Verdict("wrong", "refusal")
+        return Scored(Verdict.WRONG, "refusal")
     if not parsed.ok:
-        return Verdict("unparsed", parsed.reason or "unparsed")
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     quality = _quality(answer_type, reference, value)
     if check_answer(answer_type, reference, value, instance.get("tolerance")):
-        return Verdict("correct", "within tolerance" if quality is not None else "matches", value, quality)
+        return Scored(
+            Verdict.CORRECT, "within tolerance" if quality is not None else "matches", value, quality
+        )
     if quality is not None:
         unit = {"bearing": "°"}.get(answer_type, " " + (instance.get("unit") or ""))
-        return Verdict("wrong", f"off by {quality:g}{unit.rstrip()}", value, quality)
-    return Verdict("wrong", f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
+        return Scored(Verdict.WRONG, f"off by {quality:g}{unit.rstrip()}", value, quality)
+    return Scored(Verdict.WRONG, f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
 
 
 # --------------------------------------------------------------------------------- screening
@@ -394,8 +401,8 @@ def score_edit(
     status: str = "ok",
     error: str | None = None,
     pixel_transform=None,
-) -> Verdict:
-    """Verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
+) -> Scored:
+    """Scored of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -405,22 +412,22 @@ def score_edit(
     parsed = answers.parse_edit(text)
     if parsed.refusal:
         if not _answerable(instance, modality):
-            return Verdict("correct_refusal", "refused on an unanswerable instance")
-        return Verdict("wrong", "refusal")
+            return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance")
+        return Scored(Verdict.WRONG, "refusal")
     if not parsed.ok:
-        return Verdict("unparsed", parsed.reason or "unparsed")
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     edit = parsed.value
     value = _json_safe(edit)
     if not _answerable(instance, modality):
-        return Verdict("unfounded_answer", "edited an unanswerable instance", value)
+        return Scored(Verdict.UNFOUNDED_ANSWER, "edited an unanswerable instance", value)
 
     target = instance.get("target", "F0")
     allowed = tuple(instance.get("allowed_operations") or OPS)
     initial = _scene_of(instance)
     if target not in initial:
-        return Verdict("wrong", f"target {target} is not in the scene", value)
+        return Scored(Verdict.WRONG, f"target {target} is not in the scene", value)
     result = _apply(edit, initial, target, allowed, image, pixel_transform, modality)
-    if isinstance(result, Verdict):
+    if isinstance(result, Scored):
         result.value = value
         return result
     edited, changed, pixel_geom = result
@@ -431,16 +438,16 @@ def score_edit(
     if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
         screen = "invalid"
     if screen:
-        return Verdict(
-            "wrong",
+        return Scored(
+            Verdict.WRONG,
             f"geometry screening: {screen}",
             value,
             screen=screen,
             raster_tolerant=False if image else None,
         )
     if not changed:
-        return Verdict(
-            "wrong",
+        return Scored(
+            Verdict.WRONG,
             "no change: the target is unchanged",
             value,
             edited_scene=edited.to_geojson(),
@@ -450,7 +457,7 @@ def score_edit(
     try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.constraints.edits)
         edited = edited.replace(target, geom=snap_edited(edited.geom(target)))
     except (EditError, shapely.errors.GEOSException) as exc:
-        return Verdict("wrong", f"invalid edit: {exc}"[:300], value)
+        return Scored(Verdict.WRONG, f"invalid edit: {exc}"[:300], value)
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
     quality = None
     reference_geom = _reference_geom(instance)
@@ -479,8 +486,8 @@ def score_edit(
             )
     scene_json = edited.to_geojson()
     if all_ok:
-        return Verdict(
-            "correct",
+        return Scored(
+            Verdict.CORRECT,
             f"all {len(rows)} constraints hold",
             value,
             quality,
@@ -494,16 +501,16 @@ def score_edit(
         reason += f" (+{len(failed_rows) - 1} more)"
     if image:
         reason += (" — raster-tolerant success" if raster else "") + reason_px
-    return Verdict("wrong", reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+    return Scored(Verdict.WRONG, reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
 
 
 def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, modality: str):
-    """(edited scene, changed, target geometry in pixels or None) or a Verdict when it fails."""
+    """(edited scene, changed, target geometry in pixels or None) or a Scored when it fails."""
     before = initial.geom(target)
     try:
         if "operations" in edit:
             if not edit["operations"]:
-                return Verdict("wrong", "empty prediction: no operations")
+                return Scored(Verdict.WRONG, "empty prediction: no operations")
             if not image:
                 res = apply_edit(initial, target, edit, allowed)
                 return res.scene, res.changed, None
@@ -530,7 +537,7 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
             return res.scene, res.changed_attributes, pt.geometry_task_to_pixel(before) if image else None
         key = "pixel_geometry" if "pixel_geometry" in edit else "geometry"
         if key == "pixel_geometry" and not image:
-            return Verdict("wrong", "pixel geometry given in a modality without a map")
+            return Scored(Verdict.WRONG, "pixel geometry given in a modality without a map")
         geom = shape(edit[key])
         px = None
         if image:  # on the image modality any returned geometry is in pixels
@@ -539,9 +546,9 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
         changed = geom.is_empty or not geom.equals_exact(before, 1e-9)
         return res.scene.replace(target, geom=geom), changed or res.changed_attributes, px
     except EditError as exc:
-        return Verdict("wrong", f"invalid edit: {exc}"[:300])
+        return Scored(Verdict.WRONG, f"invalid edit: {exc}"[:300])
     except (ValueError, TypeError, AttributeError, shapely.errors.GEOSException) as exc:
-        return Verdict("wrong", f"invalid geometry: {type(exc).__name__}")
+        return Scored(Verdict.WRONG, f"invalid geometry: {type(exc).__name__}")
 
 
 # --------------------------------------------------------------------------------- dispatch
@@ -565,8 +572,8 @@ def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
 
 
 @_never_raises
-def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
-    """Verdict of one final prediction-journal record for `instance`. The instance decides the
+def score_prediction(instance: dict, record: dict, bench_dir) -> Scored:
+    """Scored of one final prediction-journal record for `instance`. The instance decides the
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")
