@@ -167,7 +167,7 @@ def score_qa(
     status: str = "ok",
     error: str | None = None,
 ) -> Scored:
-    """Scored of one QA response (open-ended or multiple-choice)."""
+    """The verdict of one QA response (open-ended or multiple-choice)."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -402,7 +402,7 @@ def score_edit(
     error: str | None = None,
     pixel_transform=None,
 ) -> Scored:
-    """Scored of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
+    """The verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -431,77 +431,86 @@ def score_edit(
         result.value = value
         return result
     edited, changed, pixel_geom = result
-
-    screen = _vertex_budget(edited.geom(target), initial.geom(target)) or screen_geometry(
-        edited.geom(target), instance, _initial_envelope(initial)
-    )
-    if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
-        screen = "invalid"
-    if screen:
-        return Scored(
-            Verdict.WRONG,
-            f"geometry screening: {screen}",
-            value,
-            screen=screen,
-            raster_tolerant=False if image else None,
-        )
-    if not changed:
-        return Scored(
-            Verdict.WRONG,
-            "no change: the target is unchanged",
-            value,
-            edited_scene=edited.to_geojson(),
-            raster_tolerant=False if image else None,
-        )
-
+    rejected = _screened(edited, initial, target, changed, instance, value, image)
+    if rejected:
+        return rejected
     try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.constraints.edits)
         edited = edited.replace(target, geom=snap_edited(edited.geom(target)))
     except (EditError, shapely.errors.GEOSException) as exc:
         return Scored(Verdict.WRONG, f"invalid edit: {exc}"[:300], value)
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
-    quality = None
     reference_geom = _reference_geom(instance)
-    if reference_geom is not None:
-        try:
-            quality = round(float(edited.geom(target).hausdorff_distance(reference_geom)), 4)
-        except (ValueError, shapely.errors.GEOSException):
-            quality = None
-        if quality is not None and not math.isfinite(quality):
-            quality = None
-
-    raster = None
-    if image:
-        raster = all_ok
-        reason_px = ""
-        if not all_ok and reference_geom is not None and pixel_geom is not None:
-            ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
-            hd = float(pixel_geom.hausdorff_distance(ref_px))
-            attrs_ok = all(
-                edited[target].props.get(k) == v
-                for k, v in _required_attributes(instance.get("reference_edit")).items()
-            )
-            raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
-            reason_px = f"; Hausdorff to the reference {hd:.1f} px" + (
-                "" if attrs_ok else ", attributes differ"
-            )
+    quality = _hausdorff(edited.geom(target), reference_geom)
+    raster, reason_px = (
+        _raster_tolerance(instance, edited[target].props, all_ok, reference_geom, pixel_geom, pixel_transform)
+        if image
+        else (None, "")
+    )
     scene_json = edited.to_geojson()
     if all_ok:
-        return Scored(
-            Verdict.CORRECT,
-            f"all {len(rows)} constraints hold",
-            value,
-            quality,
-            rows,
-            scene_json,
-            raster_tolerant=raster,
-        )
+        reason = f"all {len(rows)} constraints hold"
+    else:
+        reason = _missed_reason(rows) + (" — raster-tolerant success" if raster else "") + reason_px
+    verdict = Verdict.CORRECT if all_ok else Verdict.WRONG
+    return Scored(verdict, reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+
+
+def _missed_reason(rows: list[dict]) -> str:
+    """The first constraint an edit misses, and how many more."""
     failed_rows = [r for r in rows if not r["passed"]]
     reason = f"constraint {failed_rows[0]['index'] + 1} fails: {failed_rows[0]['text']}"
-    if len(failed_rows) > 1:
-        reason += f" (+{len(failed_rows) - 1} more)"
-    if image:
-        reason += (" — raster-tolerant success" if raster else "") + reason_px
-    return Scored(Verdict.WRONG, reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+    return reason + (f" (+{len(failed_rows) - 1} more)" if len(failed_rows) > 1 else "")
+
+
+def _screened(
+    edited: Any, initial: Any, target: str, changed: bool, instance: dict, value: Any, image: bool
+) -> Scored | None:
+    """The wrong verdict of an edit whose geometry fails the screening or that changed nothing."""
+    geom, before = edited.geom(target), initial.geom(target)
+    screen = _vertex_budget(geom, before) or screen_geometry(geom, instance, _initial_envelope(initial))
+    if screen is None and _newly_self_crossing(geom, before):
+        screen = "invalid"
+    tolerant = False if image else None  # an image edit rejected here is a raster-tolerant failure too
+    if screen:
+        reason = f"geometry screening: {screen}"
+        return Scored(Verdict.WRONG, reason, value, screen=screen, raster_tolerant=tolerant)
+    if not changed:
+        scene = edited.to_geojson()
+        reason = "no change: the target is unchanged"
+        return Scored(Verdict.WRONG, reason, value, edited_scene=scene, raster_tolerant=tolerant)
+    return None
+
+
+def _hausdorff(geom: BaseGeometry, reference_geom: BaseGeometry | None) -> float | None:
+    """The edit's quality: Hausdorff distance (m) of the edited target to the reference edit."""
+    if reference_geom is None:
+        return None
+    try:
+        quality = round(float(geom.hausdorff_distance(reference_geom)), 4)
+    except (ValueError, shapely.errors.GEOSException):
+        return None
+    return quality if math.isfinite(quality) else None
+
+
+def _raster_tolerance(
+    instance: dict,
+    props: dict,
+    all_ok: bool,
+    reference_geom: BaseGeometry | None,
+    pixel_geom: BaseGeometry | None,
+    pixel_transform: Any,
+) -> tuple[bool, str]:
+    """(raster-tolerant success, what the reason adds) of an image edit: its constraints hold, or
+    it lies within RASTER_TOLERANCE_PX (Hausdorff, in the map's pixels) of the reference edit
+    with the required attributes."""
+    if all_ok or reference_geom is None or pixel_geom is None:
+        return all_ok, ""
+    ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
+    hd = float(pixel_geom.hausdorff_distance(ref_px))
+    required = _required_attributes(instance.get("reference_edit"))
+    attrs_ok = all(props.get(k) == v for k, v in required.items())
+    raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
+    return raster, f"; Hausdorff to the reference {hd:.1f} px" + ("" if attrs_ok else ", attributes differ")
 
 
 def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, modality: str):
