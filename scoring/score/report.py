@@ -167,7 +167,7 @@ def render_html(context: dict) -> str:
 
 def write_report(
     results_dirs: list,
-    out_html,
+    out_html: str | Path,
     *,
     csv: bool = True,
     mcnemar_rule: str = "exact",

@@ -342,7 +342,7 @@ def score_runs(
     return summary
 
 
-def load_results(results_dir) -> tuple[dict, list[dict]]:
+def load_results(results_dir: str | Path) -> tuple[dict, list[dict]]:
     """(summary, verdict rows) of a RESULTS directory."""
     d = Path(results_dir)
     sp, vp = d / "summary.json", d / "verdicts.jsonl"

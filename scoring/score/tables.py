@@ -67,7 +67,7 @@ RENAMED = {
 }
 
 
-def _r(v, nd=6):
+def _r(v: float | None, nd: int = 6) -> float | None:
     return None if v is None else round(float(v), nd)
 
 

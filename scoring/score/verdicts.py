@@ -23,9 +23,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import shapely
 from shapely import affinity
 from shapely.geometry import shape
@@ -38,18 +37,14 @@ from scoring.errors import SpatialGapError
 from scoring.formats.mapsets import edit_map_id
 from scoring.geometry.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
+from scoring.score.screening import screen_geometry, vertex_budget
 from scoring.support.memo import IdentityMemo
 from scoring.vocab import MODALITIES, Modality, Verdict
 
+if TYPE_CHECKING:
+    from scoring.geometry.scene import Scene
+
 RASTER_TOLERANCE_PX = 4.0
-# A geometry farther than this from the scene's envelope is "far outside the scene's region":
-# the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
-FAR_MIN_M = 1000.0
-FAR_DIAGONALS = 5.0
-MIN_VERTEX_BUDGET = 500  # positions an edited F0 may have, at least ...
-VERTEX_BUDGET_FACTOR = 8  # ... or this many times the positions of the original F0
-NULL_ISLAND_M = 1000.0  # task-CRS distance from (0, 0) ...
-NULL_ISLAND_DEG = 0.01  # ... or lon/lat distance from (0°, 0°)
 NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
 INTERNAL_ERROR = "internal error"  # reason prefix of a sample whose scoring raised
 
@@ -229,73 +224,6 @@ def score_qa(
     return Scored(Verdict.WRONG, f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
 
 
-# --------------------------------------------------------------------------------- screening
-
-
-@lru_cache(maxsize=64)
-def _to_lonlat(epsg: int):
-    from pyproj import Transformer
-
-    return Transformer.from_crs(f"EPSG:{epsg}", "EPSG:4326", always_xy=True)
-
-
-def _epsg(instance: dict) -> int | None:
-    crs = instance.get("crs")
-    if isinstance(crs, dict) and isinstance(crs.get("epsg"), int):
-        return crs["epsg"]
-    urn = ((instance.get("scene") or {}).get("crs") or {}).get("properties", {}).get("name", "")
-    try:
-        return int(str(urn).rsplit(":", 1)[-1])
-    except ValueError:
-        return None
-
-
-def _vertex_budget(edited: BaseGeometry, initial: BaseGeometry) -> str | None:
-    """ "too_many_vertices" when an edit returns far more positions than F0 has: no constraint
-    needs them, and measuring them would make one reply cost seconds (seen in fuzzing)."""
-    budget = max(MIN_VERTEX_BUDGET, VERTEX_BUDGET_FACTOR * shapely.get_num_coordinates(initial))
-    return "too_many_vertices" if shapely.get_num_coordinates(edited) > budget else None
-
-
-def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | None) -> str | None:
-    """Name of the first screening failure of an edited geometry (task CRS), or None.
-    empty -> outside_domain -> null_island -> far_outside_scene -> invalid."""
-    if geom is None or geom.is_empty:
-        return "empty"
-    xmin, ymin, xmax, ymax = geom.bounds
-    if not all(math.isfinite(v) and abs(v) < 1e8 for v in (xmin, ymin, xmax, ymax)):
-        return "outside_domain"
-    epsg = _epsg(instance)
-    c = geom.centroid if geom.geom_type != "Point" else geom
-    if epsg:
-        with np.errstate(all="ignore"):  # pyproj returns inf for out-of-domain points
-            lon, lat = _to_lonlat(epsg).transform(
-                [xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y]
-            )
-        if (
-            not all(math.isfinite(v) for v in list(lon) + list(lat))
-            or any(abs(v) > 180 for v in lon)
-            or any(abs(v) > 90 for v in lat)
-        ):
-            return "outside_domain"
-        if math.hypot(lon[-1], lat[-1]) <= NULL_ISLAND_DEG:
-            return "null_island"
-    if math.hypot(c.x, c.y) <= NULL_ISLAND_M:
-        return "null_island"
-    if scene_envelope is not None:
-        sx0, sy0, sx1, sy1 = scene_envelope
-        diag = math.hypot(sx1 - sx0, sy1 - sy0)
-        gap = math.hypot(max(sx0 - xmax, 0.0, xmin - sx1), max(sy0 - ymax, 0.0, ymin - sy1))
-        if gap > max(FAR_MIN_M, FAR_DIAGONALS * diag):
-            return "far_outside_scene"
-        # a geometry spanning far beyond the scene on every side reaches far outside it too
-        if math.hypot(xmax - xmin, ymax - ymin) > max(FAR_MIN_M, FAR_DIAGONALS * diag) + diag:
-            return "far_outside_scene"
-    if not geom.is_valid:
-        return "invalid"
-    return None
-
-
 # --------------------------------------------------------------------------------- editing
 
 
@@ -318,7 +246,7 @@ def _flip(geom: BaseGeometry) -> BaseGeometry:
     return affinity.scale(geom, 1.0, -1.0, origin=(0, 0))
 
 
-def _constraint_rows(scene, constraints: list[dict], initial) -> tuple[list[dict], bool]:
+def _constraint_rows(scene: Scene, constraints: list[dict], initial: Scene) -> tuple[list[dict], bool]:
     rows, all_ok = [], True
     for i, c in enumerate(constraints):
         try:
@@ -359,7 +287,7 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
     return before.geom_type not in lineal or before.is_simple
 
 
-def _scene_of(instance: dict):
+def _scene_of(instance: dict) -> Scene:
     """The instance's initial scene, read once per instance: every run that edits it is scored
     against the same one."""
     from scoring.geometry.scene import shared_scene
@@ -367,7 +295,7 @@ def _scene_of(instance: dict):
     return shared_scene(instance["scene"])
 
 
-def _read_reference_geom(instance: dict):
+def _read_reference_geom(instance: dict) -> BaseGeometry | None:
     """The target after the instance's reference edit (None when it cannot be applied)."""
     target = instance.get("target", "F0")
     try:
@@ -382,7 +310,7 @@ def _read_reference_geom(instance: dict):
 _reference_geom = IdentityMemo(_read_reference_geom, maxsize=4096)
 
 
-def _envelope(scene) -> tuple | None:
+def _envelope(scene: Scene) -> tuple | None:
     geoms = [f.geom for f in scene.features if not f.geom.is_empty]
     if not geoms:
         return None
@@ -400,7 +328,7 @@ def score_edit(
     modality: str = "geojson",
     status: str = "ok",
     error: str | None = None,
-    pixel_transform=None,
+    pixel_transform: PixelTransform | None = None,
 ) -> Scored:
     """The verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
     failed = _failed(status, error)
@@ -467,7 +395,7 @@ def _screened(
 ) -> Scored | None:
     """The wrong verdict of an edit whose geometry fails the screening or that changed nothing."""
     geom, before = edited.geom(target), initial.geom(target)
-    screen = _vertex_budget(geom, before) or screen_geometry(geom, instance, _initial_envelope(initial))
+    screen = vertex_budget(geom, before) or screen_geometry(geom, instance, _initial_envelope(initial))
     if screen is None and _newly_self_crossing(geom, before):
         screen = "invalid"
     tolerant = False if image else None  # an image edit rejected here is a raster-tolerant failure too
@@ -513,7 +441,15 @@ def _raster_tolerance(
     return raster, f"; Hausdorff to the reference {hd:.1f} px" + ("" if attrs_ok else ", attributes differ")
 
 
-def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, modality: str):
+def _apply(
+    edit: dict,
+    initial: Scene,
+    target: str,
+    allowed: tuple,
+    image: bool,
+    pt: Any,  # a PixelTransform when `image` (score_edit makes sure)
+    modality: str,
+) -> tuple[Scene, bool, BaseGeometry | None] | Scored:
     """(edited scene, changed, target geometry in pixels or None) or a Scored when it fails."""
     before = initial.geom(target)
     try:
@@ -564,11 +500,11 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
 
 
 @lru_cache(maxsize=4096)
-def _pixel_transform(path: str):
+def _pixel_transform(path: str) -> PixelTransform:
     return PixelTransform.from_sidecar(path)
 
 
-def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
+def load_pixel_transform(bench_dir: str | Path, instance_id: str, modality: str = "image") -> PixelTransform:
     """The recorded transform of the map an edit of ``modality`` is expressed on (the instance's
     map; in a map-set modality the set's edit map), cached: one read per map per process."""
     map_id = edit_map_id(Path(bench_dir) / "maps", instance_id, modality)
@@ -581,8 +517,8 @@ def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
 
 
 @_never_raises
-def score_prediction(instance: dict, record: dict, bench_dir) -> Scored:
-    """Scored of one final prediction-journal record for `instance`. The instance decides the
+def score_prediction(instance: dict, record: dict, bench_dir: str | Path) -> Scored:
+    """The verdict of one final prediction-journal record for `instance`. The instance decides the
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")

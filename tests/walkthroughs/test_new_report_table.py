@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 # The whole extension: what a contributor writes in scoring/score/<module>.py.
-EXTENSION = '''
+EXTENSION = """
 from collections import Counter
 
 from scoring.score.report_tables import Column, ReportInputs, TableView, report_table
@@ -35,8 +35,10 @@ VIEW = TableView(
 def verdict_mix(inputs: ReportInputs) -> list[dict]:
     counts = Counter((r["model"], r["modality"], r["verdict"]) for r in inputs.rows)
     keys = sorted({(m, mod) for m, mod, _ in counts})
-    return [{"model": m, "modality": mod, **{str(v): counts[(m, mod, v)] for v in VERDICTS}} for m, mod in keys]
-'''
+    return [
+        {"model": m, "modality": mod, **{str(v): counts[(m, mod, v)] for v in VERDICTS}} for m, mod in keys
+    ]
+"""
 
 SCRIPT = """
 import json, sys
@@ -109,7 +111,11 @@ def test_a_new_report_table_needs_only_its_module(tmp_path):
     html = (out / "report.html").read_text()
     section = html.index("<h2>Verdicts per model and input type</h2>")
     # after the tables registered before it, before the case gallery
-    assert html.index("<h2>Unanswerable instances and refusals</h2>") < section < html.index('id="case-gallery"')
+    before, gallery = (
+        html.index("<h2>Unanswerable instances and refusals</h2>"),
+        html.index('id="case-gallery"'),
+    )
+    assert before < section < gallery
     assert '<p class="note">How many samples got each verdict.</p>' in html
     header = '<th class="l">model</th><th class="l">input type</th><th>correct</th><th>wrong</th>'
     assert header in html[section:]
