@@ -12,10 +12,10 @@ True
 >>> [m["role"] for m in scoring.build_messages(inst, scoring.Modality.GEOJSON, "open", None)]
 ['system', 'user']
 >>> v = scoring.score_qa(inst, "Answer: 67.97", form="open")
->>> v.verdict, v.reason
+>>> str(v.verdict), v.reason  # a Verdict: its string
 ('correct', 'within tolerance')
->>> scoring.score_qa(inst, "Answer: 90", form="open").verdict
-'wrong'
+>>> scoring.score_qa(inst, "Answer: 90", form="open").verdict is scoring.Verdict.WRONG
+True
 """
 
 from __future__ import annotations

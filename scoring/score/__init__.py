@@ -1,12 +1,14 @@
 """Deterministic scoring of recorded responses: verdicts, summary tables, reports, selfcheck, gate.
 Scoring never calls a model, so any run can be re-scored offline."""
 
-from scoring.score.verdicts import Verdict, score_edit, score_prediction, score_qa
+from typing import Any
+
+from scoring.score.verdicts import Scored, score_edit, score_prediction, score_qa
 from scoring.vocab import VERDICTS
 
 __all__ = [
     "VERDICTS",
-    "Verdict",
+    "Scored",
     "score_qa",
     "score_edit",
     "score_prediction",
@@ -16,7 +18,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     # The heavier entry points (matplotlib, scipy) are imported on first use only, so that
     # `from scoring.score import score_qa` stays cheap inside the QGIS plugin.
     if name == "score_runs":

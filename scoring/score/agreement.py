@@ -1,7 +1,8 @@
 """Repeated sampling (a model's `samples = N`): how far a model's N answers to one item agree, and
 how much its accuracy varies from one round of samples to the next, per model x input type x form.
 
-One table: its data (`sample_agreement`), its CSV (`write_csv`) and its HTML fragment (`html`).
+One report table (registered below): its data (`sample_agreement`), its CSV (`write_csv`, written
+only when some item was sampled twice) and its HTML (resources/report/tables/sample_agreement.html.j2).
 
 - accuracy: the mean over items of each item's share of right samples, which with N verdicts per
   item (a sample without a reply is an "error" verdict) is the share of right verdicts, the
@@ -22,14 +23,12 @@ Outcomes are binary (right: correct or correct_refusal, as the accuracy counts t
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import mean, variance
-from typing import Any
-
-from markupsafe import Markup, escape
 
 from scoring.formats.journal import sample_index_of
+from scoring.score.report_tables import ReportInputs, report_table
 from scoring.score.tables import SUCCESS
 from scoring.score.tables_paper import csv_text
 from scoring.support.files import write_atomic
@@ -97,38 +96,13 @@ def sample_agreement(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
+@report_table(name="sample_agreement", csv=None, html="sample_agreement.html.j2")
+def _report_table(inputs: ReportInputs) -> list[dict]:
+    return sample_agreement(inputs.rows)
+
+
 def write_csv(table: list[dict], out_dir: Path) -> Path:
     """`sample_agreement.csv` in `out_dir` (atomic)."""
     path = Path(out_dir) / CSV_NAME
     write_atomic(path, csv_text([{f: rec[f] for f in FIELDS} for rec in table]))
     return path
-
-
-def html(table: list[dict], modality_labels: Mapping[Any, str], form_labels: Mapping[Any, str]) -> Markup:
-    """The report's section (empty when no item was sampled more than once)."""
-    if not table:
-        return Markup("")
-
-    def pct(v: float) -> str:
-        return f"{100 * v:.1f}"
-
-    head = (
-        '<h2 id="sample-agreement">Repeated samples: agreement and variance</h2>\n'
-        '<p class="note">Each item asked N times. Accuracy: the mean over items of each item’s share of '
-        "right samples. Unanimous: items whose N samples are all right or all wrong. Pairwise: the share "
-        "of two samples of an item with the same outcome (Fleiss’ observed agreement). Variance and range: "
-        "of the accuracy of each round of samples. The paired tests pair each item’s first sample.</p>\n"
-        '<table><tr><th class="l">model</th><th class="l">input type</th><th class="l">form</th><th>N</th>'
-        "<th>items</th><th>accuracy %</th><th>unanimous %</th><th>pairwise %</th><th>variance</th>"
-        "<th>range %</th></tr>\n"
-    )
-    rows = [
-        f'<tr><td class="l">{escape(r["model"])}</td>'
-        f'<td class="l">{escape(modality_labels.get(r["modality"], r["modality"]))}</td>'
-        f'<td class="l">{escape(form_labels.get(r["form"], r["form"]))}</td><td>{r["samples"]}</td>'
-        f"<td>{r['items']}</td><td>{pct(r['accuracy'])}</td><td>{pct(r['unanimous'])}</td>"
-        f"<td>{pct(r['pairwise_agreement'])}</td><td>{r['accuracy_variance']:.2e}</td>"
-        f"<td>{pct(r['accuracy_min'])}–{pct(r['accuracy_max'])}</td></tr>\n"
-        for r in table
-    ]
-    return Markup(head + "".join(rows) + "</table>\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -167,7 +168,7 @@ def _applied(geom: BaseGeometry, edit: object) -> BaseGeometry | None:
         return None
 
 
-def _draw(ax, geom: BaseGeometry, **style) -> None:
+def _draw(ax: Any, geom: BaseGeometry, **style: Any) -> None:
     color, lw, ls = style.get("color"), style.get("lw", 1.0), style.get("ls", "-")
     if geom.geom_type.startswith("Multi") or geom.geom_type == "GeometryCollection":
         for part in getattr(geom, "geoms", []):

@@ -26,6 +26,7 @@ import statistics
 import tomllib
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import InputError, OutputError
 from scoring.score.results import load_results
@@ -39,7 +40,7 @@ MIN_PAST_RESULTS = 5
 PROPOSABLE = ("accuracy", "raster_tolerant_rate", "parse_rate", "info_sufficient_accuracy")
 
 
-def load_thresholds(path) -> list[dict]:
+def load_thresholds(path: str | Path) -> list[dict]:
     p = Path(path)
     try:
         raw = p.read_text(encoding="utf-8")
@@ -145,7 +146,7 @@ def selfcheck_check(summary: dict) -> dict:
     }
 
 
-def run_gate(results_dir, thresholds, override_reason: str | None = None) -> dict:
+def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: str | None = None) -> dict:
     """Evaluate the gate, record the decision in RESULTS, return it (`passed` is the outcome).
     A failed or missing selfcheck blocks, and an override cannot pass it (`refused`)."""
     if override_reason is not None and not override_reason.strip():
@@ -228,7 +229,7 @@ def propose_thresholds(
     return rules
 
 
-def _toml_value(v) -> str:
+def _toml_value(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, str):
@@ -236,7 +237,7 @@ def _toml_value(v) -> str:
     return repr(v)
 
 
-def write_thresholds(path, rules: list[dict], header: str = "") -> Path:
+def write_thresholds(path: str | Path, rules: list[dict], header: str = "") -> Path:
     """Write rules as a thresholds TOML file (atomic)."""
     lines = [f"# {line}" for line in header.splitlines()]
     for r in rules:

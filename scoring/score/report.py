@@ -8,7 +8,6 @@ the summaries (scoring.score.tables), so a report of one RESULTS matches its sum
 from __future__ import annotations
 
 import datetime as _dt
-from collections import defaultdict
 from pathlib import Path
 
 import jinja2
@@ -18,49 +17,26 @@ from scoring.formats.journal import sample_index_of
 from scoring.paths import RESOURCES_DIR
 from scoring.relations.paper import DEVIATIONS
 from scoring.score import agreement, figures
-from scoring.score.conditions import NOT_REPORTED, flat_conditions, totals_by_model
-from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, failure_table
+from scoring.score.conditions import NOT_REPORTED
+from scoring.score.failures import CAUSE_LABELS
 from scoring.score.gallery import gallery
-from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
+from scoring.score.gap import ALPHA, CORRECTION
 from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
-from scoring.score.results import load_results
-from scoring.score.stats import MCNEMAR_RULES
-from scoring.score.tables import mcnemar_pairs, summary_cells
-from scoring.score.tables_paper import (
-    NOT_RUN,
-    figure2,
-    figure2b,
-    figure3b,
-    pool_note,
-    table1,
-    table2,
-    table2_pooled,
-    table3,
-    table4,
+from scoring.score.report_tables import (
+    FORM_LABELS,
+    MODALITY_LABELS,
+    ReportInputs,
+    cell_text,
+    compute_tables,
+    load_tables,
+    p_text,
+    pct,
     write_tables_csv,
 )
+from scoring.score.results import load_results
+from scoring.score.stats import MCNEMAR_RULES
+from scoring.score.tables_paper import NOT_RUN, pool_note
 from scoring.support.files import write_atomic
-from scoring.vocab import FORMS, MODALITIES, Form
-
-FORM_LABELS = {Form.OPEN: "open", Form.MCQ: "MCQ-4", Form.EDIT: "edit"}
-MODALITY_LABELS = {
-    "geojson": "GeoJSON",
-    "image": "image",
-    "together": "Together",
-    "image-multi": "multi-map",
-    "image-context": "contextual",
-}
-MISSES_SHOWN = 6  # constraint kinds shown per model x input type (all are in the CSV)
-
-
-def _pct(v) -> str:
-    return "–" if v is None else f"{100 * v:.1f}"
-
-
-def _p(v) -> str:
-    if v is None:
-        return "–"
-    return "< 1e-300" if v == 0 else f"{v:.3g}"
 
 
 def parse_labels(values: list[str] | None) -> dict[str, str]:
@@ -121,38 +97,6 @@ def _load(results_dirs: list, labels: dict[str, str] | None = None) -> tuple[lis
     return summaries, rows
 
 
-def _detail_rows(cells: list[dict]) -> list[dict]:
-    order = {(m, f): i for i, (m, f) in enumerate((m, f) for m in MODALITIES for f in FORMS)}
-    overall = [c for c in cells if c["level"] == "overall"]
-    return sorted(overall, key=lambda c: (c["model"], order.get((c["modality"], c["form"]), 99)))
-
-
-def _ordering_rows(rows: list[dict]) -> list[dict]:
-    """Ordering answers: mean Kendall tau (0 = chance), share of items in place, share fully right."""
-    acc: defaultdict[tuple, dict] = defaultdict(lambda: {"n": 0, "tau": [], "in_place": 0.0, "exact": 0})
-    for r in rows:
-        om = r.get("order_match")
-        if not om:
-            continue
-        a = acc[(r["model"], r["modality"])]
-        a["n"] += 1
-        if om.get("kendall_tau") is not None:
-            a["tau"].append(om["kendall_tau"])
-        a["in_place"] += om.get("in_place") or 0.0
-        a["exact"] += r["verdict"] == "correct"
-    return [
-        {
-            "model": k[0],
-            "modality": k[1],
-            "n": v["n"],
-            "kendall_tau": sum(v["tau"]) / len(v["tau"]) if v["tau"] else None,
-            "in_place": v["in_place"] / v["n"],
-            "exact": v["exact"] / v["n"],
-        }
-        for k, v in sorted(acc.items())
-    ]
-
-
 def _selfcheck_states(summaries: list[dict]) -> list[str]:
     return [
         "not run" if s["selfcheck"] is None else ("passed" if s["selfcheck"]["passed"] else "FAILED")
@@ -160,72 +104,39 @@ def _selfcheck_states(summaries: list[dict]) -> list[str]:
     ]
 
 
-# long: the report template's context, one key per section
 def build_context(
     results_dirs: list, *, mcnemar_rule: str = "exact", labels: dict[str, str] | None = None
 ) -> dict:
+    """The report template's context: every registered table (`tables`, their `views`), the
+    figures drawn from them and what the header, gallery and deviations show."""
     if mcnemar_rule not in MCNEMAR_RULES:
         raise InputError(f"McNemar rule must be one of {', '.join(MCNEMAR_RULES)}, got {mcnemar_rule!r}")
     summaries, rows = _load(results_dirs, labels)
     conditions = [c for s in summaries for c in (s["run_conditions"] or [])]
-    cells = summary_cells(rows, levels=("overall", "family"))
-    t2, t2p, t4 = table2(rows), table2_pooled(rows), table4(rows)
-    gap = modality_gap_tests(agreement.first_samples(rows), mcnemar_rule)
-    misses = constraint_misses(rows)
-    top_misses: dict[tuple, list[dict]] = defaultdict(list)
-    for m in misses:  # most missed first within each model x input type
-        key = (m["model"], m["modality"])
-        if m["missed"] and len(top_misses[key]) < MISSES_SHOWN:
-            top_misses[key].append(m)
-    failures = failure_table(rows)
-    fig2 = figure2(rows)
-    fig2b, fig3b = figure2b(rows), figure3b(rows)
-    t1, t3, t4m = table1(rows), table3(rows), table4(rows, per_model=True)
-    figs = figures.draw_all(fig2=fig2, fig2b=fig2b, fig3b=fig3b, table4=t4, table2=t2p)
+    inputs = ReportInputs(rows=rows, summaries=summaries, conditions=conditions, mcnemar_rule=mcnemar_rule)
+    tables, views = compute_tables(inputs)
+    figs = figures.draw_all(
+        fig2=tables["figure2"],
+        fig2b=tables["figure2b"],
+        fig3b=tables["figure3b"],
+        table4=tables["table4"],
+        table2=tables["table2_pooled"],
+    )
     protocols = sorted({str((s.get("benchmark") or {}).get("protocol") or "spatialgap") for s in summaries})
-    tables: dict[str, dict | list] = {
-        "table1": t1,
-        "table2": t2,
-        "table2_pooled": t2p,
-        "table3": t3,
-        "table3_by_model": table3(rows, per_model=True),
-        "table4": t4,
-        "table4_by_model": t4m,
-        "figure2": fig2,
-        "figure2b": fig2b,
-        "figure3b": fig3b,
-        "gap_tests": gap,
-        "model_tests": mcnemar_pairs(agreement.first_samples(rows), mcnemar_rule),
-        "run_conditions": [flat_conditions(c) for c in conditions],
-        "edit_failures": failures,
-        "constraint_misses": misses,
-    }
     return {
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "summaries": summaries,
         "selfcheck_states": _selfcheck_states(summaries),
         "n_samples": len(rows),
         "models": sorted({r["model"] for r in rows}),
-        "cities": t2["cities"],
+        "cities": tables["table2"]["cities"],
         "tables": tables,
-        "gap_overall": [t for t in gap if t["level"] == "overall"],
-        "gap_family": [t for t in gap if t["level"] == "family"],
-        "gap_relation": [t for t in gap if t["level"] == "relation"],
-        "gap_relation_significant": [t for t in gap if t["level"] == "relation" and t["significant"]],
+        "views": views,
+        "report_tables": [t for t in load_tables().values() if t.template],
         "mcnemar_rule": mcnemar_rule,
         "correction": CORRECTION,
         "alpha": ALPHA,
-        "top_misses": [{"model": k[0], "modality": k[1], "kinds": v} for k, v in top_misses.items()],
-        # the HTML shows the causes that occur; the CSV has every cause
-        "causes": [c for c in CAUSES if any(r[c] for r in failures)],
         "cause_labels": CAUSE_LABELS,
-        "details": _detail_rows(cells),
-        "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
-        "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
-        "ordering": _ordering_rows(rows),
-        # repeated sampling's table (scoring.score.agreement): data, CSV, HTML fragment
-        "sample_agreement": (repeats := agreement.sample_agreement(rows)),
-        "sample_agreement_html": agreement.html(repeats, MODALITY_LABELS, FORM_LABELS),
         "figure_objects": figs,
         "gallery": [
             {**case, "figure": figures.figure_uri(case["figure"]) if case["figure"] is not None else None}
@@ -234,7 +145,6 @@ def build_context(
         "conditions": sorted(
             conditions, key=lambda c: (c["model"], str(c.get("city")), str(c["modality"]), str(c["task"]))
         ),
-        "condition_totals": totals_by_model(conditions),
         "not_reported": NOT_REPORTED,
         "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},
         "pool_note": pool_note,
@@ -247,8 +157,9 @@ def build_context(
         "form_labels": FORM_LABELS,
         "modality_labels": MODALITY_LABELS,
         "not_run": NOT_RUN,
-        "pct": _pct,
-        "p": _p,
+        "pct": pct,
+        "p": p_text,
+        "cell_text": cell_text,
     }
 
 
@@ -265,7 +176,7 @@ def render_html(context: dict) -> str:
 
 def write_report(
     results_dirs: list,
-    out_html,
+    out_html: str | Path,
     *,
     csv: bool = True,
     mcnemar_rule: str = "exact",
@@ -284,8 +195,8 @@ def write_report(
         raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
     if csv:
         write_tables_csv(context["tables"], out.parent)
-        if context["sample_agreement"]:
-            agreement.write_csv(context["sample_agreement"], out.parent)
+        if context["tables"]["sample_agreement"]:  # written only when an item was sampled twice
+            agreement.write_csv(context["tables"]["sample_agreement"], out.parent)
         for name, fig in context["figure_objects"].items():
             if fig is not None:
                 figures.write_figure(fig, out.parent / f"fig_{name}")

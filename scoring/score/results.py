@@ -21,7 +21,7 @@ import platform
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy
 import pyproj
@@ -35,13 +35,14 @@ from scoring.formats.rundir import PREDICTIONS, load_run, repeat_id, sample_id
 from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
+from scoring.score.records import VerdictRow
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
 from scoring.score.verdicts import INTERNAL_ERROR, answerable_in, score_prediction
 from scoring.support.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
 from scoring.support.memo import IdentityMemo
-from scoring.vocab import MODALITIES, TASKS, AnswerType, Form, Task, Verdict, forms_of
+from scoring.vocab import MODALITIES, TASKS, VERDICTS, AnswerType, Form, Task, Verdict, forms_of
 
 log = logging.getLogger(__name__)
 FORMAT = "spatialgap.scores/1"
@@ -145,7 +146,7 @@ def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> 
     v = score_prediction(inst, rec, bench.path)
     if v.verdict == Verdict.ERROR and rec.get("error") == NOT_RECORDED:
         v.reason = NOT_RECORDED
-    row = {
+    row: VerdictRow = {
         "id": inst["id"],
         "model": model,
         "task": task,
@@ -182,7 +183,7 @@ def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> 
         agreement = order_agreement(v.value, inst.get("answer"))
         if agreement:
             row["order_match"] = agreement
-    return row
+    return cast(dict, row)  # the tables read rows as plain dicts
 
 
 def score_run_shard(shard: tuple[Path, dict, dict[str, dict], bool], bench: Benchmark) -> list[dict]:
@@ -356,10 +357,21 @@ def score_runs(
     return summary
 
 
-def load_results(results_dir) -> tuple[dict, list[dict]]:
+def load_results(results_dir: str | Path) -> tuple[dict, list[dict]]:
     """(summary, verdict rows) of a RESULTS directory."""
     d = Path(results_dir)
     sp, vp = d / "summary.json", d / "verdicts.jsonl"
     if not sp.is_file() or not vp.is_file():
         raise InputError(f"{d}: not a results directory (needs summary.json and verdicts.jsonl)")
-    return read_json(sp), _read_jsonl(vp)
+    return read_json(sp), [_verdict_row(row, vp, i) for i, row in enumerate(_read_jsonl(vp), 1)]
+
+
+def _verdict_row(row: dict, path: Path, line: int) -> dict:
+    """A row read from verdicts.jsonl, its verdict a `Verdict` (the one place the word is read)."""
+    try:
+        row["verdict"] = Verdict(row["verdict"])
+    except (KeyError, ValueError, TypeError):
+        raise InputError(
+            f"{path}:{line}: verdict {row.get('verdict')!r} is not one of {', '.join(VERDICTS)}"
+        ) from None
+    return row  # the rest of the row is as score_runs wrote it (a VerdictRow)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import InputError
 from scoring.paths import RESOURCES_DIR
@@ -87,7 +88,7 @@ def fixture_figures(rows: list[dict]) -> list[dict]:
     ]
 
 
-def _differs(a, b) -> bool:
+def _differs(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return not math.isclose(float(a), float(b), rel_tol=FIGURE_TOL, abs_tol=FIGURE_TOL)
     return a != b

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from scoring.score.stats import mcnemar, proportion_ci, quantiles
 from scoring.support.files import write_atomic
-from scoring.vocab import Form, Modality
+from scoring.vocab import VERDICTS, Form, Modality, Verdict
 
 PIXEL_EDIT_MODALITIES = frozenset(str(m) for m in Modality if m.pixel_edits)
 
-SUCCESS = ("correct", "correct_refusal")
+SUCCESS = (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
 # Cell levels, each adding one grouping key to (model, modality, form).
 BASE_KEYS = ("model", "modality", "form")
 LEVELS = {"overall": (), "city": ("city",), "family": ("family",), "relation": ("relation",)}
@@ -67,7 +67,7 @@ RENAMED = {
 }
 
 
-def _r(v, nd=6):
+def _r(v: float | None, nd: int = 6) -> float | None:
     return None if v is None else round(float(v), nd)
 
 
@@ -89,7 +89,7 @@ def cell_stats(rows: list[dict]) -> dict:
     raster = [r for r in rows if is_image_edit(r)]
     raster_ok = [1 if r.get("raster_tolerant") else 0 for r in raster]
     r_lo, r_hi, _ = proportion_ci(raster_ok, [r.get("scene") or r["id"] for r in raster])
-    q = quantiles(r.get("quality") for r in rows if r["verdict"] not in ("error", "unparsed"))
+    q = quantiles(r.get("quality") for r in rows if r["verdict"] not in (Verdict.ERROR, Verdict.UNPARSED))
     return {
         "n": n,
         "correct": sum(succ),
@@ -97,13 +97,13 @@ def cell_stats(rows: list[dict]) -> dict:
         "ci_low": _r(lo),
         "ci_high": _r(hi),
         "ci_method": method,
-        **{k: counts[k] for k in ("wrong", "unparsed", "error", "correct_refusal", "unfounded_answer")},
+        **{str(v): counts[v] for v in VERDICTS if v != Verdict.CORRECT},
         # replies an answer could be read from, over every sample (failed requests included)
-        "parse_rate": _r((n - counts["error"] - counts["unparsed"]) / n) if n else None,
-        "error_rate": _r(counts["error"] / n) if n else None,
+        "parse_rate": _r((n - counts[Verdict.ERROR] - counts[Verdict.UNPARSED]) / n) if n else None,
+        "error_rate": _r(counts[Verdict.ERROR] / n) if n else None,
         "n_answerable": len(answerable),
         "info_sufficient_accuracy": _r(
-            sum(1 for r in answerable if r["verdict"] == "correct") / len(answerable)
+            sum(1 for r in answerable if r["verdict"] == Verdict.CORRECT) / len(answerable)
         )
         if answerable
         else None,

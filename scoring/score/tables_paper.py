@@ -13,14 +13,11 @@ import csv
 import io
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from scoring.relations import CATALOGUE
-from scoring.score.latex import latex_text
 from scoring.score.pooling import pooled_set
 from scoring.score.stats import mean_of_rates_ci
 from scoring.score.tables import PIXEL_EDIT_MODALITIES, SUCCESS, cell_stats
-from scoring.support.files import write_atomic
 from scoring.vocab import BASE_MODALITIES, FAMILIES, FORMS, MODALITIES, Form, Modality, QAForm
 
 NOT_RUN = "not run"
@@ -306,82 +303,67 @@ def _cell_fields(cell: dict, prefix: str = "") -> dict:
     return {prefix + k: cell.get(k) for k in CELL_FIELDS}
 
 
-# long: one flattening per table; goes with the table registry (#26)
-def table_records(name: str, table: dict | list) -> list[dict]:
-    """The flat CSV records of one of the tables above (one line per cell)."""
+def table1_records(table: dict) -> list[dict]:
+    """Table 1's CSV lines: one per model x column (strict CSR beside the raster-tolerant
+    headline), then the GeoJSON information-sufficient scores (the paper's and ours)."""
     recs: list[dict] = []
-    if name == "table1":
-        assert isinstance(table, dict)
-        for row in table["rows"]:
-            for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
-                raster = "strict" in c
-                rec = {
-                    "model": row["model"],
-                    "modality": modality,
-                    "form": form,
-                    "measure": "raster_tolerant_rate"
-                    if raster
-                    else ("csr" if form == Form.EDIT else "accuracy"),
-                    **_cell_fields(c),
-                }
-                rec.update(_cell_fields(c.get("strict") or missing_cell(""), "strict_csr_"))
-                recs.append(rec)
-            for form, pair in row["info"].items():
-                for which, measure in (("paper", "info_sufficient_paper"), ("ours", "answerable_only")):
-                    recs.append(
-                        {
-                            "model": row["model"],
-                            "modality": str(Modality.GEOJSON),
-                            "form": form,
-                            "measure": measure,
-                            **_cell_fields(pair[which]),
-                        }
-                    )
-    elif name == "table2":
-        assert isinstance(table, dict)
-        for row in table["rows"]:
-            key = {"model": row["model"], "modality": str(Modality.GEOJSON), "form": str(Form.OPEN)}
-            for city, c in zip(table["cities"], row["cells"], strict=True):
-                recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
-            recs.append(
-                {
-                    **key,
-                    "city": "Overall",
-                    **_cell_fields(row["overall"]),
-                    "range_points": row["range_points"],
-                }
-            )
-    elif name == "table2_pooled":
-        assert isinstance(table, dict)
-        for row in table["rows"]:
-            key = {k: row[k] for k in ("model", "modality", "task")}
-            for city, c in zip(table["cities"], row["cells"], strict=True):
-                recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
-            recs.append(
-                {
-                    **key,
-                    "city": "Overall",
-                    **_cell_fields(row["overall"]),
-                    "range_points": row["range_points"],
-                }
-            )
-    elif name in ("table3", "table3_by_model", "table4", "table4_by_model"):
-        assert isinstance(table, dict)
-        level = table["level"]
-        pool = table["pool"]
-        if not table["per_model"] and not table["rows"]:
-            recs.append({"model": "", "note": pool_note(pool)})
-        for row in table["rows"]:
-            for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
-                rec = {"model": row["model"] or "pooled: " + " + ".join(pool["models"]), level: row[level]}
-                if level == "relation":
-                    rec.update(name=row["name"], family=row["family"])
+    for row in table["rows"]:
+        for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
+            raster = "strict" in c
+            rec = {
+                "model": row["model"],
+                "modality": modality,
+                "form": form,
+                "measure": "raster_tolerant_rate" if raster else ("csr" if form == Form.EDIT else "accuracy"),
+                **_cell_fields(c),
+            }
+            rec.update(_cell_fields(c.get("strict") or missing_cell(""), "strict_csr_"))
+            recs.append(rec)
+        for form, pair in row["info"].items():
+            for which, measure in (("paper", "info_sufficient_paper"), ("ours", "answerable_only")):
                 recs.append(
-                    {**rec, "modality": modality, "form": form, "measure": "error_rate", **_cell_fields(c)}
+                    {
+                        "model": row["model"],
+                        "modality": str(Modality.GEOJSON),
+                        "form": form,
+                        "measure": measure,
+                        **_cell_fields(pair[which]),
+                    }
                 )
-    else:
-        assert isinstance(table, list)
-        recs = list(table)
+    return recs
+
+
+def city_table_records(table: dict) -> list[dict]:
+    """Table 2's (and the pooled variant's) CSV lines: one per row x city, then its Overall with
+    the range."""
+    recs: list[dict] = []
+    for row in table["rows"]:
+        if "task" in row:  # table2_pooled
+            key = {k: row[k] for k in ("model", "modality", "task")}
+        else:
+            key = {"model": row["model"], "modality": str(Modality.GEOJSON), "form": str(Form.OPEN)}
+        for city, c in zip(table["cities"], row["cells"], strict=True):
+            recs.append({**key, "city": city, **_cell_fields(c), "range_points": None})
+        overall = _cell_fields(row["overall"])
+        recs.append({**key, "city": "Overall", **overall, "range_points": row["range_points"]})
+    return recs
+
+
+def error_table_records(table: dict) -> list[dict]:
+    """Tables 3's and 4's CSV lines (pooled or per model): one per row x column; a pooled table
+    without rows is one line saying why."""
+    recs: list[dict] = []
+    level = table["level"]
+    pool = table["pool"]
+    if not table["per_model"] and not table["rows"]:
+        recs.append({"model": "", "note": pool_note(pool)})
+    for row in table["rows"]:
+        for (modality, form), c in zip(table["columns"], row["cells"], strict=True):
+            rec = {"model": row["model"] or "pooled: " + " + ".join(pool["models"]), level: row[level]}
+            if level == "relation":
+                rec.update(name=row["name"], family=row["family"])
+            rec.update(modality=modality, form=form, measure="error_rate")
+            recs.append({**rec, **_cell_fields(c)})
     return recs
 
 
@@ -404,19 +386,3 @@ def csv_text(records: list[dict]) -> str:
     for r in records:
         w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
     return buf.getvalue()
-
-
-def write_tables_csv(tables: dict[str, dict | list], out_dir: Path, *, latex: bool = True) -> list[Path]:
-    """`<name>.csv` (and, with `latex`, `<name>.tex`, booktabs) in out_dir for each table (atomic
-    writes); returns the paths."""
-    paths = []
-    for name, table in tables.items():
-        records = table_records(name, table)
-        p = out_dir / f"{name}.csv"
-        write_atomic(p, csv_text(records))
-        paths.append(p)
-        if latex:
-            t = out_dir / f"{name}.tex"
-            write_atomic(t, latex_text(records, caption=f"Spatial Gap: {name.replace('_', ' ')}"))
-            paths.append(t)
-    return paths

@@ -23,9 +23,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import shapely
 from shapely import affinity
 from shapely.geometry import shape
@@ -38,25 +37,24 @@ from scoring.errors import SpatialGapError
 from scoring.formats.mapsets import edit_map_id
 from scoring.geometry.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
+from scoring.score.screening import screen_geometry, vertex_budget
 from scoring.support.memo import IdentityMemo
-from scoring.vocab import MODALITIES, Modality
+from scoring.vocab import MODALITIES, Modality, Verdict
+
+if TYPE_CHECKING:
+    from scoring.geometry.scene import Scene
 
 RASTER_TOLERANCE_PX = 4.0
-# A geometry farther than this from the scene's envelope is "far outside the scene's region":
-# the larger of 1 km and 5 scene diagonals (a real edit moves a feature by tens of metres).
-FAR_MIN_M = 1000.0
-FAR_DIAGONALS = 5.0
-MIN_VERTEX_BUDGET = 500  # positions an edited F0 may have, at least ...
-VERTEX_BUDGET_FACTOR = 8  # ... or this many times the positions of the original F0
-NULL_ISLAND_M = 1000.0  # task-CRS distance from (0, 0) ...
-NULL_ISLAND_DEG = 0.01  # ... or lon/lat distance from (0°, 0°)
 NUMERIC_TYPES = ("distance", "perimeter", "area", "density", "count")
 INTERNAL_ERROR = "internal error"  # reason prefix of a sample whose scoring raised
 
 
 @dataclass
-class Verdict:
-    verdict: str
+class Scored:
+    """One scored sample: its verdict (the `Verdict` words) with the reason, the reading and, for
+    edits, the constraints checked and the edited scene. `as_dict` is its verdict row's scoring part."""
+
+    verdict: Verdict
     reason: str
     value: Any = None  # the parsed answer (or parsed edit)
     quality: float | None = None  # continuous error where meaningful
@@ -111,28 +109,28 @@ def _scene_ids(instance: dict) -> list[str]:
     return out
 
 
-def _failed(status: str, error: Any) -> Verdict | None:
+def _failed(status: str, error: Any) -> Scored | None:
     if status == "ok":
         return None
     if isinstance(error, dict):
         detail = error.get("kind") or error.get("message") or "request failed"
     else:
         detail = str(error) if error else "request failed"
-    return Verdict("error", f"request failed: {detail}"[:300])
+    return Scored(Verdict.ERROR, f"request failed: {detail}"[:300])
 
 
-def _never_raises(score: Callable[..., Verdict]) -> Callable[..., Verdict]:
+def _never_raises(score: Callable[..., Scored]) -> Callable[..., Scored]:
     """Any failure inside one sample's scoring becomes that sample's verdict, so a sweep goes on.
     A missing input of the benchmark itself (a map sidecar) still stops it, with its message."""
 
     @functools.wraps(score)
-    def guarded(*args: Any, **kwargs: Any) -> Verdict:
+    def guarded(*args: Any, **kwargs: Any) -> Scored:
         try:
             return score(*args, **kwargs)
         except SpatialGapError:
             raise
         except Exception as exc:  # noqa: BLE001 -- the verdict names the exception type
-            return Verdict("error", f"{INTERNAL_ERROR}: {type(exc).__name__}")
+            return Scored(Verdict.ERROR, f"{INTERNAL_ERROR}: {type(exc).__name__}")
 
     return guarded
 
@@ -163,8 +161,8 @@ def score_qa(
     modality: str = "geojson",
     status: str = "ok",
     error: str | None = None,
-) -> Verdict:
-    """Verdict of one QA response (open-ended or multiple-choice)."""
+) -> Scored:
+    """The verdict of one QA response (open-ended or multiple-choice)."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -180,17 +178,19 @@ def score_qa(
                 refusal = True  # chose the "cannot be determined" option
         if not answerable:
             if refusal:
-                return Verdict("correct_refusal", "refused on an unanswerable instance", value)
+                return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance", value)
             if parsed.ok:
-                return Verdict("unfounded_answer", f"answered {value} on an unanswerable instance", value)
-            return Verdict("unparsed", parsed.reason or "unparsed")
+                return Scored(
+                    Verdict.UNFOUNDED_ANSWER, f"answered {value} on an unanswerable instance", value
+                )
+            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
         if refusal:
-            return Verdict("wrong", "refusal", value)
+            return Scored(Verdict.WRONG, "refusal", value)
         if not parsed.ok:
-            return Verdict("unparsed", parsed.reason or "unparsed")
+            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
         if value == instance.get("correct_choice"):
-            return Verdict("correct", f"chose {value}", value)
-        return Verdict("wrong", f"chose {value}, expected {instance.get('correct_choice')}", value)
+            return Scored(Verdict.CORRECT, f"chose {value}", value)
+        return Scored(Verdict.WRONG, f"chose {value}, expected {instance.get('correct_choice')}", value)
     if form != "open":
         raise ValueError(f"unknown QA form {form!r}")
 
@@ -205,88 +205,23 @@ def score_qa(
     value = _json_safe(parsed.value) if parsed.ok else None
     if not answerable:
         if parsed.refusal:
-            return Verdict("correct_refusal", "refused on an unanswerable instance")
+            return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance")
         if parsed.ok:
-            return Verdict("unfounded_answer", "answered an unanswerable instance", value)
-        return Verdict("unparsed", parsed.reason or "unparsed")
+            return Scored(Verdict.UNFOUNDED_ANSWER, "answered an unanswerable instance", value)
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     if parsed.refusal:
-        return Verdict("wrong", "refusal")
+        return Scored(Verdict.WRONG, "refusal")
     if not parsed.ok:
-        return Verdict("unparsed", parsed.reason or "unparsed")
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     quality = _quality(answer_type, reference, value)
     if check_answer(answer_type, reference, value, instance.get("tolerance")):
-        return Verdict("correct", "within tolerance" if quality is not None else "matches", value, quality)
+        return Scored(
+            Verdict.CORRECT, "within tolerance" if quality is not None else "matches", value, quality
+        )
     if quality is not None:
         unit = {"bearing": "°"}.get(answer_type, " " + (instance.get("unit") or ""))
-        return Verdict("wrong", f"off by {quality:g}{unit.rstrip()}", value, quality)
-    return Verdict("wrong", f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
-
-
-# --------------------------------------------------------------------------------- screening
-
-
-@lru_cache(maxsize=64)
-def _to_lonlat(epsg: int):
-    from pyproj import Transformer
-
-    return Transformer.from_crs(f"EPSG:{epsg}", "EPSG:4326", always_xy=True)
-
-
-def _epsg(instance: dict) -> int | None:
-    crs = instance.get("crs")
-    if isinstance(crs, dict) and isinstance(crs.get("epsg"), int):
-        return crs["epsg"]
-    urn = ((instance.get("scene") or {}).get("crs") or {}).get("properties", {}).get("name", "")
-    try:
-        return int(str(urn).rsplit(":", 1)[-1])
-    except ValueError:
-        return None
-
-
-def _vertex_budget(edited: BaseGeometry, initial: BaseGeometry) -> str | None:
-    """ "too_many_vertices" when an edit returns far more positions than F0 has: no constraint
-    needs them, and measuring them would make one reply cost seconds (seen in fuzzing)."""
-    budget = max(MIN_VERTEX_BUDGET, VERTEX_BUDGET_FACTOR * shapely.get_num_coordinates(initial))
-    return "too_many_vertices" if shapely.get_num_coordinates(edited) > budget else None
-
-
-def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | None) -> str | None:
-    """Name of the first screening failure of an edited geometry (task CRS), or None.
-    empty -> outside_domain -> null_island -> far_outside_scene -> invalid."""
-    if geom is None or geom.is_empty:
-        return "empty"
-    xmin, ymin, xmax, ymax = geom.bounds
-    if not all(math.isfinite(v) and abs(v) < 1e8 for v in (xmin, ymin, xmax, ymax)):
-        return "outside_domain"
-    epsg = _epsg(instance)
-    c = geom.centroid if geom.geom_type != "Point" else geom
-    if epsg:
-        with np.errstate(all="ignore"):  # pyproj returns inf for out-of-domain points
-            lon, lat = _to_lonlat(epsg).transform(
-                [xmin, xmin, xmax, xmax, c.x], [ymin, ymax, ymin, ymax, c.y]
-            )
-        if (
-            not all(math.isfinite(v) for v in list(lon) + list(lat))
-            or any(abs(v) > 180 for v in lon)
-            or any(abs(v) > 90 for v in lat)
-        ):
-            return "outside_domain"
-        if math.hypot(lon[-1], lat[-1]) <= NULL_ISLAND_DEG:
-            return "null_island"
-    if math.hypot(c.x, c.y) <= NULL_ISLAND_M:
-        return "null_island"
-    if scene_envelope is not None:
-        sx0, sy0, sx1, sy1 = scene_envelope
-        diag = math.hypot(sx1 - sx0, sy1 - sy0)
-        gap = math.hypot(max(sx0 - xmax, 0.0, xmin - sx1), max(sy0 - ymax, 0.0, ymin - sy1))
-        if gap > max(FAR_MIN_M, FAR_DIAGONALS * diag):
-            return "far_outside_scene"
-        # a geometry spanning far beyond the scene on every side reaches far outside it too
-        if math.hypot(xmax - xmin, ymax - ymin) > max(FAR_MIN_M, FAR_DIAGONALS * diag) + diag:
-            return "far_outside_scene"
-    if not geom.is_valid:
-        return "invalid"
-    return None
+        return Scored(Verdict.WRONG, f"off by {quality:g}{unit.rstrip()}", value, quality)
+    return Scored(Verdict.WRONG, f"expected {json.dumps(reference, ensure_ascii=False)}"[:200], value)
 
 
 # --------------------------------------------------------------------------------- editing
@@ -311,7 +246,7 @@ def _flip(geom: BaseGeometry) -> BaseGeometry:
     return affinity.scale(geom, 1.0, -1.0, origin=(0, 0))
 
 
-def _constraint_rows(scene, constraints: list[dict], initial) -> tuple[list[dict], bool]:
+def _constraint_rows(scene: Scene, constraints: list[dict], initial: Scene) -> tuple[list[dict], bool]:
     rows, all_ok = [], True
     for i, c in enumerate(constraints):
         try:
@@ -352,7 +287,7 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
     return before.geom_type not in lineal or before.is_simple
 
 
-def _scene_of(instance: dict):
+def _scene_of(instance: dict) -> Scene:
     """The instance's initial scene, read once per instance: every run that edits it is scored
     against the same one."""
     from scoring.geometry.scene import shared_scene
@@ -360,7 +295,7 @@ def _scene_of(instance: dict):
     return shared_scene(instance["scene"])
 
 
-def _read_reference_geom(instance: dict):
+def _read_reference_geom(instance: dict) -> BaseGeometry | None:
     """The target after the instance's reference edit (None when it cannot be applied)."""
     target = instance.get("target", "F0")
     try:
@@ -375,7 +310,7 @@ def _read_reference_geom(instance: dict):
 _reference_geom = IdentityMemo(_read_reference_geom, maxsize=4096)
 
 
-def _envelope(scene) -> tuple | None:
+def _envelope(scene: Scene) -> tuple | None:
     geoms = [f.geom for f in scene.features if not f.geom.is_empty]
     if not geoms:
         return None
@@ -393,9 +328,9 @@ def score_edit(
     modality: str = "geojson",
     status: str = "ok",
     error: str | None = None,
-    pixel_transform=None,
-) -> Verdict:
-    """Verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
+    pixel_transform: PixelTransform | None = None,
+) -> Scored:
+    """The verdict of one editing response: strict CSR, plus `raster_tolerant` for image edits."""
     failed = _failed(status, error)
     if failed:
         return failed
@@ -405,105 +340,122 @@ def score_edit(
     parsed = answers.parse_edit(text)
     if parsed.refusal:
         if not _answerable(instance, modality):
-            return Verdict("correct_refusal", "refused on an unanswerable instance")
-        return Verdict("wrong", "refusal")
+            return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance")
+        return Scored(Verdict.WRONG, "refusal")
     if not parsed.ok:
-        return Verdict("unparsed", parsed.reason or "unparsed")
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
     edit = parsed.value
     value = _json_safe(edit)
     if not _answerable(instance, modality):
-        return Verdict("unfounded_answer", "edited an unanswerable instance", value)
+        return Scored(Verdict.UNFOUNDED_ANSWER, "edited an unanswerable instance", value)
 
     target = instance.get("target", "F0")
     allowed = tuple(instance.get("allowed_operations") or OPS)
     initial = _scene_of(instance)
     if target not in initial:
-        return Verdict("wrong", f"target {target} is not in the scene", value)
+        return Scored(Verdict.WRONG, f"target {target} is not in the scene", value)
     result = _apply(edit, initial, target, allowed, image, pixel_transform, modality)
-    if isinstance(result, Verdict):
+    if isinstance(result, Scored):
         result.value = value
         return result
     edited, changed, pixel_geom = result
-
-    screen = _vertex_budget(edited.geom(target), initial.geom(target)) or screen_geometry(
-        edited.geom(target), instance, _initial_envelope(initial)
-    )
-    if screen is None and _newly_self_crossing(edited.geom(target), initial.geom(target)):
-        screen = "invalid"
-    if screen:
-        return Verdict(
-            "wrong",
-            f"geometry screening: {screen}",
-            value,
-            screen=screen,
-            raster_tolerant=False if image else None,
-        )
-    if not changed:
-        return Verdict(
-            "wrong",
-            "no change: the target is unchanged",
-            value,
-            edited_scene=edited.to_geojson(),
-            raster_tolerant=False if image else None,
-        )
-
+    rejected = _screened(edited, initial, target, changed, instance, value, image)
+    if rejected:
+        return rejected
     try:  # facts after an edit are computed on the 1 cm grid, as the builder's (scoring.constraints.edits)
         edited = edited.replace(target, geom=snap_edited(edited.geom(target)))
     except (EditError, shapely.errors.GEOSException) as exc:
-        return Verdict("wrong", f"invalid edit: {exc}"[:300], value)
+        return Scored(Verdict.WRONG, f"invalid edit: {exc}"[:300], value)
     rows, all_ok = _constraint_rows(edited, instance.get("constraints") or [], initial)
-    quality = None
     reference_geom = _reference_geom(instance)
-    if reference_geom is not None:
-        try:
-            quality = round(float(edited.geom(target).hausdorff_distance(reference_geom)), 4)
-        except (ValueError, shapely.errors.GEOSException):
-            quality = None
-        if quality is not None and not math.isfinite(quality):
-            quality = None
-
-    raster = None
-    if image:
-        raster = all_ok
-        reason_px = ""
-        if not all_ok and reference_geom is not None and pixel_geom is not None:
-            ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
-            hd = float(pixel_geom.hausdorff_distance(ref_px))
-            attrs_ok = all(
-                edited[target].props.get(k) == v
-                for k, v in _required_attributes(instance.get("reference_edit")).items()
-            )
-            raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
-            reason_px = f"; Hausdorff to the reference {hd:.1f} px" + (
-                "" if attrs_ok else ", attributes differ"
-            )
+    quality = _hausdorff(edited.geom(target), reference_geom)
+    raster, reason_px = (
+        _raster_tolerance(instance, edited[target].props, all_ok, reference_geom, pixel_geom, pixel_transform)
+        if image
+        else (None, "")
+    )
     scene_json = edited.to_geojson()
     if all_ok:
-        return Verdict(
-            "correct",
-            f"all {len(rows)} constraints hold",
-            value,
-            quality,
-            rows,
-            scene_json,
-            raster_tolerant=raster,
-        )
+        reason = f"all {len(rows)} constraints hold"
+    else:
+        reason = _missed_reason(rows) + (" — raster-tolerant success" if raster else "") + reason_px
+    verdict = Verdict.CORRECT if all_ok else Verdict.WRONG
+    return Scored(verdict, reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+
+
+def _missed_reason(rows: list[dict]) -> str:
+    """The first constraint an edit misses, and how many more."""
     failed_rows = [r for r in rows if not r["passed"]]
     reason = f"constraint {failed_rows[0]['index'] + 1} fails: {failed_rows[0]['text']}"
-    if len(failed_rows) > 1:
-        reason += f" (+{len(failed_rows) - 1} more)"
-    if image:
-        reason += (" — raster-tolerant success" if raster else "") + reason_px
-    return Verdict("wrong", reason[:400], value, quality, rows, scene_json, raster_tolerant=raster)
+    return reason + (f" (+{len(failed_rows) - 1} more)" if len(failed_rows) > 1 else "")
 
 
-def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, modality: str):
-    """(edited scene, changed, target geometry in pixels or None) or a Verdict when it fails."""
+def _screened(
+    edited: Any, initial: Any, target: str, changed: bool, instance: dict, value: Any, image: bool
+) -> Scored | None:
+    """The wrong verdict of an edit whose geometry fails the screening or that changed nothing."""
+    geom, before = edited.geom(target), initial.geom(target)
+    screen = vertex_budget(geom, before) or screen_geometry(geom, instance, _initial_envelope(initial))
+    if screen is None and _newly_self_crossing(geom, before):
+        screen = "invalid"
+    tolerant = False if image else None  # an image edit rejected here is a raster-tolerant failure too
+    if screen:
+        reason = f"geometry screening: {screen}"
+        return Scored(Verdict.WRONG, reason, value, screen=screen, raster_tolerant=tolerant)
+    if not changed:
+        scene = edited.to_geojson()
+        reason = "no change: the target is unchanged"
+        return Scored(Verdict.WRONG, reason, value, edited_scene=scene, raster_tolerant=tolerant)
+    return None
+
+
+def _hausdorff(geom: BaseGeometry, reference_geom: BaseGeometry | None) -> float | None:
+    """The edit's quality: Hausdorff distance (m) of the edited target to the reference edit."""
+    if reference_geom is None:
+        return None
+    try:
+        quality = round(float(geom.hausdorff_distance(reference_geom)), 4)
+    except (ValueError, shapely.errors.GEOSException):
+        return None
+    return quality if math.isfinite(quality) else None
+
+
+def _raster_tolerance(
+    instance: dict,
+    props: dict,
+    all_ok: bool,
+    reference_geom: BaseGeometry | None,
+    pixel_geom: BaseGeometry | None,
+    pixel_transform: Any,
+) -> tuple[bool, str]:
+    """(raster-tolerant success, what the reason adds) of an image edit: its constraints hold, or
+    it lies within RASTER_TOLERANCE_PX (Hausdorff, in the map's pixels) of the reference edit
+    with the required attributes."""
+    if all_ok or reference_geom is None or pixel_geom is None:
+        return all_ok, ""
+    ref_px = pixel_transform.geometry_task_to_pixel(reference_geom)
+    hd = float(pixel_geom.hausdorff_distance(ref_px))
+    required = _required_attributes(instance.get("reference_edit"))
+    attrs_ok = all(props.get(k) == v for k, v in required.items())
+    raster = bool(math.isfinite(hd) and hd <= RASTER_TOLERANCE_PX and attrs_ok)
+    return raster, f"; Hausdorff to the reference {hd:.1f} px" + ("" if attrs_ok else ", attributes differ")
+
+
+def _apply(
+    edit: dict,
+    initial: Scene,
+    target: str,
+    allowed: tuple,
+    image: bool,
+    pt: Any,  # a PixelTransform when `image` (score_edit makes sure)
+    modality: str,
+) -> tuple[Scene, bool, BaseGeometry | None] | Scored:
+    """(edited scene, changed, target geometry in pixels or None) or a Scored when it fails."""
     before = initial.geom(target)
     try:
         if "operations" in edit:
             if not edit["operations"]:
-                return Verdict("wrong", "empty prediction: no operations")
+                return Scored(Verdict.WRONG, "empty prediction: no operations")
             if not image:
                 res = apply_edit(initial, target, edit, allowed)
                 return res.scene, res.changed, None
@@ -530,7 +482,7 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
             return res.scene, res.changed_attributes, pt.geometry_task_to_pixel(before) if image else None
         key = "pixel_geometry" if "pixel_geometry" in edit else "geometry"
         if key == "pixel_geometry" and not image:
-            return Verdict("wrong", "pixel geometry given in a modality without a map")
+            return Scored(Verdict.WRONG, "pixel geometry given in a modality without a map")
         geom = shape(edit[key])
         px = None
         if image:  # on the image modality any returned geometry is in pixels
@@ -539,20 +491,20 @@ def _apply(edit: dict, initial, target: str, allowed: tuple, image: bool, pt, mo
         changed = geom.is_empty or not geom.equals_exact(before, 1e-9)
         return res.scene.replace(target, geom=geom), changed or res.changed_attributes, px
     except EditError as exc:
-        return Verdict("wrong", f"invalid edit: {exc}"[:300])
+        return Scored(Verdict.WRONG, f"invalid edit: {exc}"[:300])
     except (ValueError, TypeError, AttributeError, shapely.errors.GEOSException) as exc:
-        return Verdict("wrong", f"invalid geometry: {type(exc).__name__}")
+        return Scored(Verdict.WRONG, f"invalid geometry: {type(exc).__name__}")
 
 
 # --------------------------------------------------------------------------------- dispatch
 
 
 @lru_cache(maxsize=4096)
-def _pixel_transform(path: str):
+def _pixel_transform(path: str) -> PixelTransform:
     return PixelTransform.from_sidecar(path)
 
 
-def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
+def load_pixel_transform(bench_dir: str | Path, instance_id: str, modality: str = "image") -> PixelTransform:
     """The recorded transform of the map an edit of ``modality`` is expressed on (the instance's
     map; in a map-set modality the set's edit map), cached: one read per map per process."""
     map_id = edit_map_id(Path(bench_dir) / "maps", instance_id, modality)
@@ -565,8 +517,8 @@ def load_pixel_transform(bench_dir, instance_id: str, modality: str = "image"):
 
 
 @_never_raises
-def score_prediction(instance: dict, record: dict, bench_dir) -> Verdict:
-    """Verdict of one final prediction-journal record for `instance`. The instance decides the
+def score_prediction(instance: dict, record: dict, bench_dir: str | Path) -> Scored:
+    """The verdict of one final prediction-journal record for `instance`. The instance decides the
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")

@@ -12,6 +12,7 @@ from scipy.stats import binomtest, chi2
 from scoring.relations import CATALOGUE
 from scoring.score.gap import modality_gap_tests
 from scoring.score.report import write_report
+from scoring.score.report_tables import table_records
 from scoring.score.stats import holm, mcnemar, mean_of_rates_ci, order_agreement
 from scoring.score.tables import summary_cells
 from scoring.score.tables_paper import (
@@ -24,7 +25,6 @@ from scoring.score.tables_paper import (
     table2_pooled,
     table3,
     table4,
-    table_records,
 )
 
 
