@@ -318,13 +318,14 @@ class RunSession:
             form=ask.form,
             sample_index=ask.sample_index,
         )
-        legacy = None
+        legacy, old = None, info.legacy_sha256
         if (
-            info.legacy_sha256 in self.journaled_templates
-            and info.legacy_sha256 != info.sha256
+            old is not None
+            and old != info.sha256
+            and old in self.journaled_templates
             and not ask.sample_index
         ):
-            legacy = identity.with_template_sha256(info.legacy_sha256)
+            legacy = identity.with_template_sha256(old)
         return _Request(messages, identity, legacy)
 
     def _reuse(self, request: _Request) -> tuple[PredictionRecord | None, str | None]:
