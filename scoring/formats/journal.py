@@ -45,7 +45,8 @@ class RequestIdentity:
     sample_index: int = 0  # repeated sampling (a model's `samples`); 0 is the only one of a run of 1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "generation", types.MappingProxyType(dict(self.generation)))
+        if not isinstance(self.generation, types.MappingProxyType):  # a run's is frozen once, shared
+            object.__setattr__(self, "generation", types.MappingProxyType(dict(self.generation)))
 
     @cached_property
     def key(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import types
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,7 +207,7 @@ class RunSession:
             out_dir=str(plan.out_dir), protocol=plan.bench.protocol, samples=len(self.asks)
         )
         self.progress = progress
-        self.generation = self.spec.generation_params()
+        self.generation = types.MappingProxyType(self.spec.generation_params())
         self.base_url = public_url(self.spec.base_url)
         # Until the endpoint has answered once, connection failures are retried briefly and then
         # abort the whole run (an unreachable URL fails fast instead of failing every sample).
@@ -215,6 +216,7 @@ class RunSession:
         self.endpoint_models: set[str] = set()
         self.entry: dict[str, Any] = {"started_at": now_iso(), "ended_at": None, "pid": os.getpid()}
         self.manifest: dict[str, Any] = {}
+        self.journaled_templates: set[str | None] = set()
 
     # ---- the run ------------------------------------------------------------------------------
     async def run(self, previous: dict) -> RunSummary:
@@ -223,6 +225,8 @@ class RunSession:
         warn_greedy_repeats(self.spec)
         self._write_start_manifest(previous)
         self.journal = Journal(self.plan.out_dir / PREDICTIONS, self.redactor, extra_caches=self.plan.cache)
+        # the template checksums journaled: an earlier version's is looked up only if one is there
+        self.journaled_templates = {r.get("template_sha256") for r in self.journal.records}
         n = len(self.asks)
         self.bar: RunObserver = self.progress(n) if callable(self.progress) else SampleBar(n, self.progress)
         try:
@@ -314,9 +318,14 @@ class RunSession:
             form=ask.form,
             sample_index=ask.sample_index,
         )
-        legacy = None
-        if info.legacy_sha256 and info.legacy_sha256 != info.sha256 and not ask.sample_index:
-            legacy = identity.with_template_sha256(info.legacy_sha256)
+        legacy, old = None, info.legacy_sha256
+        if (
+            old is not None
+            and old != info.sha256
+            and old in self.journaled_templates
+            and not ask.sample_index
+        ):
+            legacy = identity.with_template_sha256(old)
         return _Request(messages, identity, legacy)
 
     def _reuse(self, request: _Request) -> tuple[PredictionRecord | None, str | None]:
