@@ -12,6 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from scoring.errors import InputError, OutputError
 from scoring.paths import RESOURCES_DIR
@@ -22,6 +23,7 @@ from scoring.score.failures import CAUSE_LABELS, CAUSES, constraint_misses, fail
 from scoring.score.gallery import gallery
 from scoring.score.gap import ALPHA, CORRECTION, modality_gap_tests
 from scoring.score.pooling import DEVIATIONS_ANCHOR, column_deviations
+from scoring.score.refusal import refusal_html
 from scoring.score.results import load_results
 from scoring.score.stats import MCNEMAR_RULES
 from scoring.score.tables import mcnemar_pairs, summary_cells
@@ -213,6 +215,7 @@ def build_context(
         "details": _detail_rows(cells),
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
+        "refusal_measures": markupsafe.Markup(refusal_html(rows, MODALITY_LABELS)),  # scoring/score/refusal.py
         "ordering": _ordering_rows(rows),
         "figure_objects": figs,
         "gallery": [

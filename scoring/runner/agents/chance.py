@@ -1,4 +1,5 @@
-"""The `chance` agent: answers at random within the answer format (about 25 % on multiple choice)."""
+"""The `chance` agent: answers at random within the answer format (about 25 % on multiple choice), and
+refuses REFUSAL_RATE of the requests (10 %, drawn apart from the answers), answerable or not."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ from scoring.answers.formats import format_of_category
 from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
 
+REFUSAL_RATE = 0.1  # refuses this share of requests, whatever they ask (an rng of its own)
+
 
 @agent("chance")
 def chance(messages: list[dict]) -> str:
     """Answers at random within the answer format (deterministic per request)."""
     v = parse_prompt(messages)
     rng = request_rng(messages)
+    if request_rng(messages, "refusal").random() < REFUSAL_RATE:
+        return "Answer: cannot be determined"
     if v.task == "edit" and v.units == "pixel_geometry":
         x, y = rng.uniform(200, 1336), rng.uniform(200, 1336)
         h = rng.uniform(4, 40)
