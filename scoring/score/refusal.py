@@ -143,7 +143,8 @@ def paired_tests(rows: Iterable[dict]) -> list[dict[str, Any]]:
             per = refusals.setdefault((str(r["model"]), fam, samples), {})
             per.setdefault(str(r["modality"]), {})[(str(r["id"]), str(r.get("form")))] = refused(r)
     out = []
-    for (model, fam, samples), per in sorted(refusals.items()):
+    order = {name: i for i, name in enumerate(SAMPLE_SETS)}  # the unanswerable samples' test first
+    for (model, fam, samples), per in sorted(refusals.items(), key=lambda kv: (*kv[0][:2], order[kv[0][2]])):
         for first, second in combinations(sorted(per), 2):
             shared = sorted(set(per[first]) & set(per[second]))
             if not shared:

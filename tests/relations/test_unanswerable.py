@@ -28,7 +28,7 @@ from scoring.runner.agents import get_agent
 from scoring.runner.agents.chance import REFUSAL_RATE
 from scoring.runner.agents.edit_search import EDIT_REFUSAL
 from scoring.runner.prompts import build_messages
-from scoring.score.refusal import paired_tests, refusal_cells, refusal_csv, refusal_html
+from scoring.score.refusal import paired_tests, refusal_cells, refusal_csv, refusal_html, refusal_tests_csv
 from scoring.score.verdicts import score_edit, score_qa
 from scoring.vocab import FAMILIES
 
@@ -213,6 +213,10 @@ def test_tools_refuses_exactly_on_unanswerable_items_and_chance_at_its_rate(hels
         rate = (c["correct_refusals"] + c["false_refusals"]) / n
         assert abs(rate - REFUSAL_RATE) < 0.03, (c["modality"], rate)  # about 1 400 samples each
         assert c["refusal_recall_low"] <= REFUSAL_RATE <= c["refusal_recall_high"]
+    chance_fn = get_agent("chance")  # edit prompts invite no refusal: chance always edits
+    assert all(
+        "operations" in json.loads(chance_fn(build_messages(i, "geojson", "edit", None))) for i in edits
+    )
     fragment = refusal_html(tools + chance)
     assert "<table" in fragment and "tools" in fragment and "100.0" in fragment
 
@@ -255,8 +259,16 @@ def test_refusal_measures_on_known_rows():
         1,
         0,
     )
+    assert t["samples"] == "unanswerable" and t["test"] == "exact"
+    # false refusals are paired too: geojson refuses answerable x-3, image does not
+    rows.append(row(3, "image", True, "wrong", "off by 1 m"))
+    fr = next(t for t in paired_tests(rows) if t["family"] == "all" and t["samples"] == "answerable")
+    assert (fr["n"], fr["only_first"], fr["only_second"]) == (1, 1, 0)
     text = refusal_csv(refusal_cells(rows))
     assert text.splitlines()[0].startswith("model,modality,family,n_unanswerable")
+    tests_text = refusal_tests_csv(paired_tests(rows))
+    assert tests_text.splitlines()[0].startswith("model,family,samples,first,second,n,only_first")
+    assert len(tests_text.splitlines()) == 1 + len(paired_tests(rows))
 
 
 def test_an_edit_reply_saying_no_edit_exists_is_a_refusal_and_not_re_asked():
