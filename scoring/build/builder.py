@@ -187,7 +187,7 @@ class Shard:
     n: int
     seed: int
     protocol: str = "spatialgap"
-    unanswerable_share: float = 0.0  # unanswerable variants per answerable item (scoring.relations.unanswerable)
+    unanswerable_share: float = 0.0  # variants per answerable item (scoring.relations.unanswerable)
 
 
 # long: one shard's slots in order, then the rescue walk over every anchor; split when #33's lazy search lands
@@ -311,9 +311,8 @@ def build_benchmark(
     unknown = [c for c in codes if c not in CATALOGUE]
     if unknown:
         raise CATALOGUE.unknown(unknown[0])
-    shards = [
-        Shard(c, t, n, seed, protocol, share) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
-    ]
+    per_task = (("qa", n_qa), ("edit", n_edit))
+    shards = [Shard(c, t, n, seed, protocol, share) for c in codes for t, n in per_task if n > 0]
     results = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
     t_build = time.perf_counter() - t0 - t_extract
 

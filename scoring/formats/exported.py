@@ -50,7 +50,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "answerable": ("string", "per input type, whether the instance is answerable (JSON object)"),
     "unanswerable": (
         "string",
-        "a variant built unanswerable: kind, reason, sibling and re-check facts (JSON object); null otherwise",
+        "a variant built unanswerable: kind, reason, sibling, re-check facts (JSON object); null otherwise",
     ),
     "instance": ("string", "the whole instance as canonical JSON: what runs and scorers read"),
     "map": ("image", "the annotated 1536x1536 map (PNG): struct<bytes, path> in Parquet, a path in JSONL"),

@@ -215,7 +215,7 @@ def build_context(
         "details": _detail_rows(cells),
         "quality": [c for c in cells if c["level"] == "family" and c["abs_error_n"]],
         "refusal": [c for c in cells if c["level"] == "overall" and c["n_answerable"] < c["n"]],
-        "refusal_measures": markupsafe.Markup(refusal_html(rows, MODALITY_LABELS)),  # scoring/score/refusal.py
+        "refusal_measures": markupsafe.Markup(refusal_html(rows, MODALITY_LABELS)),  # score/refusal.py
         "ordering": _ordering_rows(rows),
         "figure_objects": figs,
         "gallery": [

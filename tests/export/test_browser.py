@@ -65,7 +65,7 @@ def test_unanswerable_variants_show_why_and_their_refusal_verdicts(scored, small
     assert all(
         s["question"]["unanswerable"]["kind"] and s["question"]["unanswerable"]["reason"] for s in variants
     )
-    # tools computes from coordinates: from the GeoJSON it refuses every variant (the map alone it cannot read)
+    # tools computes from coordinates: from the GeoJSON it refuses every variant (it reads no map)
     assert {s["verdict"] for s in variants if s["model"] == "tools" and s["modality"] == "geojson"} == {
         "correct_refusal"
     }

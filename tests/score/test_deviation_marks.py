@@ -15,7 +15,8 @@ from scoring.score.report import write_report
 
 def test_column_deviations_per_protocol():
     every = ["Unanswerable variants"]  # the variants are in every column's items
-    assert column_deviations("geojson", "open", "spatialgap") == [*every, "Topology questions", "O06 attributes"]
+    qa = [*every, "Topology questions", "O06 attributes"]
+    assert column_deviations("geojson", "open", "spatialgap") == qa
     assert "Numeric options" in column_deviations("image", "mcq", "spatialgap")
     assert column_deviations("image", "edit", "spatialgap") == [*every, "Map-image edits"]
     assert column_deviations("geojson", "edit", "spatialgap") == every
