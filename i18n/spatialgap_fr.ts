@@ -875,5 +875,17 @@
       <source>Report written to {path} (open it in a browser)</source>
       <translation>Rapport écrit dans {path} (ouvrez-le dans un navigateur)</translation>
     </message>
+    <message>
+      <source>Cannot be determined</source>
+      <translation>Impossible à déterminer</translation>
+    </message>
+    <message>
+      <source>Answer that the information given is insufficient, or that no edit meets every constraint</source>
+      <translation>Répondre que les informations données sont insuffisantes, ou qu’aucune modification ne satisfait toutes les contraintes</translation>
+    </message>
+    <message>
+      <source>Unanswerable by design</source>
+      <translation>Sans réponse par construction</translation>
+    </message>
   </context>
 </TS>

@@ -16,7 +16,13 @@ from scoring.score import score_edit, score_qa
 from scoring.vocab import Task
 
 from ..core.layer_util import remove_group
-from ..gui.human_baseline import HumanEdit, human_run_name, record_human_answer
+from ..gui.human_baseline import (
+    EDIT_REFUSAL,
+    QA_REFUSAL,
+    HumanEdit,
+    human_run_name,
+    record_human_answer,
+)
 from ..gui.instance_text import constraints_html
 from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_WARNING
 from ..utils.i18n import tr
@@ -108,6 +114,25 @@ class HumanSession:
         verdict["_run"] = human_run_name(self.panel.analyst)
         self.panel.answer_edit.clear()
         self._publish(inst, verdict)
+        return verdict
+
+    def submit_refusal(self) -> dict | None:
+        """The analyst's "cannot be determined": recorded and scored like a model's refusal (right on
+        an unanswerable question or an edit no edit can satisfy, a false refusal elsewhere)."""
+        inst = self.dock.current
+        if inst is None or self._already_answered(inst):
+            return None
+        edit = inst.get("task") == Task.EDIT
+        form = "edit" if edit else self.dock.model_panel.qa_form
+        text = EDIT_REFUSAL if edit else QA_REFUSAL
+        if not self._record(inst, text, form):
+            return None
+        verdict = (score_edit(inst, text) if edit else score_qa(inst, text, form=form)).as_dict()
+        verdict["_run"] = human_run_name(self.panel.analyst)
+        if edit:
+            self.discard_edit()
+        self._publish(inst, verdict, title=verdict["_run"] if edit else None)
+        self.dock._update_buttons()
         return verdict
 
     # ------------------------------------------------------------------ hand edits

@@ -138,6 +138,7 @@ class SpatialGapDock(QDockWidget):
         self.human_panel.submit_answer_btn.clicked.connect(self.submit_human_answer)
         self.human_panel.start_edit_btn.clicked.connect(self.start_human_edit)
         self.human_panel.submit_edit_btn.clicked.connect(self.submit_human_edit)
+        self.human_panel.refuse_btn.clicked.connect(self.submit_human_refusal)
         # Model and human baseline share one tab widget: the text panels above need the height.
         self.tabs = QTabWidget()
         self.tabs.addTab(self.model_panel, tr("Model"))
@@ -157,6 +158,7 @@ class SpatialGapDock(QDockWidget):
         self.human_panel.submit_answer_btn.setEnabled(task == Task.QA)
         self.human_panel.start_edit_btn.setEnabled(task == Task.EDIT)
         self.human_panel.submit_edit_btn.setEnabled(self.human_edit is not None)
+        self.human_panel.refuse_btn.setEnabled(task is not None)
         # A blind session shows no reference until it ends.
         self.reveal_btn.setEnabled(task is not None and not self.human.blind)
         # Nothing enabled that cannot work yet.
@@ -411,6 +413,9 @@ class SpatialGapDock(QDockWidget):
 
     def submit_human_edit(self) -> dict | None:
         return self.human.submit_edit()
+
+    def submit_human_refusal(self) -> dict | None:
+        return self.human.submit_refusal()
 
     # ------------------------------------------------------------------ exports and scoring
     def export_benchmark_map(self, out_dir) -> Path | None:

@@ -23,6 +23,10 @@ from ..core.layer_util import SKIP_MEMORY_CHECK
 from ..utils.i18n import tr
 
 HUMAN_KIND = "human"
+# What the "Cannot be determined" button records: refusal forms the reader knows (scoring/answers/text.py),
+# for a question and for an edit whose constraints cannot all be met.
+QA_REFUSAL = "Answer: cannot be determined"
+EDIT_REFUSAL = "Cannot be determined: the constraints cannot all be met."
 # Attributes of the target an analyst never edits: its identity and its kind.
 FIXED_ATTRIBUTES = ("id", "kind")
 
@@ -67,8 +71,12 @@ class HumanBaselinePanel(QWidget):
         self.submit_answer_btn = QPushButton(tr("Submit answer"))
         self.start_edit_btn = QPushButton(tr("Edit F0 on the map"))
         self.submit_edit_btn = QPushButton(tr("Submit edit"))
+        self.refuse_btn = QPushButton(tr("Cannot be determined"))
+        self.refuse_btn.setToolTip(
+            tr("Answer that the information given is insufficient, or that no edit meets every constraint")
+        )
         buttons = QHBoxLayout()
-        for button in (self.submit_answer_btn, self.start_edit_btn, self.submit_edit_btn):
+        for button in (self.submit_answer_btn, self.start_edit_btn, self.submit_edit_btn, self.refuse_btn):
             buttons.addWidget(button)
         form.addRow(buttons)
 

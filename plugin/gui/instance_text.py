@@ -26,8 +26,9 @@ def instance_html(inst: dict, reveal: bool, form: str = Form.MCQ) -> str:
         paragraphs.append(html.escape(inst.get("instruction", "")).replace("\n", "<br>"))
     else:
         paragraphs += _question_paragraphs(inst, form)
-    if reveal:
+    if reveal:  # whether it can be answered is part of the reference: a human baseline sees it only here
         paragraphs.append(_reference_html(inst))
+        paragraphs += _answerability_paragraphs(inst)
     return "<p>" + "</p><p>".join(paragraphs) + "</p>"
 
 
@@ -40,10 +41,24 @@ def _question_paragraphs(inst: dict, form: str) -> list[str]:
                 f"<b>{CHOICE_LETTERS[i]}.</b> {html.escape(str(choice))}" for i, choice in enumerate(choices)
             )
         )
+    return out
+
+
+def _answerability_paragraphs(inst: dict) -> list[str]:
+    """Where the instance cannot be answered and, for a variant built unanswerable, why (its kind and
+    the reason scoring.relations.unanswerable re-checks)."""
+    out = []
     answerable = inst.get("answerable") or {}
     if answerable and not all(answerable.values()):
         blind = ", ".join(modality for modality, ok in answerable.items() if not ok)
         out.append("<i>" + tr("Not answerable in: {m}").format(m=blind) + "</i>")
+    made = inst.get("unanswerable")
+    if isinstance(made, dict):
+        out.append(
+            "<b>"
+            + tr("Unanswerable by design")
+            + f"</b> ({html.escape(str(made.get('kind')))}): {html.escape(str(made.get('reason')))}"
+        )
     return out
 
 

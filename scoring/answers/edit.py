@@ -309,7 +309,8 @@ def read_edit_reply(text: Any, instance: dict | None = None, modality: str = "ge
     parsed = parse_edit(text)
     if not parsed.ok:
         wanted = NOT_A_PIXEL_EDIT if edit_reply_form(instance, modality) == "pixel_geometry" else NOT_AN_EDIT
-        return EditReading(parsed, wanted if parsed.refusal else f"{wanted} ({parsed.reason})")
+        # a refusal is a reply to score (right on an infeasible edit), not one to re-ask
+        return EditReading(parsed, None if parsed.refusal else f"{wanted} ({parsed.reason})")
     try:
         reason = _retry_reason(parsed.value, instance, modality)
     except Exception as exc:  # noqa: BLE001 -- a reply the executor cannot apply is unusable, never a crash

@@ -94,15 +94,19 @@ class _BenchView:
 
 
 def _question(inst: dict) -> dict[str, Any]:
+    made = inst.get("unanswerable")
+    # a variant built unanswerable: why (scoring.relations.unanswerable), shown with the oracle answer
+    why = {"kind": made.get("kind"), "reason": made.get("reason")} if isinstance(made, dict) else None
     if inst.get("task") == Task.QA:
         return {
+            "unanswerable": why,
             "text": inst.get("question"),
             "choices": inst.get("choices") or [],
             "answer": inst.get("answer"),
             "unit": inst.get("unit"),
             "correct_choice": inst.get("correct_choice"),
         }
-    return {"text": inst.get("instruction"), "target": inst.get("target")}
+    return {"text": inst.get("instruction"), "target": inst.get("target"), "unanswerable": why}
 
 
 def _reply_path(view: _BenchView, inst: dict, record: dict) -> str | None:

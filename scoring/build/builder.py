@@ -33,6 +33,13 @@ from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
 from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
 from scoring.relations.paper import apply_protocol
+from scoring.relations.unanswerable import (
+    DEFAULT_SHARE,
+    add_unanswerable,
+    check_share,
+    unanswerable_lines,
+    unanswerable_summary,
+)
 from scoring.support.files import sha256_file, write_atomic, write_json_atomic
 from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 
@@ -184,6 +191,7 @@ class Shard:
     n: int
     seed: int
     protocol: str = "spatialgap"
+    unanswerable_share: float = 0.0  # variants per answerable item (scoring.relations.unanswerable)
 
 
 # long: one shard's slots in order, then the rescue walk over every anchor; split when #33's lazy search lands
@@ -254,6 +262,10 @@ def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
         if any(f["origin"] == "constructed" for f in i["provenance"]["features"].values())
     )
     report["constructed"] = constructed
+    if shard.unanswerable_share > 0:  # after the answerable items, which they leave untouched
+        extra = add_unanswerable(instances, seed=shard.seed, share=shard.unanswerable_share)
+        report["unanswerable"] = len(extra)
+        instances = instances + extra
     return {"instances": instances, "report": report}
 
 
@@ -278,6 +290,7 @@ def build_benchmark(
     vector: str | None = None,  # a GeoJSON / GeoPackage / Shapefile instead of OSM data
     mapping: str | None = None,  # its mapping to the pools (scoring.extract.vector)
     protocol: str = "spatialgap",
+    unanswerable_share: float | None = None,  # None: DEFAULT_SHARE under spatialgap, 0 under paper
 ) -> dict:
     """Build a benchmark from ``osm`` (None: the embedded Helsinki extract) or ``vector`` data into
     ``out``; returns its manifest. ``n_qa`` and ``n_edit`` are instances *per relation* (the
@@ -285,6 +298,7 @@ def build_benchmark(
     the catalogue. The shards run on ``executor`` (default: ``jobs`` local processes)."""
     out = Path(out)
     protocol = _check_protocol(protocol)
+    share = check_share(unanswerable_share, protocol)
     _check_output(out, force)
     t0 = time.perf_counter()
     if vector is not None or mapping is not None:
@@ -302,9 +316,8 @@ def build_benchmark(
     unknown = [c for c in codes if c not in CATALOGUE]
     if unknown:
         raise CATALOGUE.unknown(unknown[0])
-    shards = [
-        Shard(c, t, n, seed, protocol) for c in codes for t, n in (("qa", n_qa), ("edit", n_edit)) if n > 0
-    ]
+    per_task = (("qa", n_qa), ("edit", n_edit))
+    shards = [Shard(c, t, n, seed, protocol, share) for c in codes for t, n in per_task if n > 0]
     results, context = _map_shards(pools, shards, executor or LocalExecutor(jobs), progress)
     t_build = time.perf_counter() - t0 - t_extract
 
@@ -314,6 +327,8 @@ def build_benchmark(
     manifest = make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit)
     manifest["pool_split"] = split
     manifest["protocol"] = protocol
+    if share > 0:
+        manifest["unanswerable"] = unanswerable_summary(share, qa + edit)
     manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
     manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
     manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
@@ -474,6 +489,7 @@ def build_report_markdown(m: dict) -> str:
         f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
         f"design); editing instances: {m['counts']['edit']}.",
         "",
+        *unanswerable_lines(m),
         "| relation | task | requested | built | constructed | shortfall |",
         "|---|---|---|---|---|---|",
     ]
@@ -542,6 +558,13 @@ def add_parser(sub) -> None:
         help="spatialgap (default: our own choices) or paper (GeoSpatialBench's protocol: O06 "
         "attributes on the map only, interval options, topology classes, pixel-geometry edits)",
     )
+    p.add_argument(
+        "--unanswerable-share",
+        type=float,
+        default=None,
+        help=f"unanswerable variants per answerable item and relation, added to them (default "
+        f"{DEFAULT_SHARE:g} under --protocol spatialgap, 0 under paper; see resources/relations.md)",
+    )
     p.add_argument("--no-render", action="store_true", help="skip rendering the map images")
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (off anyway when stderr is no terminal)"
@@ -573,6 +596,7 @@ def _build_then_render(args: argparse.Namespace, executor: Executor) -> int:
         vector=args.vector,
         mapping=args.mapping,
         protocol=args.protocol,
+        unanswerable_share=args.unanswerable_share,
     )
     print(
         f"built {m['counts']['qa']} QA + {m['counts']['edit']} editing instances for "

@@ -54,6 +54,20 @@ def _count_table(rows_by_task: dict[str, list[dict[str, Any]]], key: str) -> lis
     return out
 
 
+def _unanswerable_lines(m: dict[str, Any]) -> list[str]:
+    """The variants built unanswerable, counted as the manifest records them (none: no line)."""
+    u = m.get("unanswerable")
+    if not u:
+        return []
+    kinds = ", ".join(f"{k} {n}" for k, n in u["per_kind"].items())
+    return [
+        f"Of these, {u['qa']} QA + {u['edit']} editing instances are unanswerable variants (share "
+        f"{u['share']:g}; kinds: {kinds}): the right reply is a refusal; the column `unanswerable` "
+        "holds the kind, the reason and the facts to re-check it, `answer` is \"cannot be determined\".",
+        "",
+    ]
+
+
 # long: the dataset card's Markdown, section after section as it reads
 def dataset_card(
     bench: Benchmark, rows_by_task: dict[str, list[dict[str, Any]]], files: dict[str, str], *, fmt: str
@@ -106,6 +120,7 @@ def dataset_card(
         "",
         *_count_table(rows_by_task, "relation"),
         "",
+        *_unanswerable_lines(m),
         "## Protocol",
         "",
         f"- protocol: `{bench.protocol}` (spatialgap: the package's own choices; paper: GeoSpatialBench's)",

@@ -112,9 +112,10 @@ class Instance(TypedDict):
     unit: NotRequired[str | None]
     tolerance: NotRequired[float | None]
     choices: NotRequired[list[str]]
-    correct_choice: NotRequired[Literal["A", "B", "C", "D"]]
+    correct_choice: NotRequired[Literal["A", "B", "C", "D"] | None]  # None: an unanswerable variant
     answerable: NotRequired[dict[str, bool]]
     information_sufficient: NotRequired[dict[str, bool]]  # the paper's O06 rule, per modality
+    unanswerable: NotRequired[dict[str, Any]]  # kind, reason, modalities, sibling + re-check facts
     # the paper protocol's fields
     protocol: NotRequired[Literal["paper"]]
     map_properties: NotRequired[dict[str, dict[str, Any]]]

@@ -155,6 +155,18 @@ DEVIATIONS: tuple[Deviation, ...] = (
         _OURS,
     ),
     Deviation(
+        "unanswerable-variants",
+        "Unanswerable variants",
+        "Besides O06, about one in ten items per relation and task (`--unanswerable-share`, default "
+        "0.1) is an unanswerable variant of an answerable one: a named feature missing, coincident "
+        "points, an angle on a sector edge, edit constraints no edit can meet. They come in addition "
+        "to the 25 + 25 answerable items; a refusal is right, an answer `unfounded_answer`.",
+        "Only O06 tests refusal (attributes on the map only, so the GeoJSON lacks them).",
+        "Refusal is measured in every family, from the same scenes and oracle (resources/relations.md, "
+        "“Unanswerable items”).",
+        _OURS,
+    ),
+    Deviation(
         "t09-reading",
         "T09 reading",
         'T09 "boundary coverage" is A covered by B while touching B\'s boundary, not equal to B.',

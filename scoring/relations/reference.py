@@ -12,6 +12,7 @@ from scoring.relations import CATALOGUE, FAMILIES
 from scoring.relations.base import TOLERANCES
 from scoring.relations.paper import protocol_section
 from scoring.relations.reference_semantics import semantics_section
+from scoring.relations.unanswerable import reference_section as unanswerable_section
 
 HEADER = """# Spatial Gap relation reference
 
@@ -48,6 +49,7 @@ def render() -> str:
             out.append(f"- **Anchored on.** {', '.join(r.anchor_kinds)}; needs {', '.join(r.needs)}.\n")
     out.append(protocol_section())
     out.append(semantics_section())
+    out.append(unanswerable_section())
     out.append("\n## Fact and constraint vocabulary (oracle measures)\n")
     out.append(
         'A fact is `{"measure", "args" (feature ids), "params", "value", "unit"}`; a '

@@ -47,9 +47,9 @@ def pooled_set(rows: Iterable[dict], columns: Sequence[tuple[str, str]]) -> dict
 def column_deviations(modality: str, form: str, protocol: str) -> list[str]:
     """Names of the deviations (scoring.relations.paper.DEVIATIONS) whose items fall in the
     column modality x form under `protocol`: none under the paper's own protocol."""
-    if protocol == Protocol.PAPER:
+    if protocol == Protocol.PAPER:  # protocol switch: gate (the paper's own items depart from nothing)
         return []
-    out = []
+    out = ["Unanswerable variants"]  # in every column: QA and edits alike
     if form in (Form.OPEN, Form.MCQ):
         out += ["Topology questions", "O06 attributes"]
     if form == Form.MCQ:

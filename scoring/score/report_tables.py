@@ -34,7 +34,7 @@ from scoring.support.registry import Registry
 from scoring.vocab import Form
 
 # The modules that register report tables, imported in this order (the report's section order).
-MODULES = ("scoring.score.report_catalogue", "scoring.score.agreement")
+MODULES = ("scoring.score.report_catalogue", "scoring.score.refusal_table", "scoring.score.agreement")
 
 FORM_LABELS = {Form.OPEN: "open", Form.MCQ: "MCQ-4", Form.EDIT: "edit"}
 MODALITY_LABELS = {

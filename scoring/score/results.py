@@ -36,6 +36,7 @@ from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
 from scoring.score.records import VerdictRow
+from scoring.score.refusal import write_refusal_csv
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
 from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
@@ -354,6 +355,7 @@ def score_runs(
     write_atomic(out / "verdicts.jsonl", verdicts)
     write_json_atomic(out / "summary.json", summary, indent=1)
     write_csv(cells, out / "summary.csv")
+    write_refusal_csv(rows, out / "refusal.csv")  # scoring/score/refusal.py
     return summary
 
 

@@ -113,7 +113,17 @@ def edit_bench(tmp_path_factory):
     from scoring.build.builder import build_benchmark
 
     out = tmp_path_factory.mktemp("issue11") / "helsinki"
-    build_benchmark(None, out, seed=0, n_qa=1, n_edit=1, relations=["M18", "O08"], jobs=1, progress=False)
+    build_benchmark(
+        None,
+        out,
+        seed=0,
+        n_qa=1,
+        n_edit=1,
+        relations=["M18", "O08"],
+        jobs=1,
+        progress=False,
+        unanswerable_share=0.0,
+    )
     return {json.loads(x)["relation"]: json.loads(x) for x in (out / "edit.jsonl").read_text().splitlines()}
 
 

@@ -30,18 +30,20 @@ def load(bench: Path, name: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def qa(helsinki_bench):
-    return load(helsinki_bench, "qa.jsonl")
+    # answerable items (the unanswerable variants: tests/relations/test_unanswerable.py)
+    return [i for i in load(helsinki_bench, "qa.jsonl") if "unanswerable" not in i]
 
 
 @pytest.fixture(scope="module")
 def edit(helsinki_bench):
-    return load(helsinki_bench, "edit.jsonl")
+    return [i for i in load(helsinki_bench, "edit.jsonl") if "unanswerable" not in i]
 
 
 def test_manifest_counts_and_hashes(helsinki_bench, qa, edit):
     m = json.loads((helsinki_bench / "manifest.json").read_text())
     assert m["city"] == "helsinki" and m["crs"]["epsg"] == 32635
-    assert m["counts"]["qa"] == len(qa) and m["counts"]["edit"] == len(edit)
+    extra = m["unanswerable"]  # the variants come in addition (tests/relations/test_unanswerable.py)
+    assert m["counts"]["qa"] == len(qa) + extra["qa"] and m["counts"]["edit"] == len(edit) + extra["edit"]
     assert set(m["counts"]["per_relation"]) == set(CATALOGUE)
     # The paper's default: 25 per relation and task; shortfalls are stated, never silent.
     for code, c in m["counts"]["per_relation"].items():

@@ -79,10 +79,11 @@ def _nudges_hold(inst: dict) -> list[tuple[float, float]]:
 
 
 def _built(city: str, seed: int, tmp_path_factory) -> tuple[Path, dict]:
-    """The city's default benchmark (25 + 25 per relation) under the seed, built once for both tests."""
+    """The city's default benchmark (25 + 25 per relation) under the seed, built once for both tests;
+    answerable items only (variants built unanswerable have no edit to nudge, and fill no slot)."""
     if (city, seed) not in _BUILT:
         out = tmp_path_factory.mktemp("bench") / city
-        m = build_benchmark(_source(city), out, seed=seed, jobs=2, progress=False)
+        m = build_benchmark(_source(city), out, seed=seed, jobs=2, progress=False, unanswerable_share=0.0)
         _BUILT[city, seed] = out, m
     return _BUILT[city, seed]
 

@@ -53,3 +53,29 @@ def test_reply_text_cannot_end_the_data_element():
     html = render_browser([sample], report=None)
     assert html.count("</script>") == 2  # the data element's and the page script's own
     assert _data(html)[0]["reply"] == sample["reply"]
+
+
+def test_unanswerable_variants_show_why_and_their_refusal_verdicts(scored, small_bench, tmp_path):
+    from scoring.formats.exported import instance_row
+
+    _, results = scored
+    samples = _data(write_browser([results], tmp_path / "browser.html").read_text(encoding="utf-8"))
+    variants = [s for s in samples if s["question"].get("unanswerable")]
+    assert {s["form"] for s in variants} >= {"open", "mcq", "edit"}  # QA and an infeasible edit
+    assert all(
+        s["question"]["unanswerable"]["kind"] and s["question"]["unanswerable"]["reason"] for s in variants
+    )
+    # tools computes from coordinates: from the GeoJSON it refuses every variant (it reads no map)
+    assert {s["verdict"] for s in variants if s["model"] == "tools" and s["modality"] == "geojson"} == {
+        "correct_refusal"
+    }
+    assert not [
+        s for s in samples if not s["question"].get("unanswerable") and s["verdict"] == "correct_refusal"
+    ]
+    # the export carries the variant's record as a column of its own (null on answerable items)
+    lines = [json.loads(x) for x in (small_bench / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [instance_row(i, map_cell=None, sha256=None) for i in lines]
+    assert {json.loads(r["unanswerable"])["kind"] for r in rows if r["unanswerable"]}
+    assert all(
+        (r["unanswerable"] is None) == ("unanswerable" not in i) for r, i in zip(rows, lines, strict=True)
+    )

@@ -58,7 +58,10 @@ def test_hf_export_loads_with_datasets_and_its_maps_decode(bench, exports):
         assert json.loads(row["instance"]) == b.get(row["id"])
     card = (exports["hf"] / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: odbl\n") and "OpenStreetMap contributors" in card
-    assert b.sha256 in card and "| metric | 2 | 1 |" in card  # hashes and counts
+    metric = [sum(1 for i in b.of_task(t) if i["family"] == "metric") for t in ("qa", "edit")]
+    assert metric[0] > 2  # 2 answerable M01 questions and their unanswerable variant
+    assert b.sha256 in card and f"| metric | {metric[0]} | {metric[1]} |" in card  # hashes and counts
+    assert f"{b.manifest['unanswerable']['qa']} QA + {b.manifest['unanswerable']['edit']} editing" in card
 
 
 def test_parquet_has_one_stable_typed_schema_and_round_trips_mixed_fields(bench, exports):

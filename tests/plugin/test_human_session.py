@@ -90,3 +90,30 @@ def test_live_feedback_follows_f0_and_submit_cleans_up(dock, small_bench, instan
     assert group.findGroup("human edit") is None
     assert not any(lyr.isEditable() for lyr in QgsProject.instance().mapLayers().values())
     assert dock.human_edit is None and not dock.human_panel.submit_edit_btn.isEnabled()
+
+
+def test_the_analyst_can_answer_cannot_be_determined(dock, small_bench, instances):
+    """The human baseline's refusal: right on a variant built unanswerable (QA and an edit no edit can
+    satisfy), a false refusal on an answerable item; the reason shows only with the reference."""
+    from plugin.gui.instance_text import instance_html
+
+    dock.open_benchmark(small_bench)
+    dock.human_panel.analyst_edit.setText("refuser")
+    variants = [i for i in instances.values() if "unanswerable" in i]
+    assert {i["task"] for i in variants} == {"qa", "edit"}
+    for inst in variants:
+        dock.select_instance(inst["id"])
+        assert dock.human_panel.refuse_btn.isEnabled()
+        verdict = dock.submit_human_refusal()
+        assert verdict is not None and verdict["verdict"] == "correct_refusal", inst["id"]
+        assert dock.verdicts[inst["id"]] == "correct_refusal"
+        assert "Unanswerable by design" not in instance_html(inst, reveal=False)
+        shown = instance_html(inst, reveal=True)
+        assert "Unanswerable by design" in shown and inst["unanswerable"]["kind"] in shown
+    answerable = _qa(instances)
+    dock.select_instance(answerable["id"])
+    verdict = dock.submit_human_refusal()
+    assert verdict is not None and (verdict["verdict"], verdict["reason"]) == ("wrong", "refusal")
+    qa_lines = _predictions(small_bench, "human-refuser-geojson-qa")
+    assert len(qa_lines) == sum(1 for i in variants if i["task"] == "qa") + 1
+    assert all("cannot be determined" in json.loads(line)["text"] for line in qa_lines)

@@ -196,7 +196,8 @@ def test_build_benchmark(processing_ready, tmp_path):
         for line in (tmp_path / "b" / n).read_text().splitlines()
         if line
     )
-    assert 1 <= res["INSTANCES"] <= 4 and manifest["seed"] == 3
+    variants = manifest.get("unanswerable", {"qa": 0, "edit": 0})  # built unanswerable, in addition
+    assert 1 <= res["INSTANCES"] - variants["qa"] - variants["edit"] <= 4 and manifest["seed"] == 3
 
 
 def _static(value):
@@ -239,7 +240,13 @@ def test_a_model_chains_build_and_render_and_moves_the_progress_bar(processing_r
     model.addChildAlgorithm(render)
     progress: list[float] = []
     processing.run(model, {}, feedback=_recording_feedback(progress))
-    assert len(list((tmp_path / "maps").glob("*.png"))) == 2
+    built = [
+        ln
+        for n in ("qa.jsonl", "edit.jsonl")
+        for ln in (tmp_path / "bench" / n).read_text().splitlines()
+        if ln
+    ]
+    assert len(list((tmp_path / "maps").glob("*.png"))) == len(built) >= 2  # variants included
     assert (tmp_path / "bench" / "manifest.json").is_file()
     assert any(0 < p < 100 for p in progress) and max(progress) == 100.0, progress
 

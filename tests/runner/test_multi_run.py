@@ -117,6 +117,8 @@ def _pixel_reply(inst: dict, pt: PixelTransform) -> str:
 @pytest.mark.parametrize("modality", SETS)
 def test_a_pixel_edit_is_read_back_through_the_map_it_is_expressed_on(small, modality):
     for inst in small.of_task("edit"):
+        if "unanswerable" in inst:  # an infeasible edit has no reference result to draw
+            continue
         ms = read_map_set(small.maps_dir, inst["id"], modality, images=False)
         pts = [PixelTransform.from_sidecar(small.maps_dir / f"{m}.json") for m in ms.map_ids]
         reply = _pixel_reply(inst, pts[ms.edit_map])
@@ -156,7 +158,8 @@ def test_runs_over_http_are_scored_and_reported_beside_the_other_modalities(smal
     assert t1["modalities"] == ["geojson", "image", "together", *SETS]
     cells = dict(zip(t1["columns"], t1["rows"][0]["cells"], strict=True))
     for m in SETS:  # image edits: the raster-tolerant headline with strict CSR beside it
-        assert "strict" in cells[(m, "edit")] and cells[(m, "open")]["n"] == n[m] // 3
+        n_open = sum(1 for r in rows if r["modality"] == m and r["form"] == "open")
+        assert "strict" in cells[(m, "edit")] and cells[(m, "open")]["n"] == n_open > 0
     html = write_report([results], tmp_path / "report.html").read_text(encoding="utf-8")
     assert "multi-map" in html and "contextual" in html and "GeoJSON" in html
 

@@ -17,7 +17,17 @@ def small_bench(tmp_path_factory) -> Path:
     from scoring.render import render_benchmark
 
     out = tmp_path_factory.mktemp("scorebench") / "helsinki"
-    build_benchmark(None, out, seed=0, n_qa=3, n_edit=3, relations=RELATIONS, jobs=1, progress=False)
+    build_benchmark(
+        None,
+        out,
+        seed=0,
+        n_qa=3,
+        n_edit=3,
+        relations=RELATIONS,
+        jobs=1,
+        progress=False,
+        unanswerable_share=0.0,  # answerable items only: the variants have tests of their own
+    )
     edit_ids = [json.loads(line)["id"] for line in (out / "edit.jsonl").read_text().splitlines()]
     render_benchmark(out, jobs=1, progress=False, ids=edit_ids)
     return out

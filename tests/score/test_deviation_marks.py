@@ -14,10 +14,12 @@ from scoring.score.report import write_report
 
 
 def test_column_deviations_per_protocol():
-    assert column_deviations("geojson", "open", "spatialgap") == ["Topology questions", "O06 attributes"]
+    every = ["Unanswerable variants"]  # the variants are in every column's items
+    qa = [*every, "Topology questions", "O06 attributes"]
+    assert column_deviations("geojson", "open", "spatialgap") == qa
     assert "Numeric options" in column_deviations("image", "mcq", "spatialgap")
-    assert column_deviations("image", "edit", "spatialgap") == ["Map-image edits"]
-    assert column_deviations("geojson", "edit", "spatialgap") == []
+    assert column_deviations("image", "edit", "spatialgap") == [*every, "Map-image edits"]
+    assert column_deviations("geojson", "edit", "spatialgap") == every
     assert all(
         not column_deviations(m, f, "paper") for m in ("geojson", "image") for f in ("open", "mcq", "edit")
     )
@@ -64,5 +66,6 @@ def test_tables_mark_the_columns_that_differ(tmp_path, protocol):
     if protocol == "paper":
         assert marks == []
     else:
-        # GeoJSON and Together open, MCQ; image open, MCQ, edit (GeoJSON, Together edits as the paper)
-        assert len(marks) == 7 and "Map-image edits" in marks
+        # every column holds unanswerable variants; image edits are also operations in pixels
+        assert len(marks) == 9 and all("Unanswerable variants" in m for m in marks)
+        assert "Map-image edits, Unanswerable variants" in marks

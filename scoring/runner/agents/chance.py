@@ -1,4 +1,8 @@
-"""The `chance` agent: answers at random within the answer format (about 25 % on multiple choice)."""
+"""The `chance` agent: answers at random within the answer format (about 25 % on multiple choice), and
+refuses REFUSAL_RATE of the requests whose prompt invites a refusal (10 %, drawn apart from the
+answers), answerable or not. Only the QA prompts of `--protocol spatialgap` invite one: under
+`paper` and on edits (whose prompts ask for the JSON edit only) chance never refuses, so its
+replies there are those it gave before refusals were measured."""
 
 from __future__ import annotations
 
@@ -7,6 +11,9 @@ import json
 from scoring.answers.formats import format_of_category
 from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.agents.registry import agent
+from scoring.vocab import REFUSAL
+
+REFUSAL_RATE = 0.1  # refuses this share of requests, whatever they ask (an rng of its own)
 
 
 @agent("chance")
@@ -14,6 +21,9 @@ def chance(messages: list[dict]) -> str:
     """Answers at random within the answer format (deterministic per request)."""
     v = parse_prompt(messages)
     rng = request_rng(messages)
+    invited = REFUSAL in v.text or REFUSAL in v.system  # the prompt's own refusal wording
+    if invited and request_rng(messages, "refusal").random() < REFUSAL_RATE:
+        return "Answer: cannot be determined"
     if v.task == "edit" and v.units == "pixel_geometry":
         x, y = rng.uniform(200, 1336), rng.uniform(200, 1336)
         h = rng.uniform(4, 40)

@@ -17,6 +17,7 @@ from scoring.oracle import MEASURES, ref_point
 from scoring.oracle.seeding import translation, unit_vector
 from scoring.relations import edit_search as batched_search
 from scoring.relations.edit_search import satisfying_edits
+from scoring.relations.unanswerable_edit import infeasible_reason
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.instructions import parse_instruction
 from scoring.runner.agents.prompt_view import PromptView
@@ -198,6 +199,7 @@ def edit_reply(ops: list[dict] | None, allowed: list[EditOp], units: str | None)
 
 
 SEARCHES = AnswerMemo()
+EDIT_REFUSAL = "The constraints cannot all be met: no allowed edit satisfies them."
 
 
 def answer_edit_tools(v: PromptView) -> str:
@@ -206,6 +208,8 @@ def answer_edit_tools(v: PromptView) -> str:
     if v.scene is None or v.units in ("pixels", "pixel_geometry") or not v.target or not constraints:
         return edit_reply(None, allowed, v.units)
     scene, target = v.scene, v.target
+    if infeasible_reason(scene, target, constraints, allowed) is not None:  # no edit exists: say so
+        return EDIT_REFUSAL
     if v.scene_text is None:  # a view not read from a prompt: nothing to key the memo by
         ops = _searched(scene, target, constraints, allowed)
     else:  # the same edit comes back in the other modality; repr keeps tuples and floats exact

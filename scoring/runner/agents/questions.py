@@ -18,6 +18,7 @@ from scoring.relations.paper import (
     interval_contains,
 )
 from scoring.relations.paper_topology import most_specific_label
+from scoring.relations.unanswerable import prompt_reason
 from scoring.runner.agents.answer_memo import AnswerMemo
 from scoring.runner.agents.prompt_view import PromptView
 from scoring.runner.agents.toolkits import PROMPT_ERRORS, Toolkit, UnrecognisedError, ids_in
@@ -245,6 +246,8 @@ def answer_qa(v: PromptView, toolkit: Toolkit) -> str:
     if v.scene is None or not v.question:
         return _refuse(v)
     scene, question = v.scene, v.question
+    if prompt_reason(scene, question, _answer_type(v)) is not None:  # absent or contradictory information
+        return _refuse(v)
     if v.scene_text is None:  # a view not read from a prompt: nothing to key the memo by
         value = _solved(scene, question, toolkit)
     else:  # the same scene and question come back in the other form and modality
@@ -255,6 +258,16 @@ def answer_qa(v: PromptView, toolkit: Toolkit) -> str:
         letter = _pick_choice(value, v.choices)
         return f"Answer: {letter}" if letter else _refuse(v)
     return f"Answer: {_fmt_open(value)}"
+
+
+def _answer_type(v: PromptView) -> str | None:
+    """The answer type of the relation whose wording the question has (None: no relation's)."""
+    question = v.question or ""
+    for code in CATALOGUE:
+        rel = CATALOGUE[code]
+        if any(w.read(question) is not None for w in rel.questions):
+            return str(rel.answer_type)
+    return None
 
 
 def _refuse(v: PromptView) -> str:
