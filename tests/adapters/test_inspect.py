@@ -56,7 +56,10 @@ def test_inspect_ai_gives_every_sample_our_verdict(small_bench, tmp_path):
         served.close()
     assert theirs["scoring"] == str(REPO / "scoring" / "__init__.py")  # the checkout's code
     verdicts = {k: v for k, (_, v) in theirs["verdicts"].items()}
-    assert verdicts == ours and len(ours) == 8 + 8 + 4 + 4
+    assert verdicts == ours
+    # every answerable sample (ids below 900) and the unanswerable variants built beside them
+    answerable = [k for k in ours if int(k.split("|")[0].rsplit("-", 1)[1]) < 900]
+    assert len(answerable) == 8 + 8 + 4 + 4 and len(ours) > len(answerable)
     correct = {"correct", "correct_refusal"}
     assert all((value == "C") == (v in correct) for value, v in theirs["verdicts"].values())
     assert {"correct", "wrong"} <= set(verdicts.values())

@@ -65,7 +65,10 @@ def test_lm_eval_gives_every_document_our_verdict(small_bench, tmp_path):
     finally:
         served.close()
     correct = {"correct", "correct_refusal"}
-    assert len(theirs) == len(ours) == 2 * (8 + 8 + 4)
+    assert len(theirs) == len(ours)
+    # every answerable document (ids below 900) and the unanswerable variants built beside them
+    answerable = [k for k in ours if int(k.split("|")[0].rsplit("-", 1)[1]) < 900]
+    assert len(answerable) == 2 * (8 + 8 + 4) and len(ours) > len(answerable)
     assert theirs == {k: float(v in correct) for k, v in ours.items()}
     assert 0 < sum(theirs.values()) < len(theirs)  # both verdicts occur
     for per_task in results.values():
