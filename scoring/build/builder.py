@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring import __version__
+from scoring.build.build_report import build_report_markdown
 from scoring.build.context import context_chunks, context_lines
 from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
@@ -37,7 +38,6 @@ from scoring.relations.unanswerable import (
     DEFAULT_SHARE,
     add_unanswerable,
     check_share,
-    unanswerable_lines,
     unanswerable_summary,
 )
 from scoring.support.files import sha256_file, write_atomic, write_json_atomic
@@ -473,50 +473,6 @@ def _write_atomically(out: Path, manifest: dict, qa: list, edit: list, context: 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def build_report_markdown(m: dict) -> str:
-    lines = [
-        f"# Build report: {m['city']}",
-        "",
-        f"Source `{m['source']['file']}` (SHA-256 `{m['source']['sha256'][:16]}…`), CRS "
-        f"{m['crs']['name']} (EPSG:{m['crs']['epsg']}), seed {m['seed']}, "
-        f"protocol {m.get('protocol', 'spatialgap')}.",
-        "",
-        f"Pools: {m['source']['pools']}. Thresholds: {m['source']['thresholds']}.",
-        "",
-        *_pool_lines(m),
-        f"QA instances: {m['counts']['qa']} ({m['counts']['unanswerable_qa']} unanswerable by "
-        f"design); editing instances: {m['counts']['edit']}.",
-        "",
-        *unanswerable_lines(m),
-        "| relation | task | requested | built | constructed | shortfall |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in m["build_report"]:
-        lines.append(
-            f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
-            f"{r['constructed']} | {r.get('shortfall', '')} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _pool_lines(m: dict) -> list[str]:
-    """The QA / editing split, GDAL's warnings while reading, and absent feature classes."""
-    split = m.get("pool_split") or {}
-    lines = [
-        f"Pool split: {split.get('method', 'none')}; QA {split.get('pools', {}).get('qa')}, "
-        f"editing {split.get('pools', {}).get('edit')}.",
-        "",
-    ]
-    warnings = (m["source"].get("stats") or {}).get("gdal_warnings") or {}
-    if warnings:
-        lines += [
-            "GDAL warnings while reading (shown with -v): "
-            + "; ".join(f"{n} × {kind}" for kind, n in sorted(warnings.items())),
-            "",
-        ]
-    return lines
 
 
 # ---------------------------------------------------------------- CLI
