@@ -156,24 +156,23 @@ def paired_tests(rows: Iterable[dict]) -> list[dict[str, Any]]:
     return out
 
 
+def _csv_text(records: list[dict[str, Any]], columns: tuple[str, ...] | list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    for r in records:
+        w.writerow({k: _fmt(r[k]) for k in columns})
+    return buf.getvalue()
+
+
 def refusal_csv(cells: list[dict[str, Any]]) -> str:
     """The cells as CSV text (COLUMNS; empty where a rate has no denominator)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for c in cells:
-        w.writerow({k: _fmt(c[k]) for k in COLUMNS})
-    return buf.getvalue()
+    return _csv_text(cells, COLUMNS)
 
 
 def refusal_tests_csv(tests: list[dict[str, Any]]) -> str:
     """The paired tests as CSV text (TEST_COLUMNS)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=TEST_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for t in tests:
-        w.writerow({k: _fmt(t[k]) for k in TEST_COLUMNS})
-    return buf.getvalue()
+    return _csv_text(tests, TEST_COLUMNS)
 
 
 def write_refusal_csv(rows: list[dict], path: str | Path) -> Path:
