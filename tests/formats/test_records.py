@@ -1,5 +1,5 @@
-"""The typed records of scoring.formats.records state what the instance schema states, key for
-key, and every instance of a built benchmark fits them."""
+"""Every typed record states what its schema in resources/schema/ states, key for key (instances,
+journal records, verdicts, summaries), and every instance of a built benchmark fits its record."""
 
 from __future__ import annotations
 
@@ -9,9 +9,17 @@ from typing import get_type_hints
 import pytest
 
 from scoring.formats import records
+from scoring.formats.journal import PredictionRecord
 from scoring.paths import RESOURCES_DIR
+from scoring.score import records as score_records
 
-SCHEMA = json.loads((RESOURCES_DIR / "schema" / "instance.schema.json").read_text(encoding="utf-8"))
+
+def _schema(name: str) -> dict:
+    return json.loads((RESOURCES_DIR / "schema" / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+SCHEMA = _schema("instance")
+SUMMARY = _schema("summary")
 
 
 def _keys(td: type) -> tuple[set[str], set[str]]:
@@ -28,6 +36,11 @@ def _keys(td: type) -> tuple[set[str], set[str]]:
         (records.Information, SCHEMA["properties"]["information"]),
         (records.Provenance, SCHEMA["properties"]["provenance"]),
         (records.Edit, SCHEMA["$defs"]["edit"]),
+        (PredictionRecord, _schema("prediction")),
+        (score_records.VerdictRow, _schema("verdict")),
+        (score_records.Summary, SUMMARY),
+        (score_records.SummaryBenchmark, SUMMARY["properties"]["benchmark"]),
+        (score_records.Cell, SUMMARY["$defs"]["cell"]),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )
@@ -57,13 +70,3 @@ def test_every_built_instance_fits_its_record(helsinki_bench):
         assert set(fields) <= set(inst), inst["id"]
         for fact in inst["facts"]:
             assert set(fact) <= set(records.Fact.__required_keys__) | set(records.Fact.__optional_keys__)
-
-
-def test_the_journal_record_has_the_prediction_schemas_keys():
-    from scoring.formats.journal import PredictionRecord
-
-    schema = json.loads((RESOURCES_DIR / "schema" / "prediction.schema.json").read_text(encoding="utf-8"))
-    required, optional = _keys(PredictionRecord)
-    assert required | optional == set(schema["properties"])
-    assert required == set(schema["required"])
-    get_type_hints(PredictionRecord)

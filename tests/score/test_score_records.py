@@ -1,40 +1,20 @@
-"""The typed records of scoring.score.records state what the verdict and summary schemas state,
-key for key, and the rows and summary `score_runs` writes fit them."""
+"""The rows and summary `score_runs` writes fit the typed records of scoring.score.records (their
+keys against the schemas: tests/formats/test_records.py)."""
 
 from __future__ import annotations
 
 import json
 from typing import get_type_hints
 
-import pytest
-
 from scoring.paths import RESOURCES_DIR
 from scoring.score import records
 from scoring.vocab import VERDICTS, Verdict
 
 VERDICT = json.loads((RESOURCES_DIR / "schema" / "verdict.schema.json").read_text(encoding="utf-8"))
-SUMMARY = json.loads((RESOURCES_DIR / "schema" / "summary.schema.json").read_text(encoding="utf-8"))
 
 
 def _keys(td: type) -> tuple[set[str], set[str]]:
     return set(td.__required_keys__), set(td.__optional_keys__)
-
-
-@pytest.mark.parametrize(
-    ("record", "schema"),
-    [
-        (records.VerdictRow, VERDICT),
-        (records.Summary, SUMMARY),
-        (records.SummaryBenchmark, SUMMARY["properties"]["benchmark"]),
-        (records.Cell, SUMMARY["$defs"]["cell"]),
-    ],
-    ids=lambda x: getattr(x, "__name__", ""),
-)
-def test_a_record_has_the_schemas_keys_and_required_keys(record, schema):
-    required, optional = _keys(record)
-    assert required | optional == set(schema["properties"])
-    assert required == set(schema.get("required", ()))
-    get_type_hints(record)  # every annotation resolves
 
 
 def test_the_verdict_words_are_the_schemas():
