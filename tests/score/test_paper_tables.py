@@ -127,7 +127,7 @@ def test_tables_3_and_4_pool_one_model_set_and_say_why_a_cell_is_empty():
     d01 = next(r for r in t4["rows"] if r["relation"] == "D01")
     assert d01["family"] == "direction" and d01["cells"][cols.index(("image", "open"))]["rate"] == 1.0
     t4m = table4(rows, per_model=True)
-    assert len(t4m["rows"]) == 3 * 28 and {r["model"] for r in t4m["rows"]} == {"a", "b", "c"}
+    assert len(t4m["rows"]) == 3 * len(CATALOGUE) and {r["model"] for r in t4m["rows"]} == {"a", "b", "c"}
 
 
 def test_pooled_tables_with_fewer_than_two_complete_models_pool_nothing():
