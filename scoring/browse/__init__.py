@@ -48,8 +48,11 @@ def render_browser(samples: list[dict[str, Any]], *, report: str | None) -> str:
     return env.get_template("browser.html.j2").render(data=Markup(data), n=len(samples), report=report)
 
 
-def write_browser(results_dirs: Sequence[str | Path], out_html: str | Path) -> Path:
-    """Write the sample browser of one or more RESULTS directories to ``out_html``."""
+def write_browser(
+    results_dirs: Sequence[str | Path], out_html: str | Path, *, report_name: str | None = None
+) -> Path:
+    """Write the sample browser of one or more RESULTS directories to ``out_html``, linking
+    ``report_name`` (default: report.html beside it, if it exists by then)."""
     from scoring.browse.samples import collect_samples
 
     if not results_dirs:
@@ -61,7 +64,9 @@ def write_browser(results_dirs: Sequence[str | Path], out_html: str | Path) -> P
         raise OutputError(f"{out.parent}: cannot create ({exc.strerror})") from None
     samples = collect_samples(list(results_dirs), out.parent.resolve())
     report = out.with_name("report.html")
-    html = render_browser(samples, report=os.path.basename(report) if report.is_file() else None)
+    if report_name is None and report.is_file():
+        report_name = os.path.basename(report)
+    html = render_browser(samples, report=report_name)
     write_atomic(out, html)
     return out
 

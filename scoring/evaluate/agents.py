@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from scoring.errors import SpatialGapError
+from scoring.evaluate.timing import live_cpu
 
 _SERVING = re.compile(r"serving agent \S+ on (http://\S+/v1)")
 
@@ -25,9 +26,11 @@ class AgentProcess:
     name: str
     proc: subprocess.Popen
     base_url: str
+    cpu_seconds: float | None = None  # what serving cost, read as it is stopped
 
     def stop(self) -> None:
         if self.proc.poll() is None:
+            self.cpu_seconds = live_cpu(self.proc.pid)
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)

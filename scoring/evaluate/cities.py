@@ -156,6 +156,7 @@ class MapRenderer:
         self.jobs = jobs or os.cpu_count() or 1
         self.done: dict[Path, asyncio.Future[None]] = {}
         self.seconds = 0.0
+        self.cpu_seconds: float | None = None  # of the render processes measured (the early one)
         self._proc: asyncio.subprocess.Process | None = None
         self.early = early  # a render started before its benchmark was built, waiting for ids
 
@@ -169,6 +170,7 @@ class MapRenderer:
                 if self.early is not None and self.early.bench == bench:
                     early, self.early = self.early, None
                     await early.render(ids)
+                    self.cpu_seconds = early.cpu_seconds
                 elif ids:
                     await self._render(bench, ids)
                 for modality in self.sets:

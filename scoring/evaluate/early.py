@@ -8,6 +8,7 @@ import multiprocessing as mp
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from scoring.evaluate.timing import reaped_cpu
 from scoring.support.process import call, ctrl_c_ignored, preload, scorer_worker_init
 
 NICENESS = 10  # the scorer yields the cores to the render and the agents while they work
@@ -28,6 +29,7 @@ class EarlyScorer:
         with ctrl_c_ignored():  # the first submit spawns the worker: it inherits SIGINT ignored
             self._pool.submit(preload, SCORER[0])
         self._futures: dict[str, Future] = {}
+        self.cpu_seconds: float | None = None  # its worker's, once closed
 
     def submit(self, bench: Path, run_dir: Path) -> None:
         self._futures[str(run_dir)] = self._pool.submit(
@@ -59,12 +61,14 @@ class EarlyScorer:
         # joins nothing.
         manager = getattr(self._pool, "_executor_manager_thread", None)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        before = reaped_cpu()
         for p in processes:
             if not abandon:
                 p.join(CLOSE_S)  # idle (every result was read): it takes the sentinel and exits
             if p.is_alive():
                 p.terminate()
             p.join()
+        self.cpu_seconds = reaped_cpu() - before if processes else None
         # and the pool's manager thread, which joins the call queue's feeder thread: left running
         # into the exit, the last of them to drop the queue unlinked its semaphore and was cut
         # off by the exit before telling the resource tracker ("leaked semaphore ... No such file

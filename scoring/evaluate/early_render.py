@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from scoring.errors import SpatialGapError
+from scoring.evaluate.timing import wait_with_cpu
 
 STOP_S = 30.0  # for an interrupted render to shut its worker pool down
 
@@ -28,6 +29,7 @@ class EarlyRender:
             cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         self._sent = False
+        self.cpu_seconds: float | None = None  # the render's and its workers', once it ended
 
     def send(self, ids: list[str]) -> None:
         """Hand the ids over (once; an empty list ends the render): it starts drawing now, while
@@ -65,7 +67,7 @@ class EarlyRender:
         cannot block the render)."""
         assert self._proc.stderr is not None
         err = self._proc.stderr.read()
-        self._proc.wait()
+        self.cpu_seconds = wait_with_cpu(self._proc)
         return err
 
     def stop(self) -> None:

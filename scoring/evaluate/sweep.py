@@ -19,7 +19,7 @@ from pathlib import Path
 
 from scoring.browse import BROWSER_NAME, write_browser
 from scoring.errors import SpatialGapError
-from scoring.evaluate import startup
+from scoring.evaluate import startup, timing
 from scoring.evaluate.agents import AgentProcess
 from scoring.evaluate.cities import MapRenderer, prepare, say
 from scoring.evaluate.cluster import check_shared_out, run_all_on_cluster
@@ -236,6 +236,8 @@ def evaluate(
     # the benchmarks exist.
     started = started if started is not None else startup.start(plan, on_cluster)
     t0 = started.t0  # the sweep's time counts from there (the command's imports of the sweep too)
+    c_start = timing.all_cpu()
+    cpu: dict[str, float | None] = {}  # each phase's CPU here and in the children it waited for
     early_render, early = started.render, started.scorer
     try:
         # The harness checks itself before any sweep: a drifted scorer must not produce a report.
@@ -254,6 +256,7 @@ def evaluate(
         started.abandon()
         raise
     t_prepare = time.perf_counter() - t0
+    cpu["prepare"] = timing.all_cpu() - c_start
     if early_render is not None:
         for bench, missing in work:
             if bench == early_render.bench:
@@ -273,7 +276,9 @@ def evaluate(
             sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
         else:
             sweep = _run_all(plan, runs, agents, renderer, display, early)
+        c_runs = timing.own_cpu()
         stopped, t_runs = asyncio.run(sweep)
+        cpu["runs"] = timing.own_cpu() - c_runs  # the client: requests, journals, map reads
     except BaseException:
         if early is not None:
             early.close(abandon=True)
@@ -283,7 +288,7 @@ def evaluate(
         started.stop_agents()
         display.close()
 
-    t1 = time.perf_counter()
+    t1, c_score = time.perf_counter(), timing.all_cpu()
     results = []
     try:
         prescored = early.results() if early is not None else {}
@@ -308,12 +313,14 @@ def evaluate(
         if early is not None:
             early.close()
     t_score = time.perf_counter() - t1
+    # the early scorer's worker is waited for in close(): its CPU (spent during the runs) is its own
+    cpu["score"] = timing.all_cpu() - c_score - ((early.cpu_seconds or 0.0) if early is not None else 0.0)
     if not results:
         why = "; ".join(stopped.values())
         raise (SweepStoppedError if stopped else SpatialGapError)(f"no run finished, nothing to score: {why}")
-    t2 = time.perf_counter()
-    report = write_report(results, plan.report)
-    write_browser(results, report.with_name(BROWSER_NAME))  # every sample, linked from the report
+    t2, c_report = time.perf_counter(), timing.all_cpu()
+    report = write_pages(results, plan.report, plan.jobs)
+    cpu["report"] = timing.all_cpu() - c_report
     seconds = {
         "prepare": t_prepare,  # selfcheck and builds
         "render": renderer.seconds,  # in the background, during the runs
@@ -322,7 +329,32 @@ def evaluate(
         "report": time.perf_counter() - t2,
         "total": time.perf_counter() - t0,
     }
-    return _record(plan, runs, stopped, results, report, seconds)
+    cpu["maps"] = renderer.cpu_seconds
+    cpu["early_scorer"] = early.cpu_seconds if early is not None else None
+    for name, a in agents.items():
+        cpu[f"agent {name}"] = a.cpu_seconds
+    # since the command started: this process and every child it waited for (all of them by now)
+    cpu["total"] = timing.all_cpu()
+    return _record(plan, runs, stopped, results, report, seconds, cpu)
+
+
+def _write_page(page: str, shared: tuple[list[Path], Path, str | None]) -> Path:
+    results, report, link = shared
+    if page == "report":
+        return write_report(results, report)
+    # every sample, linked from the report
+    return write_browser(results, report.with_name(BROWSER_NAME), report_name=link)
+
+
+def write_pages(results: list[Path], report: Path, jobs: int | None) -> Path:
+    """The report and the sample browser, side by side on local processes (the sweep's last
+    stretch, when every run is done: one page each would leave a core idle). Written here, also
+    when the stages ran on a cluster: they are the files the user opens."""
+    beside = report.with_name("report.html")
+    # the browser links the report it is written beside, as when it was written after it
+    link = beside.name if report == beside or beside.is_file() else None
+    written, _ = LocalExecutor(jobs).map(_write_page, ["report", "browser"], shared=(results, report, link))
+    return written
 
 
 def _record(
@@ -332,6 +364,7 @@ def _record(
     results: list[Path],
     report: Path,
     seconds: dict[str, float],
+    cpu: dict[str, float | None],
 ) -> dict:
     record = {
         # which protocol produced each city's results (scoring.vocab.Protocol)
@@ -365,6 +398,9 @@ def _record(
         "results": [str(r) for r in results],
         "report": str(report),
         "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        # CPU seconds by phase (this process and the pools it waited for), by the render, the early
+        # scorer and each built-in agent (their own processes), and in all; None: not measured here
+        "cpu_seconds": {k: None if v is None else round(v, 2) for k, v in cpu.items()},
         "failed_samples": {
             r.line.label: r.summary.failed for r in runs if r.summary is not None and r.summary.failed
         },
