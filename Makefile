@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test lint litellm adapters run bench reference clean-venv help zip i18n screenshot
+.PHONY: setup test lint litellm adapters run bench reference config-table clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -21,6 +21,7 @@ help:
 	@echo "make setup  - install apt packages, the venv and the Python dependencies"
 	@echo "make i18n   - compile the plugin translations (i18n/*.ts -> .qm)"
 	@echo "make zip    - build the installable QGIS plugin: dist/spatialgap.zip"
+	@echo "make config-table - regenerate the README's table of model config fields"
 	@echo "make screenshot - real QGIS under Xvfb with the plugin from the zip -> $(OUT)/screenshot.png"
 
 setup: $(STAMP)
@@ -55,6 +56,9 @@ run: setup
 
 bench: setup
 	$(PY) tests/perf/perf.py
+
+config-table: setup
+	$(PY) tools/config_table.py
 
 reference: setup
 	$(VENV)/bin/spatialgap reference --out resources/relations.md

@@ -21,8 +21,9 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from scoring.errors import SpatialGapError
-from scoring.runner.client import server_message
-from scoring.runner.config import KINDS, Redactor
+from scoring.runner.client import request_headers, server_message
+from scoring.runner.config import Redactor
+from scoring.runner.endpoints import endpoint_kinds
 from scoring.runner.transport import TransportError
 
 from ..core.auth import read_key, remove_key, store_key
@@ -38,9 +39,9 @@ def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tup
         spec = ep.spec()
     except SpatialGapError as exc:
         return False, str(exc)
-    base = spec.base_url.rstrip("/")
-    url = f"{base}/models" if spec.kind == "openai" else f"{base}/api/tags"
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    kind = endpoint_kinds()[spec.kind]
+    url = spec.base_url.rstrip("/") + kind.models_path
+    headers = request_headers(spec, key)
     redact = Redactor([key]).text
     try:
         resp = QgisTransport().get(url, headers, timeout)
@@ -54,9 +55,10 @@ def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tup
         )
     try:
         data = json.loads(resp.body.decode("utf-8"))
-        items = data.get("data") if spec.kind == "openai" else data.get("models")
-        names = [m.get("id") or m.get("name") for m in items or []]
-    except (ValueError, AttributeError, UnicodeDecodeError):
+        names = kind.model_names(data)
+        if not names:
+            raise ValueError("no model names")
+    except (ValueError, UnicodeDecodeError):
         return True, tr("Connected (HTTP {status}), but the model list is not readable").format(
             status=resp.status
         )
@@ -89,7 +91,7 @@ class EndpointsDialog(QDialog):
         form = QFormLayout()
         self.name = QLineEdit()
         self.kind = QComboBox()
-        self.kind.addItems(list(KINDS))
+        self.kind.addItems(list(endpoint_kinds()))
         self.base_url = QLineEdit()
         self.model = QLineEdit()
         self.key = QLineEdit()

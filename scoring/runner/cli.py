@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 from scoring.errors import InputError
 from scoring.runner.agents import serve
-from scoring.runner.config import KINDS, OMITTABLE, ModelSpec, get_model
+from scoring.runner.config import OMITTABLE, ModelSpec, get_model
+from scoring.runner.endpoints import endpoint_kinds
 from scoring.runner.run import run_benchmark
 from scoring.vocab import MODALITIES, QA_FORMS, TASKS
 
@@ -85,9 +87,11 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--kind",
-        choices=KINDS,
-        default="openai",
-        help="endpoint protocol with --endpoint (default: openai)",
+        choices=list(endpoint_kinds()),
+        default=next(iter(endpoint_kinds())),
+        help="endpoint protocol with --endpoint: "
+        + "; ".join(f"{k.name}: {k.help}" for k in endpoint_kinds().values())
+        + f" (default: {next(iter(endpoint_kinds()))})",
     )
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
 
@@ -115,6 +119,12 @@ def add_generation_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, metavar="N", help="sampling seed (default 0)")
     p.add_argument(
+        "--extra-body",
+        metavar="JSON",
+        help='request parameters merged into every body, e.g. \'{"reasoning_effort": "low"}\' '
+        "(a model's extra_body; part of the request key)",
+    )
+    p.add_argument(
         "--omit",
         metavar="PARAMS",
         help=f"comma-separated parameters not to send at all ({', '.join(OMITTABLE)})",
@@ -129,6 +139,11 @@ def generation_overrides(args: argparse.Namespace) -> tuple[dict, list[str]]:
         "max_completion_tokens": args.max_completion_tokens,
         "seed": args.seed,
     }
+    if getattr(args, "extra_body", None) is not None:
+        try:
+            params["extra_body"] = json.loads(args.extra_body)
+        except ValueError as exc:
+            raise InputError(f"--extra-body: not JSON ({exc})") from None
     omit = [o.strip() for o in (args.omit or "").split(",") if o.strip()]
     return {k: v for k, v in params.items() if v is not None}, omit
 

@@ -30,7 +30,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover - exercised only without the wheel
     from base64 import b64encode  # type: ignore[assignment]
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
+from scoring.runner.endpoints import Reply, ReplyError, endpoint_kinds
 from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
 from scoring.runner.transport import DEFAULT_MAX_BYTES, DataURL, Response, TransportError, as_async
 from scoring.support.text import url_secrets, without_lone_surrogates
@@ -54,64 +55,46 @@ def png_data_url(png: bytes) -> DataURL:
     return DataURL(DATA_URL_PREFIX + b64encode(png).decode("ascii"))
 
 
-def build_request(spec: ModelSpec, messages: list[dict], key: str | None) -> tuple[str, dict, dict]:
-    """(url, headers, body) for `messages` in OpenAI chat format (image parts as PNG data URLs)."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    if spec.kind == "openai":
-        msgs = []
-        for m in messages:
-            content = m.get("content")
-            if isinstance(content, list):
-                parts = []
-                for p in content:
-                    if p.get("type") == "image_url":
-                        iu = dict(p["image_url"])
-                        iu.setdefault("detail", spec.image_detail)
-                        p = {"type": "image_url", "image_url": iu}
-                    parts.append(p)
-                content = parts
-            msgs.append({**m, "content": content})
-        body: dict[str, Any] = {"model": spec.model, "messages": msgs}
-        for name, value in (
-            ("temperature", spec.temperature),
-            ("max_tokens", spec.max_tokens),
-            ("max_completion_tokens", spec.max_completion_tokens),
-            ("seed", spec.seed),
-            ("top_p", spec.top_p),
-        ):
-            if value is not None:
-                body[name] = value
-        return spec.url, headers, body
-    # ollama native /api/chat
-    msgs = []
-    for m in messages:
-        content = m.get("content")
-        out: dict[str, Any] = {"role": m["role"]}
-        if isinstance(content, list):
-            texts, images = [], []
-            for p in content:
-                if p.get("type") == "text":
-                    texts.append(p.get("text", ""))
-                elif p.get("type") == "image_url":
-                    url = p["image_url"]["url"]
-                    images.append(url.split(",", 1)[1] if url.startswith("data:") else url)
-            out["content"] = "\n\n".join(texts)
-            if images:
-                out["images"] = images
+def build_request(
+    spec: ModelSpec, messages: list[dict], key: str | None, *, seed_offset: int = 0
+) -> tuple[str, dict, dict]:
+    """(url, headers, body) for `messages` in OpenAI chat format (image parts as PNG data URLs),
+    in the body form of the spec's endpoint kind. `seed_offset` moves the seed of the k-th
+    repeated sample (the first keeps the spec's); the spec's `extra_body` is merged in last and
+    its `headers` sent beside the key."""
+    headers = request_headers(spec, key)
+    seed = None if spec.seed is None else spec.seed + seed_offset
+    body = endpoint_kinds()[spec.kind].build_body(spec, messages, seed)
+    return spec.url, headers, merged(body, spec.extra_body)
+
+
+def request_headers(spec: ModelSpec, key: str | None) -> dict[str, str]:
+    """The spec's extra headers and the key: as the spec's `api_key_header`, or as a bearer token."""
+    headers = dict(spec.headers)
+    if key:
+        if spec.api_key_header:
+            headers[spec.api_key_header] = key
         else:
-            out["content"] = content or ""
-        msgs.append(out)
-    options = {}
-    for name, value in (
-        ("temperature", spec.temperature),
-        ("num_predict", spec.max_tokens or spec.max_completion_tokens),
-        ("seed", spec.seed),
-        ("top_p", spec.top_p),
-    ):
-        if value is not None:
-            options[name] = value
-    body = {"model": spec.model, "messages": msgs, "stream": False, "options": options}
-    return spec.url, headers, body
+            headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with `extra` merged in: tables merge key by key (an Ollama `options` keeps its
+    seed when `extra_body` adds `num_ctx`), anything else replaces.
+
+    >>> merged({"options": {"seed": 0}, "model": "m"}, {"options": {"num_ctx": 8192}, "think": False})
+    {'options': {'seed': 0, 'num_ctx': 8192}, 'model': 'm', 'think': False}
+    """
+    if not extra:
+        return body
+    out = dict(body)
+    for name, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(name), dict):
+            out[name] = merged(out[name], value)
+        else:
+            out[name] = value
+    return out
 
 
 # ---- response parsing ------------------------------------------------------------------------
@@ -165,10 +148,8 @@ class Outcome:
         return d
 
 
-class ResponseParseError(Exception):
-    def __init__(self, kind: str, message: str, retryable: bool = False):
-        super().__init__(message)
-        self.kind, self.message, self.retryable = kind, message, retryable
+# A 2xx reply without a usable answer (the endpoint kinds raise it while reading one).
+ResponseParseError = ReplyError
 
 
 def decode_body(body: bytes, warnings: list[str]) -> Any:
@@ -198,95 +179,20 @@ def decode_body(body: bytes, warnings: list[str]) -> Any:
         ) from None
 
 
-def _text_of(content: Any) -> tuple[str | None, str | None]:
-    """(text, reasoning) of a message content that may be a string or a list of parts."""
-    if content is None or isinstance(content, str):
-        return content, None
-    if isinstance(content, list):
-        texts: list[str] = []
-        reasoning: list[str] = []
-        for p in content:
-            if isinstance(p, str):
-                texts.append(p)
-            elif isinstance(p, dict):
-                t = p.get("type")
-                val = p.get("text") if isinstance(p.get("text"), str) else p.get("content")
-                if not isinstance(val, str):
-                    val = p.get("thinking") if isinstance(p.get("thinking"), str) else None
-                if val is None:
-                    continue
-                (reasoning if t in ("reasoning", "thinking") else texts).append(val)
-        return "".join(texts), ("".join(reasoning) or None)
-    return str(content), None
-
-
-def _clean_usage(raw: dict | None, mapping: dict[str, str]) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    out = {}
-    for src, dst in mapping.items():
-        v = raw.get(src)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            out[dst] = int(v)
-    details = raw.get("completion_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
-        out["reasoning_tokens"] = details["reasoning_tokens"]
-    return out or None
-
-
 def parse_success(kind: str, data: Any, out: Outcome) -> None:
-    """Fill `out` from a 2xx JSON payload; raises ResponseParseError."""
+    """Fill `out` from a 2xx JSON payload, read by the endpoint kind; raises ResponseParseError."""
     if not isinstance(data, dict):
         raise ResponseParseError("bad_response", f"response JSON is a {type(data).__name__}, not an object")
     if "error" in data and data.get("error") and "choices" not in data and "message" not in data:
         raise ResponseParseError("api_error", f"endpoint returned an error: {_error_message(data)}")
     model = data.get("model")
     out.endpoint_model = model if isinstance(model, str) else None
-    if kind == "openai":
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ResponseParseError("bad_response", "response has no choices[0]")
-        choice = choices[0]
-        msg = choice.get("message") or {}
-        if not isinstance(msg, dict):
-            raise ResponseParseError("bad_response", "choices[0].message is not an object")
-        text, reasoning = _text_of(msg.get("content"))
-        for key in ("reasoning_content", "reasoning", "thinking"):
-            if isinstance(msg.get(key), str) and msg[key]:
-                reasoning = msg[key] if reasoning is None else reasoning + msg[key]
-                break
-        out.finish_reason = (
-            choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
-        )
-        out.usage = _clean_usage(
-            data.get("usage"),
-            {
-                "prompt_tokens": "prompt_tokens",
-                "completion_tokens": "completion_tokens",
-                "total_tokens": "total_tokens",
-            },
-        )
-        refusal = msg.get("refusal")
-        if text is None:
-            if isinstance(refusal, str) and refusal:
-                raise ResponseParseError("refusal", f"model refused: {refusal[:300]}")
-            out.reasoning = reasoning
-            raise ResponseParseError("no_content", "choices[0].message.content is null")
-    else:
-        msg = data.get("message")
-        if not isinstance(msg, dict):
-            raise ResponseParseError("bad_response", "response has no message object")
-        text, reasoning = _text_of(msg.get("content"))
-        if isinstance(msg.get("thinking"), str) and msg["thinking"]:
-            reasoning = msg["thinking"]
-        out.finish_reason = data.get("done_reason") if isinstance(data.get("done_reason"), str) else None
-        usage = _clean_usage(data, {"prompt_eval_count": "prompt_tokens", "eval_count": "completion_tokens"})
-        if usage and "total_tokens" not in usage:
-            usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-        out.usage = usage
-        if text is None:
-            raise ResponseParseError("no_content", "message.content is null")
-    out.text, out.reasoning = text, reasoning
+    reply = Reply()
+    try:
+        endpoint_kinds()[kind].read_reply(data, reply)
+    finally:  # what was read before a failure (finish reason, usage, reasoning) is recorded too
+        out.text, out.reasoning = reply.text, reply.reasoning
+        out.usage, out.finish_reason = reply.usage, reply.finish_reason
 
 
 def _error_message(data: Any) -> str:
@@ -444,8 +350,9 @@ class ChatClient:
         max_connect_retries: int | None = None,
         sample: str | None = None,
         on_wait: Callable[[WaitNotice], None] | None = None,
+        seed_offset: int = 0,
     ) -> Outcome:
-        url, headers, body = build_request(self.spec, messages, self.key())
+        url, headers, body = build_request(self.spec, messages, self.key(), seed_offset=seed_offset)
         out = Outcome(ok=False)
         health, sample = self.health, sample or str(id(messages))
         if health.stop is not None:

@@ -13,6 +13,8 @@ A TOML file names models under ``[models.NAME]``::
     omit = ["seed"]                    # generation parameters the endpoint rejects: not sent
     modalities = ["geojson", "image", "together"]   # what the model can read (evaluate)
     concurrency = 8
+    extra_body = { reasoning_effort = "low" }       # merged into every request body
+    headers = { "X-Title" = "spatialgap" }          # extra HTTP headers (values never recorded)
 
 API keys never live in a spec: a `KeyProvider` hands them to the client at request time
 (`EnvKeyProvider` reads the environment; the QGIS plugin supplies its auth-database one).
@@ -25,16 +27,16 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from scoring.errors import InputError
+from scoring.runner.endpoints import endpoint_kinds
 from scoring.vocab import MODALITIES
 
-KINDS = ("openai", "ollama")
 IMAGE_DETAILS = ("auto", "low", "high")
 # Generation parameters a config may leave out of the request (`omit = [...]`, `--omit`):
 # reasoning models reject temperature != 1, some servers reject seed or max_tokens.
@@ -42,7 +44,11 @@ OMITTABLE = ("temperature", "max_tokens", "seed", "top_p")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Printable ASCII without spaces: anything else cannot travel in an HTTP header.
 _KEY_CHARS = re.compile(r"^[\x21-\x7e]+$")
-_ENDPOINT_SUFFIXES = {"openai": "/chat/completions", "ollama": "/api/chat"}
+# RFC 9110 header names; values are visible ASCII and spaces (no line break can smuggle a header).
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[\x20-\x7e]*$")
+_TRANSPORT_HEADERS = {"authorization", "content-type", "content-length", "host", "connection"}
+_SECRET_HEADER = re.compile(r"key|token|secret|passw|auth|cookie|credential|session", re.IGNORECASE)
 
 
 class ConfigError(InputError):
@@ -80,6 +86,14 @@ class ModelSpec:
     # Repeated sampling: each item is asked `samples` times (index 1.. enters the request key;
     # 1 keeps every key as before). Not a generation parameter: never sent.
     samples: int = 1
+    # Request parameters this tool does not name (reasoning effort, chat-template arguments,
+    # Ollama's num_ctx): merged into every body, so part of the request key when set.
+    extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # Extra HTTP headers; their values are never recorded (a manifest lists the names only).
+    headers: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # The header that carries the api_key_env key as it is (e.g. Azure's "api-key"); unset:
+    # "Authorization: Bearer KEY".
+    api_key_header: str | None = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -154,8 +168,10 @@ class ModelSpec:
             if hi is not None and value > hi:
                 raise bad(field, f"must be <= {hi}, got {value!r}")
 
-        if not isinstance(self.kind, str) or self.kind not in KINDS:
-            raise bad("kind", f"must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if not isinstance(self.kind, str):
+            raise bad("kind", f"must be one of {', '.join(endpoint_kinds())}, got {self.kind!r}")
+        if self.kind not in endpoint_kinds():
+            raise bad("kind", str(endpoint_kinds().unknown(self.kind)))
         if not isinstance(self.model, str) or not self.model.strip():
             raise bad("model", "must be a non-empty string")
         if not isinstance(self.base_url, str):
@@ -166,7 +182,7 @@ class ModelSpec:
         if parts.username or parts.password:
             raise bad("base_url", "must not contain credentials; use api_key_env")
         _check_query(parts, bad)
-        suffix = _ENDPOINT_SUFFIXES.get(self.kind, "")
+        suffix = endpoint_kinds()[self.kind].chat_path
         if parts.path.rstrip("/").endswith(suffix):
             raise bad(
                 "base_url",
@@ -202,6 +218,8 @@ class ModelSpec:
         number("samples", 1, 1000, integer=True, optional=False)
         if self.image_detail not in IMAGE_DETAILS:
             raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
+        _check_extra_body(self.extra_body, bad)
+        _check_headers(self.headers, self.api_key_header, bad)
 
     # ---- views ----------------------------------------------------------------------------
     @property
@@ -209,7 +227,7 @@ class ModelSpec:
         """The URL requests are POSTed to."""
         # The endpoint's path goes on the base URL's path, before any query (`?api-version=`).
         parts = urlsplit(self.base_url)
-        suffix = _ENDPOINT_SUFFIXES.get(self.kind, "/api/chat")
+        suffix = endpoint_kinds()[self.kind].chat_path
         return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix, fragment=""))
 
     def generation_params(self) -> dict[str, Any]:
@@ -223,6 +241,8 @@ class ModelSpec:
         # Only when set, so request keys of runs journaled before this field existed still match.
         if self.max_completion_tokens is not None:
             params["max_completion_tokens"] = self.max_completion_tokens
+        if self.extra_body:
+            params["extra_body"] = json.loads(json.dumps(self.extra_body, sort_keys=True))
         return params
 
     def public_dict(self) -> dict[str, Any]:
@@ -230,8 +250,12 @@ class ModelSpec:
         d = asdict(self)
         d["base_url"] = public_url(self.base_url)
         d["modalities"] = list(self.modalities)
-        if self.samples == 1:  # as recorded before repeated sampling existed
-            del d["samples"]
+        # Only when set, as recorded before these fields existed; header values may be secrets.
+        for name in ("samples", "extra_body", "headers", "api_key_header"):
+            if d[name] in (1, {}, None):
+                del d[name]
+        if "headers" in d:
+            d["headers"] = sorted(d["headers"])
         return d
 
 
@@ -267,6 +291,40 @@ def _check_query(parts: SplitResult, bad: Callable[[str, str], ConfigError]) -> 
                 "base_url",
                 f"must not contain credentials (query parameter {name!r}); use api_key_env",
             )
+
+
+def _check_extra_body(extra: Any, bad: Callable[[str, str], ConfigError]) -> None:
+    if not isinstance(extra, Mapping):
+        raise bad("extra_body", f"expected a table of request parameters, got {type(extra).__name__}")
+    clash = sorted({"model", "messages"} & set(extra))
+    if clash:
+        raise bad("extra_body", f"{clash[0]!r} is set by the tool, not by extra_body")
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # TOML dates, NaN: no JSON for them
+        raise bad("extra_body", f"must be JSON values ({exc})") from None
+
+
+def _check_headers(headers: Any, key_header: Any, bad: Callable[[str, str], ConfigError]) -> None:
+    if not isinstance(headers, Mapping):
+        raise bad("headers", f"expected a table of header names and values, got {type(headers).__name__}")
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+            raise bad("headers", f"{name!r} is not an HTTP header name")
+        if name.lower() in _TRANSPORT_HEADERS:
+            raise bad("headers", f"{name} is set by the tool (a key goes in api_key_env)")
+        if _SECRET_HEADER.search(name):
+            raise bad(
+                "headers", f"{name} looks like a credential: name it in api_key_header, key in api_key_env"
+            )
+        if not isinstance(value, str) or not _HEADER_VALUE.match(value):
+            raise bad("headers", f"{name}: the value must be a string of visible ASCII (no line breaks)")
+    if key_header is not None and (
+        not isinstance(key_header, str)
+        or not _HEADER_NAME.match(key_header)
+        or key_header.lower() in _TRANSPORT_HEADERS - {"authorization"}
+    ):
+        raise bad("api_key_header", f"{key_header!r} is not a header that can carry a key")
 
 
 def _modalities(value: Any, where: str) -> tuple[str, ...]:

@@ -375,6 +375,8 @@ class RunSession:
             max_connect_retries=max_connect_retries,
             sample=ask.label,
             on_wait=getattr(self.bar, "waiting", None),
+            # the k-th repeated sample gets seed + k: a seeded server would repeat one answer
+            seed_offset=ask.sample_index,
         )
         error = outcome.error or {}
         if error.get("kind") == "not_sent":

@@ -44,6 +44,7 @@ class FaultServer(ThreadingHTTPServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self.auth_headers: list[str] = []
+        self.headers_seen: list[dict[str, str]] = []  # every request's headers, names lower-cased
         self.bodies: list[dict] = []
         # set by a test: each handler, its reply delivered, stays until two more requests have
         # arrived (or `release()`), as a thread the OS does not run again at once would
@@ -133,6 +134,7 @@ class FaultHandler(BaseHTTPRequestHandler):
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
             if self.headers.get("Authorization"):
                 srv.auth_headers.append(self.headers["Authorization"])
+            srv.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
         self._open = True  # open from receipt to the last byte written (see _send)
         if srv.pair_up:
             with srv.arrivals:
