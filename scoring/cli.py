@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import errno
 import importlib
 import json
@@ -76,13 +77,17 @@ def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentPa
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     talk.add_argument(
-        "-q", "--quiet", action="store_true", help="errors only: no progress bars or logged warnings"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="errors only: no progress bars, logged warnings or result lines (--json still prints)",
     )
     parser.add_argument(
         "--json",
         action="store_true",
-        help="when the command ends, print one JSON object on stdout: command, exit code, version, "
-        "and the summary.json the command wrote, if any",
+        help="when the command ends, print one JSON object on stdout (and nothing else there: the "
+        "command's own lines go to stderr): command, exit code, version, and the summary.json the "
+        "command wrote, if any",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _shared_formatter(sub)
@@ -145,7 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args.command, f"argument {short_text(bad)!r} contains a NUL byte", EXIT_ERROR)
     if hasattr(args, "no_progress") and (args.quiet or not sys.stderr.isatty()):
         args.no_progress = True  # progress frames (\r) only on a terminal, never into a log
-    code, error = _call(args)
+    # stdout holds the result: under --json only the JSON object (the command's own lines go to
+    # stderr), under -q nothing but that object either
+    with contextlib.ExitStack() as stack:
+        if args.quiet:
+            stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
+        elif args.json:
+            stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+        code, error = _call(args)
     if args.json:
         _print_json(args, code, error)
     return code

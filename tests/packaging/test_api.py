@@ -59,8 +59,13 @@ def test_version_prints_version_and_commit():
 def test_json_prints_one_record_and_quiet_keeps_stderr_empty(tmp_path):
     r = _cli("-q", "--json", "selfcheck")
     assert r.returncode == 0 and r.stderr == ""
-    record = json.loads(r.stdout.strip().splitlines()[-1])
+    record = json.loads(r.stdout)  # stdout is the one object, nothing else
     assert record["command"] == "selfcheck" and record["exit_code"] == 0 and record["error"] is None
+    # the command's own result line goes to stderr under --json, nowhere under -q
+    r = _cli("--json", "selfcheck")
+    assert json.loads(r.stdout)["exit_code"] == 0 and "selfcheck" in r.stderr
+    r = _cli("-q", "selfcheck")
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == ""
     r = _cli("--json", "export", str(tmp_path / "absent"), "--out", str(tmp_path / "x"))
     record = json.loads(r.stdout.strip().splitlines()[-1])
     assert (
