@@ -170,6 +170,7 @@ def main() -> int:
         # issue 11: >= 100,000 generated and mutated replies, 0 exceptions, none slower than 50 ms
         fuzz = perf_script("fuzz_replies.py", "--bench", str(bench))
         print(json.dumps({"reply_fuzz": fuzz}, indent=1), flush=True)
+        print(json.dumps({"reader": perf_script("reader_perf.py")}, indent=1), flush=True)
         # issue 10: the combined sweep's overhead over the model time, 3 cities x 3 models
         print(json.dumps({"sweep": perf_script("sweep_perf.py")}, indent=1), flush=True)
         if "--no-render" not in sys.argv:
