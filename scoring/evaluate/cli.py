@@ -24,6 +24,7 @@ from scoring.support.process import fewer_collections, keep_freed_memory, quiet_
 from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Form, Modality, Protocol, Task
 
 
+# long: one declaration per option, each with its help; split, they would only be harder to scan
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "evaluate",

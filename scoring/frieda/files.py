@@ -145,8 +145,7 @@ def score_files(
     """
     if rules not in RULE_SETS:
         raise InputError(f"--rules: unknown rule set {rules!r} (expected {' or '.join(RULE_SETS)})")
-    files = _expand(paths)
-    loaded = [(p, _load(p)) for p in files]  # fail on bad input before writing anything
+    loaded = [(p, _load(p)) for p in _expand(paths)]  # fail on bad input before writing anything
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -154,10 +153,7 @@ def score_files(
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot write ({exc.strerror or exc.__class__.__name__})") from None
     summary: dict[str, Any] = {"rules": rules, "tolerance": TOLERANCE, "files": {}}
-    unreproduced: list[dict] = []
-    total = _breakdowns()
-    total_causes: dict[str, dict] = {}
-    all_lines: list[dict] = []
+    tally = _Sweep(rules)
     with fh:
         for path, records in loaded:
             model, setting = model_of(path)
@@ -165,68 +161,20 @@ def score_files(
             causes: dict[str, dict] = {}
             judged = 0
             for rec in records:
-                if not isinstance(rec, dict):
-                    rec = {"question_ref": None, "_malformed": True}
-                ours = score_by(rules, rec, judge)
-                original = rec.get("correct") is True
-                judged += ours.get("judge_used", False)
-                _add(b, rec, ours, original)
-                _add(total, rec, ours, original)
-                agrees = (ours["verdict"] == "correct") == original
-                line = {
-                    "file": path.name,
-                    "model": model,
-                    "setting": setting,
-                    "question_ref": rec.get("question_ref"),
-                    "answer_type": rec.get("answer_type"),
-                    "spatial_relationship": rec.get("spatial_relationship"),
-                    "map_count": rec.get("map_count"),
-                    "verdict": ours["verdict"],
-                    "reason": ours["reason"],
-                    "judge_used": ours.get("judge_used", False),
-                    "original_correct": original,
-                    "agrees_with_original": agrees,
-                }
-                line.update({c: rec[c] for c in EXTRA_CATEGORIES if c in rec})
-                for key in ("response_value", "expected_value"):  # distances, for MAPE
-                    if key in ours:
-                        line[key] = ours[key]
-                all_lines.append(line)
+                line = tally.score(path, model, setting, rec, judge, b, causes)
+                judged += line["judge_used"]
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-                if not agrees and rules != RULE_SETS[0] and rec.get("answer_type") in _LISTED:
-                    unreproduced.append({k: line[k] for k in _MISSED_KEYS})
-                if not agrees:
-                    why = disagreement_cause(rec, ours) if rules == RULE_SETS[0] else "not reproduced"
-                    cause = f"{rec.get('answer_type')}: {why}"
-                    for table in (causes, total_causes):
-                        c = table.setdefault(
-                            cause, {"count": 0, "ours_correct": 0, "original_correct": 0, "examples": []}
-                        )
-                        c["count"] += 1
-                        c["ours_correct"] += ours["verdict"] == "correct"
-                        c["original_correct"] += original
-                        ref = rec.get("question_ref")
-                        if (
-                            ref is not None
-                            and len(c["examples"]) < _MAX_EXAMPLES
-                            and ref not in c["examples"]
-                        ):
-                            c["examples"].append(ref)
-            entry = {
+            summary["files"][path.name] = {
                 "model": model,
                 "setting": setting,
                 **_render(b),
                 "judge_used": judged,
                 "disagreements": _by_count(causes),
             }
-            summary["files"][path.name] = entry
-    summary["overall"] = {
-        **_render(total),
-        "disagreements": _by_count(total_causes),
-    }
-    summary["statistics"] = frieda_statistics(all_lines)
+    summary["overall"] = {**_render(tally.total), "disagreements": _by_count(tally.causes)}
+    summary["statistics"] = frieda_statistics(tally.lines)
     if rules != RULE_SETS[0]:
-        summary["unreproduced"] = unreproduced
+        summary["unreproduced"] = tally.unreproduced
     try:
         (out_dir / "summary.json").write_text(
             json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -234,3 +182,70 @@ def score_files(
     except OSError as exc:
         raise OutputError(f"{out_dir / 'summary.json'}: cannot write ({exc.strerror})") from None
     return summary
+
+
+class _Sweep:
+    """What score_files adds up over every file: the overall breakdowns and causes, every
+    verdict line (for the statistics) and, under FRIEDA's rules, the records not reproduced."""
+
+    def __init__(self, rules: str) -> None:
+        self.rules = rules
+        self.total = _breakdowns()
+        self.causes: dict[str, dict] = {}
+        self.lines: list[dict] = []
+        self.unreproduced: list[dict] = []
+
+    def score(
+        self,
+        path: Path,
+        model: str,
+        setting: str,
+        rec: Any,
+        judge: Judge | None,
+        b: dict,
+        causes: dict[str, dict],
+    ) -> dict:
+        """The verdict line of one record, counted in the file's and the overall tallies."""
+        if not isinstance(rec, dict):
+            rec = {"question_ref": None, "_malformed": True}
+        ours = score_by(self.rules, rec, judge)
+        original = rec.get("correct") is True
+        _add(b, rec, ours, original)
+        _add(self.total, rec, ours, original)
+        agrees = (ours["verdict"] == "correct") == original
+        line = {
+            "file": path.name,
+            "model": model,
+            "setting": setting,
+            "question_ref": rec.get("question_ref"),
+            "answer_type": rec.get("answer_type"),
+            "spatial_relationship": rec.get("spatial_relationship"),
+            "map_count": rec.get("map_count"),
+            "verdict": ours["verdict"],
+            "reason": ours["reason"],
+            "judge_used": ours.get("judge_used", False),
+            "original_correct": original,
+            "agrees_with_original": agrees,
+        }
+        line.update({c: rec[c] for c in EXTRA_CATEGORIES if c in rec})
+        for key in ("response_value", "expected_value"):  # distances, for MAPE
+            if key in ours:
+                line[key] = ours[key]
+        self.lines.append(line)
+        if not agrees:
+            if self.rules != RULE_SETS[0] and rec.get("answer_type") in _LISTED:
+                self.unreproduced.append({k: line[k] for k in _MISSED_KEYS})
+            why = disagreement_cause(rec, ours) if self.rules == RULE_SETS[0] else "not reproduced"
+            for table in (causes, self.causes):
+                _count_cause(table, f"{rec.get('answer_type')}: {why}", rec, ours, original)
+        return line
+
+
+def _count_cause(table: dict[str, dict], cause: str, rec: dict, ours: dict, original: bool) -> None:
+    c = table.setdefault(cause, {"count": 0, "ours_correct": 0, "original_correct": 0, "examples": []})
+    c["count"] += 1
+    c["ours_correct"] += ours["verdict"] == "correct"
+    c["original_correct"] += original
+    ref = rec.get("question_ref")
+    if ref is not None and len(c["examples"]) < _MAX_EXAMPLES and ref not in c["examples"]:
+        c["examples"].append(ref)

@@ -191,23 +191,9 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
         if answers.is_refusal(joined):
             return _verdict("wrong", "refusal")
         return _verdict("unparsed", "no number in response")
-    if len(expected) == 1:
-        flat: list[tuple[float, str | None]] = [c for cands in valued for c in cands]
-        if any(u is not None for _, u in flat):  # numbers with a distance unit win over bare ones
-            valued = [[c for c in cands if c[1] is not None] for cands in valued]
-            valued = [c for c in valued if c]
-            flat = [c for cands in valued for c in cands]
-        exp_unit = expected[0][1]
-        metres = {round(_to_metres(n, u or exp_unit) or n, 6) for n, u in flat}
-        if len(metres) > 1:
-            if len(valued) > 1 and all(len(c) == 1 for c in valued):
-                return _verdict("wrong", "several different distances")
-            return _verdict("unparsed", "several numbers in response")
-        responses = [flat[0]]
-    else:
-        if any(len(c) > 1 for c in valued) or len(valued) != len(expected):
-            return _verdict("wrong", f"{len(valued)} response distances for {len(expected)} expected parts")
-        responses = [c[0] for c in valued]
+    responses = _response_distances(expected, valued)
+    if isinstance(responses, dict):
+        return responses
     notes = []
     ev: float | None = None
     rv: float | None = None
@@ -235,6 +221,31 @@ def _score_distance(record: dict, parts: list[str]) -> dict:
         response_value=rv,
         expected_value=ev,
     )
+
+
+Distance = tuple[float, str | None]  # a number and its unit as written (None: none written)
+
+
+def _response_distances(expected: list[Distance], valued: list[list[Distance]]) -> list[Distance] | dict:
+    """The response's distance per expected part, or the verdict saying why there is none: one
+    expected distance takes the response's only value (a number with a unit over bare ones),
+    several take one value per response part."""
+    if len(expected) == 1:
+        flat: list[Distance] = [c for cands in valued for c in cands]
+        if any(u is not None for _, u in flat):  # numbers with a distance unit win over bare ones
+            valued = [[c for c in cands if c[1] is not None] for cands in valued]
+            valued = [c for c in valued if c]
+            flat = [c for cands in valued for c in cands]
+        exp_unit = expected[0][1]
+        metres = {round(_to_metres(n, u or exp_unit) or n, 6) for n, u in flat}
+        if len(metres) > 1:
+            if len(valued) > 1 and all(len(c) == 1 for c in valued):
+                return _verdict("wrong", "several different distances")
+            return _verdict("unparsed", "several numbers in response")
+        return [flat[0]]
+    if any(len(c) > 1 for c in valued) or len(valued) != len(expected):
+        return _verdict("wrong", f"{len(valued)} response distances for {len(expected)} expected parts")
+    return [c[0] for c in valued]
 
 
 def _fmt(n: float, u: str | None) -> str:

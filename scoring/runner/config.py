@@ -143,31 +143,25 @@ class ModelSpec:
         return spec
 
     def validate(self, prefix: str = "model") -> None:
+        """ConfigError naming `prefix.field` for the first field out of its domain."""
+
         def bad(field: str, why: str) -> ConfigError:
             return ConfigError(f"{prefix}.{field}: {why}")
 
-        def number(
-            field: str,
-            lo: float | None = None,
-            hi: float | None = None,
-            integer: bool = False,
-            optional: bool = True,
-        ) -> None:
-            value = getattr(self, field)
-            if value is None:
-                if optional:
-                    return
-                raise bad(field, "must be set")
-            ok_types = (int,) if integer else (int, float)
-            if isinstance(value, bool) or not isinstance(value, ok_types):
-                raise bad(field, f"expected {'an integer' if integer else 'a number'}, got {value!r}")
-            if value != value:  # NaN
-                raise bad(field, "must not be NaN")
-            if lo is not None and value < lo:
-                raise bad(field, f"must be >= {lo}, got {value!r}")
-            if hi is not None and value > hi:
-                raise bad(field, f"must be <= {hi}, got {value!r}")
+        self._validate_endpoint(bad)
+        for name, (lo, hi, integer, optional) in _NUMBERS.items():
+            _check_number(name, getattr(self, name), lo, hi, integer, optional, bad)
+        if self.max_tokens is not None and self.max_completion_tokens is not None:
+            raise bad("max_completion_tokens", "give max_tokens or max_completion_tokens, not both")
+        if not self.modalities or any(m not in MODALITIES for m in self.modalities):
+            raise bad("modalities", f"must be a non-empty list of {', '.join(MODALITIES)}")
+        if self.image_detail not in IMAGE_DETAILS:
+            raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
+        _check_extra_body(self.extra_body, bad)
+        _check_headers(self.headers, self.api_key_header, bad)
 
+    def _validate_endpoint(self, bad: Callable[[str, str], ConfigError]) -> None:
+        """kind, model, base_url and api_key_env: where and to what requests go."""
         if not isinstance(self.kind, str):
             raise bad("kind", f"must be one of {', '.join(endpoint_kinds())}, got {self.kind!r}")
         if self.kind not in endpoint_kinds():
@@ -195,31 +189,8 @@ class ModelSpec:
             # Do not echo the value: a user may have pasted the key itself here.
             raise bad(
                 "api_key_env",
-                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), " "not the key itself",
+                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself",
             )
-        number("temperature", 0, 10)
-        number("top_p", 0, 1)
-        number("max_tokens", 1, integer=True)
-        number("seed", integer=True)
-        number("max_completion_tokens", 1, integer=True)
-        if self.max_tokens is not None and self.max_completion_tokens is not None:
-            raise bad("max_completion_tokens", "give max_tokens or max_completion_tokens, not both")
-        if not self.modalities or any(m not in MODALITIES for m in self.modalities):
-            raise bad("modalities", f"must be a non-empty list of {', '.join(MODALITIES)}")
-        number("concurrency", 1, 4096, integer=True, optional=False)
-        number("timeout_s", 0.001, optional=False)
-        number("max_retries", 0, 100, integer=True, optional=False)
-        number("backoff_base_s", 0, optional=False)
-        number("backoff_max_s", 0, optional=False)
-        number("max_retry_after_s", 0, optional=False)
-        number("max_wait_s", 0, optional=False)
-        number("price_in", 0)
-        number("price_out", 0)
-        number("samples", 1, 1000, integer=True, optional=False)
-        if self.image_detail not in IMAGE_DETAILS:
-            raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
-        _check_extra_body(self.extra_body, bad)
-        _check_headers(self.headers, self.api_key_header, bad)
 
     # ---- views ----------------------------------------------------------------------------
     @property
@@ -291,6 +262,50 @@ def _check_query(parts: SplitResult, bad: Callable[[str, str], ConfigError]) -> 
                 "base_url",
                 f"must not contain credentials (query parameter {name!r}); use api_key_env",
             )
+
+
+# The numeric fields' domains: (lowest, highest, integer, may be None), in the order checked.
+_NUMBERS: dict[str, tuple[float | None, float | None, bool, bool]] = {
+    "temperature": (0, 10, False, True),
+    "top_p": (0, 1, False, True),
+    "max_tokens": (1, None, True, True),
+    "seed": (None, None, True, True),
+    "max_completion_tokens": (1, None, True, True),
+    "concurrency": (1, 4096, True, False),
+    "timeout_s": (0.001, None, False, False),
+    "max_retries": (0, 100, True, False),
+    "backoff_base_s": (0, None, False, False),
+    "backoff_max_s": (0, None, False, False),
+    "max_retry_after_s": (0, None, False, False),
+    "max_wait_s": (0, None, False, False),
+    "price_in": (0, None, False, True),
+    "price_out": (0, None, False, True),
+    "samples": (1, 1000, True, False),
+}
+
+
+def _check_number(
+    field: str,
+    value: Any,
+    lo: float | None,
+    hi: float | None,
+    integer: bool,
+    optional: bool,
+    bad: Callable[[str, str], ConfigError],
+) -> None:
+    if value is None:
+        if optional:
+            return
+        raise bad(field, "must be set")
+    ok_types = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, ok_types):
+        raise bad(field, f"expected {'an integer' if integer else 'a number'}, got {value!r}")
+    if value != value:  # NaN
+        raise bad(field, "must not be NaN")
+    if lo is not None and value < lo:
+        raise bad(field, f"must be >= {lo}, got {value!r}")
+    if hi is not None and value > hi:
+        raise bad(field, f"must be <= {hi}, got {value!r}")
 
 
 def _check_extra_body(extra: Any, bad: Callable[[str, str], ConfigError]) -> None:

@@ -134,6 +134,7 @@ def _gate_propose(args: argparse.Namespace) -> int:
     return 0
 
 
+# long: one declaration per option, each with its help; split, they would only be harder to scan
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "score",
