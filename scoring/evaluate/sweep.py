@@ -238,80 +238,16 @@ def evaluate(
     t0 = started.t0  # the sweep's time counts from there (the command's imports of the sweep too)
     c_start = timing.all_cpu()
     cpu: dict[str, float | None] = {}  # each phase's CPU here and in the children it waited for
-    early_render, early = started.render, started.scorer
-    try:
-        # The harness checks itself before any sweep: a drifted scorer must not produce a report.
-        drift = run_selfcheck()
-        if drift:
-            raise SpatialGapError("selfcheck failed, refusing to score: " + "; ".join(drift[:5]))
-        say("selfcheck passed")
-        plan.out.mkdir(parents=True, exist_ok=True)
-        if executor is not None and on_cluster:
-            check_shared_out(executor, plan.out)
-        work = []
-        for city in plan.cities:
-            missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city), executor)
-            work.append((city.bench, missing))
-    except BaseException:
-        started.abandon()
-        raise
+    early = started.scorer
+    work = _prepare(plan, executor, started)
     t_prepare = time.perf_counter() - t0
     cpu["prepare"] = timing.all_cpu() - c_start
-    if early_render is not None:
-        for bench, missing in work:
-            if bench == early_render.bench:
-                early_render.send(missing)  # it draws while the runs are planned
-
-    display = SweepDisplay(plan.progress)
-    renderer = MapRenderer(work, plan.jobs, plan.map_sets(), early_render)
+    renderer = MapRenderer(work, plan.jobs, plan.map_sets(), started.render)
     renderer.scheduler = executor.address if executor is not None and on_cluster else None
-    agents: dict[str, AgentProcess] = {}
-    try:
-        runs = plan_runs(plan, display)
-        agents = started.agents.result()
-        for name, a in agents.items():
-            display.write(f"serving {name} at {a.base_url}")
-        if on_cluster:
-            specs = {p.name: _spec(p, agents) for p in plan.participants}
-            sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
-        else:
-            sweep = _run_all(plan, runs, agents, renderer, display, early)
-        c_runs = timing.own_cpu()
-        stopped, t_runs = asyncio.run(sweep)
-        cpu["runs"] = timing.own_cpu() - c_runs  # the client: requests, journals, map reads
-    except BaseException:
-        if early is not None:
-            early.close(abandon=True)
-        raise
-    finally:
-        renderer.stop()
-        started.stop_agents()
-        display.close()
+    runs, agents, stopped, t_runs, cpu["runs"] = _sweep(plan, executor, started, renderer)
 
     t1, c_score = time.perf_counter(), timing.all_cpu()
-    results = []
-    try:
-        prescored = early.results() if early is not None else {}
-        for city in plan.cities:
-            done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
-            if not done:
-                continue
-            # With --limit only part of each run exists: score what was recorded, not the whole
-            # benchmark.
-            score_runs(
-                Benchmark.open(city.bench),
-                done,
-                city.results,
-                progress=False,
-                only_recorded=plan.limit is not None,
-                # locally: what was not scored early, side by side on every core
-                executor=executor if on_cluster else LocalExecutor(plan.jobs),
-                prescored=prescored,
-            )
-            results.append(city.results)
-    finally:
-        if early is not None:
-            early.close()
+    results = _score_all(plan, runs, early, executor if on_cluster else None)
     t_score = time.perf_counter() - t1
     # the early scorer's worker is waited for in close(): its CPU (spent during the runs) is its own
     cpu["score"] = timing.all_cpu() - c_score - ((early.cpu_seconds or 0.0) if early is not None else 0.0)
@@ -336,6 +272,95 @@ def evaluate(
     # since the command started: this process and every child it waited for (all of them by now)
     cpu["total"] = timing.all_cpu()
     return _record(plan, runs, stopped, results, report, seconds, cpu)
+
+
+def _prepare(
+    plan: SweepPlan, executor: Executor | None, started: startup.Startup
+) -> list[tuple[Path, list[str]]]:
+    """The selfcheck, then each city's benchmark: (benchmark, instances whose maps are missing)
+    per city. The early render, if any, is handed its city's missing maps at once."""
+    try:
+        # The harness checks itself before any sweep: a drifted scorer must not produce a report.
+        drift = run_selfcheck()
+        if drift:
+            raise SpatialGapError("selfcheck failed, refusing to score: " + "; ".join(drift[:5]))
+        say("selfcheck passed")
+        plan.out.mkdir(parents=True, exist_ok=True)
+        if executor is not None and executor.distributed:
+            check_shared_out(executor, plan.out)
+        work = []
+        for city in plan.cities:
+            missing = prepare(city, plan.force, plan.jobs, plan.progress, plan.wants_maps(city), executor)
+            work.append((city.bench, missing))
+    except BaseException:
+        started.abandon()
+        raise
+    if started.render is not None:
+        for bench, missing in work:
+            if bench == started.render.bench:
+                started.render.send(missing)  # it draws while the runs are planned
+    return work
+
+
+def _sweep(
+    plan: SweepPlan, executor: Executor | None, started: startup.Startup, renderer: MapRenderer
+) -> tuple[list[PlannedRun], dict[str, AgentProcess], dict[str, str], float, float]:
+    """Every run, the maps drawn beside them: (runs, agents, stopped runs and why, the runs'
+    wall seconds, this process's CPU seconds for them: the client's requests, journals, maps)."""
+    display = SweepDisplay(plan.progress)
+    agents: dict[str, AgentProcess] = {}
+    try:
+        runs = plan_runs(plan, display)
+        agents = started.agents.result()
+        for name, a in agents.items():
+            display.write(f"serving {name} at {a.base_url}")
+        if executor is not None and executor.distributed:
+            specs = {p.name: _spec(p, agents) for p in plan.participants}
+            sweep = run_all_on_cluster(executor, plan, runs, specs, renderer, display)
+        else:
+            sweep = _run_all(plan, runs, agents, renderer, display, started.scorer)
+        c_runs = timing.own_cpu()
+        stopped, t_runs = asyncio.run(sweep)
+        return runs, agents, stopped, t_runs, timing.own_cpu() - c_runs
+    except BaseException:
+        if started.scorer is not None:
+            started.scorer.close(abandon=True)
+        raise
+    finally:
+        renderer.stop()
+        started.stop_agents()
+        display.close()
+
+
+def _score_all(
+    plan: SweepPlan, runs: list[PlannedRun], early: EarlyScorer | None, cluster: Executor | None
+) -> list[Path]:
+    """Each city's finished runs scored into its results (what the early scorer did not score
+    already); the results directories of the cities that have any."""
+    results = []
+    try:
+        prescored = early.results() if early is not None else {}
+        for city in plan.cities:
+            done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
+            if not done:
+                continue
+            # With --limit only part of each run exists: score what was recorded, not the whole
+            # benchmark.
+            score_runs(
+                Benchmark.open(city.bench),
+                done,
+                city.results,
+                progress=False,
+                only_recorded=plan.limit is not None,
+                # locally: what was not scored early, side by side on every core
+                executor=cluster if cluster is not None else LocalExecutor(plan.jobs),
+                prescored=prescored,
+            )
+            results.append(city.results)
+    finally:
+        if early is not None:
+            early.close()
+    return results
 
 
 def _write_page(page: str, shared: tuple[list[Path], Path, str | None]) -> Path:

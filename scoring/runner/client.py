@@ -31,7 +31,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 try:  # SIMD base64 (~18x faster on a map); QGIS's own Python may lack it: the standard library then
@@ -352,6 +352,9 @@ class ChatClient:
         on_wait: Callable[[WaitNotice], None] | None = None,
         seed_offset: int = 0,
     ) -> Outcome:
+        """Send `messages` until answered or a failure is final (see the module's table).
+        `max_connect_retries`: set while the endpoint's reachability is unconfirmed (fail fast);
+        `on_retry` / `on_wait`: told before each retry and wait; `seed_offset`: see build_request."""
         url, headers, body = build_request(self.spec, messages, self.key(), seed_offset=seed_offset)
         out = Outcome(ok=False)
         health, sample = self.health, sample or str(id(messages))
@@ -359,103 +362,31 @@ class ChatClient:
             out.error = {"kind": "not_sent", "message": f"run stopped: {health.stop.kind}"}
             return out
         t0 = time.perf_counter()
-        max_retries = self.spec.max_retries
-        rate_budget = max(max_retries, 8)
-        connect_budget = min(max_retries, 3) if max_connect_retries is None else max_connect_retries
-        attempt = 0
+        budgets = _Budgets(self.spec.max_retries, max_connect_retries)
         waited = 0.0  # seconds this sample has slept before retries (bounded by max_wait_s)
         while True:
-            attempt += 1
-            out.http_attempts = attempt
+            out.http_attempts += 1
             out.warnings = []
-            wait: float | None = None
-            failure: tuple[str, str, bool] | None = None  # (kind, message, retryable)
-            await self.limiter.acquire()
-            try:
-                resp: Response | None = await self.transport.post_json(
-                    url, headers, body, self.spec.timeout_s, self.max_bytes
-                )
-            except TransportError as exc:
-                resp = None
-                if exc.kind == "too_large":
-                    failure = ("too_large", f"response too large (> {self.max_bytes} bytes)", False)
-                    out.status = exc.status
-                else:
-                    failure = (exc.kind, exc.message, exc.kind in RETRYABLE_TRANSPORT)
-            finally:
-                await self.limiter.release()
-
-            if resp is not None:
-                out.status = resp.status
-                if resp.status == 429:
-                    wait = parse_retry_after(resp.headers.get("retry-after"))
-                    failure = ("rate_limited", f"HTTP 429: {server_message(resp.body)}", True)
-                elif resp.status >= 500 or resp.status == 408:
-                    failure = ("server_error", f"HTTP {resp.status}: {server_message(resp.body)}", True)
-                elif resp.status >= 400:
-                    failure = ("client_error", f"HTTP {resp.status}: {server_message(resp.body)}", False)
-                elif not 200 <= resp.status < 300:
-                    failure = ("bad_status", f"unexpected HTTP {resp.status}", False)
-                else:
-                    try:
-                        parse_success(self.spec.kind, decode_body(resp.body, out.warnings), out)
-                    except ResponseParseError as pf:
-                        failure = (pf.kind, pf.message, pf.retryable)
-
+            failure, wait = await self._exchange(url, headers, body, out)
             if failure is None:
-                out.ok = True
-                out.error = None
+                out.ok, out.error = True, None
                 self.limiter.on_success()
                 health.success()
                 break
             kind, message, retryable = failure
-            message = self.redactor.text(message)
-            out.error = {"kind": kind, "message": message}
-            if out.status is not None:
-                out.error["status"] = out.status
-            stop = None
-            if kind == "invalid_request":
-                stop = RunStop(kind, message, "check the configuration (API key, headers)")
-            elif kind == "client_error":
-                stop = fatal_for_run(out.status, message, self.spec)
-                health.refused(sample, message)
-            if stop is not None and health.stop is None:
-                health.stop = stop
-            if kind in DOWN_KINDS and not (kind == "connect" and max_connect_retries is not None):
-                health.down(sample, message)
-            out.retries[kind] = out.retries.get(kind, 0)
-            used = out.retries[kind]
-            if kind == "rate_limited":
-                budget = rate_budget
-            elif kind == "connect":
-                budget = connect_budget
-            elif kind == "timeout":
-                budget = min(max_retries, TIMEOUT_RETRIES)
-            else:
-                budget = max_retries
-            total_retries = sum(out.retries.values())
-            if not retryable or used >= budget or total_retries >= rate_budget + max_retries:
+            message = self._record_failure(kind, message, sample, max_connect_retries, out)
+            used = out.retries.setdefault(kind, 0)
+            if not retryable or budgets.spent(kind, used, sum(out.retries.values())):
                 break
             if health.stop is not None or (kind != "rate_limited" and not health.take_retry()):
                 break
-            asked = wait  # what the server asked for (Retry-After), before any cap
-            if kind == "connect" and max_connect_retries is not None:
-                delay = 0.1 * (2**used)  # reachability not yet established: fail fast
-            elif kind == "rate_limited":
-                delay = min(self.backoff(used + 1) if wait is None else wait, self.spec.max_retry_after_s)
-            else:
-                delay = self.backoff(used + 1)
-            if waited + max(delay, asked or 0.0) > self.spec.max_wait_s:
+            delay = self._delay(kind, used, wait, max_connect_retries)
+            notice = WaitNotice(sample, kind, delay, wait, waited, self.spec.max_wait_s)
+            if waited + max(delay, wait or 0.0) > self.spec.max_wait_s:
                 # Recorded now rather than after 40 minutes of waits: a re-run retries it.
-                asked_s = f"Retry-After {asked:g} s" if asked is not None else f"a {delay:.3g} s backoff"
-                out.error["message"] = (
-                    f"{message} (not retried: {asked_s} would pass the sample's wait budget of "
-                    f"{self.spec.max_wait_s:g} s, max_wait_s; {waited:.3g} s already waited)"
-                )
+                out.error = {**(out.error or {}), "message": f"{message} ({notice.not_retried()})"}
                 if on_wait:
-                    on_wait(
-                        WaitNotice(sample, kind, delay, asked, waited, self.spec.max_wait_s, gave_up=True)
-                    )
+                    on_wait(replace(notice, gave_up=True))
                 break
             out.retries[kind] = used + 1
             if kind == "rate_limited":
@@ -463,12 +394,99 @@ class ChatClient:
             if on_retry:
                 on_retry(kind)
             if on_wait:
-                on_wait(WaitNotice(sample, kind, delay, asked, waited, self.spec.max_wait_s))
+                on_wait(notice)
             waited += delay
             await asyncio.sleep(delay)
         out.latency_s = time.perf_counter() - t0
         out.clean_text()
         return out
+
+    async def _exchange(
+        self, url: str, headers: dict, body: dict, out: Outcome
+    ) -> tuple[tuple[str, str, bool] | None, float | None]:
+        """One POST: (the failure as (kind, message, retryable), or None when `out` holds the
+        answer; the server's Retry-After in seconds, uncapped, if it sent one)."""
+        await self.limiter.acquire()
+        try:
+            resp: Response = await self.transport.post_json(
+                url, headers, body, self.spec.timeout_s, self.max_bytes
+            )
+        except TransportError as exc:
+            if exc.kind == "too_large":
+                out.status = exc.status
+                return ("too_large", f"response too large (> {self.max_bytes} bytes)", False), None
+            return (exc.kind, exc.message, exc.kind in RETRYABLE_TRANSPORT), None
+        finally:
+            await self.limiter.release()
+        out.status = resp.status
+        if resp.status == 429:
+            wait = parse_retry_after(resp.headers.get("retry-after"))
+            return ("rate_limited", f"HTTP 429: {server_message(resp.body)}", True), wait
+        if resp.status >= 500 or resp.status == 408:
+            return ("server_error", f"HTTP {resp.status}: {server_message(resp.body)}", True), None
+        if resp.status >= 400:
+            return ("client_error", f"HTTP {resp.status}: {server_message(resp.body)}", False), None
+        if not 200 <= resp.status < 300:
+            return ("bad_status", f"unexpected HTTP {resp.status}", False), None
+        try:
+            parse_success(self.spec.kind, decode_body(resp.body, out.warnings), out)
+        except ResponseParseError as pf:
+            return (pf.kind, pf.message, pf.retryable), None
+        return None, None
+
+    def _record_failure(
+        self, kind: str, message: str, sample: str, max_connect_retries: int | None, out: Outcome
+    ) -> str:
+        """The failure in `out.error` (redacted; the redacted message is returned), and what it
+        tells the run's health: a stop for the whole run, a refusal, a server down."""
+        health = self.health
+        message = self.redactor.text(message)
+        out.error = {"kind": kind, "message": message}
+        if out.status is not None:
+            out.error["status"] = out.status
+        stop = None
+        if kind == "invalid_request":
+            stop = RunStop(kind, message, "check the configuration (API key, headers)")
+        elif kind == "client_error":
+            stop = fatal_for_run(out.status, message, self.spec)
+            health.refused(sample, message)
+        if stop is not None and health.stop is None:
+            health.stop = stop
+        if kind in DOWN_KINDS and not (kind == "connect" and max_connect_retries is not None):
+            health.down(sample, message)
+        return message
+
+    def _delay(self, kind: str, used: int, wait: float | None, max_connect_retries: int | None) -> float:
+        """Seconds to wait before retry number `used + 1` of a `kind` failure."""
+        if kind == "connect" and max_connect_retries is not None:
+            return 0.1 * (2**used)  # reachability not yet established: fail fast
+        if kind == "rate_limited":
+            return min(self.backoff(used + 1) if wait is None else wait, self.spec.max_retry_after_s)
+        return self.backoff(used + 1)
+
+
+@dataclass(frozen=True)
+class _Budgets:
+    """How many retries one sample may have, by failure kind: rate limits at least 8, connects at
+    most 3 (or the caller's bound while reachability is unconfirmed), a timeout once."""
+
+    max_retries: int
+    max_connect_retries: int | None
+
+    def spent(self, kind: str, used: int, total: int) -> bool:
+        """Whether a `kind` failure after `used` retries of it (`total` of all kinds) ends here."""
+        rate = max(self.max_retries, 8)
+        if kind == "rate_limited":
+            budget = rate
+        elif kind == "connect":
+            budget = (
+                min(self.max_retries, 3) if self.max_connect_retries is None else self.max_connect_retries
+            )
+        elif kind == "timeout":
+            budget = min(self.max_retries, TIMEOUT_RETRIES)
+        else:
+            budget = self.max_retries
+        return used >= budget or total >= rate + self.max_retries
 
 
 @dataclass(frozen=True)
@@ -483,6 +501,18 @@ class WaitNotice:
     waited_s: float  # waited by this sample so far
     budget_s: float
     gave_up: bool = False
+
+    def not_retried(self) -> str:
+        """Why the sample is recorded as failed instead of waiting."""
+        asked = (
+            f"Retry-After {self.asked_s:g} s"
+            if self.asked_s is not None
+            else f"a {self.delay_s:.3g} s backoff"
+        )
+        return (
+            f"not retried: {asked} would pass the sample's wait budget of {self.budget_s:g} s, "
+            f"max_wait_s; {self.waited_s:.3g} s already waited"
+        )
 
     def line(self) -> str:
         why = f"Retry-After {self.asked_s:g} s" if self.asked_s is not None else self.kind

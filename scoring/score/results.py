@@ -286,6 +286,28 @@ def score_runs(
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
     selfcheck_result = _selfcheck() if selfcheck else None
+    rows = _scored_rows(bench, loaded, ready, only_recorded, executor, progress)
+    summary = _summary(bench, loaded, rows, only_recorded, selfcheck_result, mcnemar_rule)
+    if repeated(rows):
+        summary["sample_agreement"] = sample_agreement(rows)
+    verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
+    write_atomic(out / "verdicts.jsonl", verdicts)
+    write_json_atomic(out / "summary.json", summary, indent=1)
+    write_csv(summary["cells"], out / "summary.csv")
+    write_refusal_csv(rows, out / "refusal.csv")  # scoring/score/refusal.py
+    return summary
+
+
+def _scored_rows(
+    bench: Benchmark,
+    loaded: list[tuple[Path, dict, dict[str, dict] | None]],
+    ready: dict[str, list[dict]],
+    only_recorded: bool,
+    executor: Executor | None,
+    progress: bool,
+) -> list[dict]:
+    """Every verdict row, in the runs' order: the prescored runs' from `ready`, the others scored
+    on `executor`, one shard a run."""
     rows: list[dict] = []
     # the runs not prescored (their journals read above)
     todo = [(rd, m, finals, only_recorded) for rd, m, finals in loaded if finals is not None]
@@ -309,9 +331,21 @@ def score_runs(
             rows.extend(ready[str(rd)])
     finally:
         gc.unfreeze()
+    return rows
 
+
+def _summary(
+    bench: Benchmark,
+    loaded: list[tuple[Path, dict, dict[str, dict] | None]],
+    rows: list[dict],
+    only_recorded: bool,
+    selfcheck_result: dict | None,
+    mcnemar_rule: str,
+) -> dict:
+    """summary.json's content: the benchmark, the runs and their conditions, the cells and the
+    paired tests."""
     cells = summary_cells(rows)
-    summary = {
+    return {
         "format": FORMAT,
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "benchmark": {
@@ -349,14 +383,6 @@ def score_runs(
         # each model's input types against each other on the same samples (Holm-adjusted)
         "modality_gap": modality_gap_tests(first_samples(rows), mcnemar_rule),
     }
-    if repeated(rows):
-        summary["sample_agreement"] = sample_agreement(rows)
-    verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
-    write_atomic(out / "verdicts.jsonl", verdicts)
-    write_json_atomic(out / "summary.json", summary, indent=1)
-    write_csv(cells, out / "summary.csv")
-    write_refusal_csv(rows, out / "refusal.csv")  # scoring/score/refusal.py
-    return summary
 
 
 def load_results(results_dir: str | Path) -> tuple[dict, list[dict]]:
