@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from shapely.geometry import Point
+from shapely.geometry.base import BaseGeometry
 
 from scoring.geometry.scene import Scene
 from scoring.oracle import AXES, DIRECTIONS8, RELATIVE
@@ -25,38 +26,58 @@ def _careless_ops(scene: Scene, target: str, c: dict, allowed: list[EditOp]) -> 
     if m == "level_above":
         return [{"op": "set_attribute", "name": "layer", "value": 1}]
     if m in ("direction4", "direction8", "bearing", "relative_direction"):
-        o = centre_of(scene.geom(args[0]))
-        if m == "bearing":
-            want = c["target"]
-        elif m == "relative_direction":
-            want = (c["params"]["heading"] + 90.0 * RELATIVE.index(c["value"])) % 360.0
-        else:
-            want = DIRECTIONS8.index(c["value"]) * 45.0
-        r = o.distance(me)
-        return translation(
-            o.x + r * math.sin(math.radians(want)) - me.x, o.y + r * math.cos(math.radians(want)) - me.y
-        )
+        return _turned_about(scene, me, c)
     if m == "axis":
         delta = (AXES.index(c["value"]) - AXES.index(Careless.axis(g))) * 45.0
         return [{"op": "rotate", "degrees_clockwise": delta or 45.0, "origin": "centroid"}]
     if m in ("perimeter_total", "poi_density", "area") and c["op"] == "between":
-        mid = (c["min"] + c["max"]) / 2
-        bb = bbox_of(g)
-        if m == "perimeter_total":
-            rest = sum(bbox_of(scene.geom(a)).length for a in others)
-            f = (mid - rest) / bb.length if mid > rest else 0.9
-        elif m == "poi_density" and mid > 0:
-            n = sum(1 for a in others if scene.geom(a).covered_by(bb))
-            f = math.sqrt(max(n, 1) * 1e6 / (bb.area * mid))
-        else:
-            f = 0.5
-        return [{"op": "scale", "factor": round(max(f, 0.05), 4), "origin": "centroid"}]
+        return _scaled(scene, g, others, c)
     if not others:
         return None
-    o = centre_of(scene.geom(c["value"] if m == "nearest" else others[0]))
+    placed = _placed(scene, target, me, c, others)
+    if placed is not None:
+        return placed
+    return _towards(scene, g, me, c, others)
+
+
+def _turned_about(scene: Scene, me: Point, c: dict) -> list[dict]:
+    """The centroid moved round the reference's, at the same distance, to the wanted bearing."""
+    m = c["measure"]
+    o = centre_of(scene.geom(c["args"][0]))
+    if m == "bearing":
+        want = c["target"]
+    elif m == "relative_direction":
+        want = (c["params"]["heading"] + 90.0 * RELATIVE.index(c["value"])) % 360.0
+    else:
+        want = DIRECTIONS8.index(c["value"]) * 45.0
+    r = o.distance(me)
+    return translation(
+        o.x + r * math.sin(math.radians(want)) - me.x, o.y + r * math.cos(math.radians(want)) - me.y
+    )
+
+
+def _scaled(scene: Scene, g: BaseGeometry, others: list[str], c: dict) -> list[dict]:
+    """A scale toward the middle of a size range, judged by bounding boxes."""
+    m = c["measure"]
+    mid = (c["min"] + c["max"]) / 2
+    bb = bbox_of(g)
+    if m == "perimeter_total":
+        rest = sum(bbox_of(scene.geom(a)).length for a in others)
+        f = (mid - rest) / bb.length if mid > rest else 0.9
+    elif m == "poi_density" and mid > 0:
+        n = sum(1 for a in others if scene.geom(a).covered_by(bb))
+        f = math.sqrt(max(n, 1) * 1e6 / (bb.area * mid))
+    else:
+        f = 0.5
+    return [{"op": "scale", "factor": round(max(f, 0.05), 4), "origin": "centroid"}]
+
+
+def _placed(scene: Scene, target: str, me: Point, c: dict, others: list[str]) -> list[dict] | None:
+    """The centroid put at a spot the ordering constraints name (along a line, across it,
+    between two features, on a line's end); None for the other measures."""
+    m, args = c["measure"], c["args"]
     if m in ("along_order", "along_position"):
-        line = scene.geom(args[0])
-        chord = chord_of(line)
+        chord = chord_of(scene.geom(args[0]))
         if m == "along_order":
             pos = [chord.project(centre_of(scene.geom(i))) for i in c["value"] if i != target]
             k = c["value"].index(target)
@@ -77,6 +98,13 @@ def _careless_ops(scene: Scene, target: str, c: dict, allowed: list[EditOp]) -> 
         line = scene.geom(others[0])
         end = min((Point(line.coords[0]), Point(line.coords[-1])), key=me.distance)
         return translation(end.x - me.x, end.y - me.y)
+    return None
+
+
+def _towards(scene: Scene, g: BaseGeometry, me: Point, c: dict, others: list[str]) -> list[dict]:
+    """The centroid moved along the line to the other feature's: away, to a distance, or onto it."""
+    m = c["measure"]
+    o = centre_of(scene.geom(c["value"] if m == "nearest" else others[0]))
     dx, dy = o.x - me.x, o.y - me.y
     r = math.hypot(dx, dy) or 1.0
     val = c.get("value", True)
