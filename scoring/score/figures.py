@@ -43,10 +43,12 @@ def figure_uri(fig: Figure) -> str:
 def write_figure(fig: Figure, stem: Path) -> list[Path]:
     """stem.png (300 dpi), stem.svg and stem.pdf; returns the paths."""
     paths = []
-    for fmt in FIGURE_FORMATS:
-        path = stem.with_suffix("." + fmt)
-        fig.savefig(path, format=fmt, dpi=300, bbox_inches="tight", metadata=_METADATA[fmt])
-        paths.append(path)
+    # a fixed salt: the SVG's clip-path ids are otherwise random (uuid4) in every file
+    with matplotlib.rc_context({"svg.hashsalt": "spatialgap"}):
+        for fmt in FIGURE_FORMATS:
+            path = stem.with_suffix("." + fmt)
+            fig.savefig(path, format=fmt, dpi=300, bbox_inches="tight", metadata=_METADATA[fmt])
+            paths.append(path)
     return paths
 
 

@@ -72,6 +72,19 @@ def test_figure_2_draws_the_cross_map_bars():
     assert fig.axes[0].get_legend().get_texts()[-1].get_text() == "image-context"
 
 
+def test_figure_files_are_the_same_bytes_each_time(tmp_path):
+    """PNG, SVG and PDF carry no date, no software and no random clip-path ids: the same
+    verdicts give the same files."""
+    written = []
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        fig = figures.fig_qa_accuracy(figure2(_rows(MODALITIES)))
+        written.append([p.read_bytes() for p in figures.write_figure(fig, tmp_path / d / "fig")])
+    assert [len(w) for w in written[0]] == [len(w) for w in written[1]]
+    assert written[0] == written[1]
+    assert b"clip-path" in written[0][1]  # the SVG has the ids a random salt would change
+
+
 def test_figure_2_legend_lists_only_the_input_types_that_ran():
     fig = figures.fig_qa_accuracy(figure2(_rows(("geojson", "image"))))
     assert fig is not None
