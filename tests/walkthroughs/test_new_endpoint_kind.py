@@ -17,7 +17,7 @@ import sys
 # The whole extension: what a contributor writes in scoring/runner/endpoints/<module>.py.
 EXTENSION = """
 from scoring.runner.endpoints.base import (
-    ENDPOINT_KINDS, EndpointKind, Reply, ReplyError, clean_usage, names_in, set_params,
+    EndpointKind, Reply, ReplyError, clean_usage, names_in, register, set_params,
 )
 
 
@@ -56,8 +56,7 @@ def read_reply(data, reply: Reply) -> None:
     reply.text = "".join(texts)
 
 
-ENDPOINT_KINDS.add(
-    "responses",
+register(
     EndpointKind(
         name="responses",
         chat_path="/responses",

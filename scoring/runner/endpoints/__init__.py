@@ -4,7 +4,7 @@ OpenAI-style messages and how a 2xx reply is read. The config validates `kind` a
 registry, the client builds and reads requests through it, and the plugin's connection test
 lists models through it; nothing else knows a kind by name.
 
-A new kind is one module (it calls `ENDPOINT_KINDS.add(...)`) and its name in `MODULES`
+A new kind is one module (it calls `base.register(EndpointKind(...))`) and its name in `MODULES`
 (docs/walkthroughs or tests/walkthroughs/test_new_endpoint_kind.py show one).
 
 >>> from scoring.runner.endpoints import endpoint_kinds

@@ -62,6 +62,11 @@ class EndpointKind:
 ENDPOINT_KINDS: Registry[EndpointKind] = Registry("endpoint kind")
 
 
+def register(kind: EndpointKind) -> EndpointKind:
+    """Register `kind` under its name (a kind module's last statement)."""
+    return ENDPOINT_KINDS.add(kind.name, kind)
+
+
 def text_of(content: Any) -> tuple[str | None, str | None]:
     """(text, reasoning) of a message content that may be a string or a list of parts."""
     if content is None or isinstance(content, str):

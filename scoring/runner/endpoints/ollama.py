@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scoring.runner.endpoints.base import (
-    ENDPOINT_KINDS,
     EndpointKind,
     Messages,
     Reply,
     ReplyError,
     clean_usage,
     names_in,
+    register,
     set_params,
     text_of,
 )
@@ -90,8 +90,7 @@ def model_names(data: Any) -> list[str]:
     return names_in(data.get("models") if isinstance(data, dict) else None, "name", "model")
 
 
-ENDPOINT_KINDS.add(
-    "ollama",
+register(
     EndpointKind(
         name="ollama",
         chat_path="/api/chat",

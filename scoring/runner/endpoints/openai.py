@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scoring.runner.endpoints.base import (
-    ENDPOINT_KINDS,
     EndpointKind,
     Messages,
     Reply,
     ReplyError,
     clean_usage,
     names_in,
+    register,
     set_params,
     text_of,
 )
@@ -100,8 +100,7 @@ def model_names(data: Any) -> list[str]:
     return names_in(data.get("data") if isinstance(data, dict) else None, "id", "name")
 
 
-ENDPOINT_KINDS.add(
-    "openai",
+register(
     EndpointKind(
         name="openai",
         chat_path="/chat/completions",
