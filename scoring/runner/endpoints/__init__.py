@@ -5,7 +5,7 @@ registry, the client builds and reads requests through it, and the plugin's conn
 lists models through it; nothing else knows a kind by name.
 
 A new kind is one module (it calls `base.register(EndpointKind(...))`) and its name in `MODULES`
-(docs/walkthroughs or tests/walkthroughs/test_new_endpoint_kind.py show one).
+(tests/walkthroughs/test_new_endpoint_kind.py shows one: the OpenAI Responses API).
 
 >>> from scoring.runner.endpoints import endpoint_kinds
 >>> list(endpoint_kinds())
