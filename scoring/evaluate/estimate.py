@@ -16,6 +16,7 @@ from scoring.evaluate.cities import prepare
 from scoring.evaluate.plan import Participant, SweepPlan
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet
+from scoring.formats.records import Instance
 from scoring.runner.prompts import build_messages
 from scoring.vocab import Modality, Task, forms_of
 
@@ -50,7 +51,7 @@ def message_tokens(messages: list[dict]) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS
 
 
-def _image_arg(modality: str, inst: dict) -> bytes | MapSet | None:
+def _image_arg(modality: str, inst: Instance) -> bytes | MapSet | None:
     m = Modality(modality)
     if m.map_set:
         return MapSet(modality=modality, instance_id=str(inst["id"]), maps=(), edit_map=0, pngs=(_FAKE_PNG,))

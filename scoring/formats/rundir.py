@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.formats.benchmark import TASK_FILES, Benchmark
 from scoring.formats.journal import RECORD_VERSION, sample_index_of
+from scoring.formats.records import Instance
 from scoring.support.files import (
     canonical_json,
     json_line,
@@ -61,7 +62,7 @@ class _NoSecrets:
         return v
 
 
-def instance_hash(instance: dict) -> str:
+def instance_hash(instance: Instance) -> str:
     try:
         text = canonical_json(instance)  # the common case: no NaN/inf, no copy of the instance
     except ValueError:
@@ -341,7 +342,7 @@ def record_answer(
     bench: Benchmark,
     runs_root: Path,
     name: str,
-    instance: dict,
+    instance: Instance,
     text: str,
     form: str = "open",
     modality: str = "geojson",

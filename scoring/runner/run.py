@@ -17,6 +17,7 @@ from scoring.answers import read_edit_reply
 from scoring.errors import InputError
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, read_map_set
+from scoring.formats.records import Instance
 from scoring.formats.rundir import claim_run_dir, model_identity, read_run_manifest
 from scoring.runner.client import ChatClient
 from scoring.runner.cluster_limit import endpoint_limiter
@@ -42,7 +43,9 @@ __all__ = [
 
 
 # ---- the edit validity hook --------------------------------------------------------------------
-def edit_needs_retry(text: str | None, instance: dict | None = None, modality: str = "geojson") -> str | None:
+def edit_needs_retry(
+    text: str | None, instance: Instance | None = None, modality: str = "geojson"
+) -> str | None:
     """Why an edit reply is unusable (-> one corrective turn), or None if it is usable.
 
     The scorer's own reader decides (`scoring.answers.read_edit_reply`): a reply it would score
@@ -55,7 +58,7 @@ def edit_needs_retry(text: str | None, instance: dict | None = None, modality: s
 # ---- inputs ------------------------------------------------------------------------------------
 def _instances(
     bench: Benchmark, task: str, ids: Iterable[str] | None, limit: int | None, forms: list[Form]
-) -> list[dict]:
+) -> list[Instance]:
     """The instances of ``task`` to send: all, or those named by ``ids`` in that order; then the
     first ``limit``. InputError when a choice question has no 4 (or 2, yes / no) choices."""
     path = bench.task_file(task)
@@ -97,7 +100,9 @@ def _forms(task: str, forms: Iterable[str] | None, modality: str) -> list[Form]:
     return [Form.EDIT]
 
 
-def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[str, bytes | MapSet | None]:
+def _read_maps(
+    bench: Benchmark, instances: list[Instance], modality: str
+) -> dict[str, bytes | MapSet | None]:
     if not Modality(modality).has_image:
         return {}
     if Modality(modality).map_set:  # several maps per instance, listed in its set file
@@ -145,7 +150,7 @@ def run_benchmark(
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
+    edit_check: Callable[[str | None, Instance, str], str | None] | None = None,
 ) -> RunSummary:
     """Blocking entry point (runs its own event loop). See `run_benchmark_async`."""
     return asyncio.run(
@@ -181,7 +186,7 @@ async def run_benchmark_async(
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
+    edit_check: Callable[[str | None, Instance, str], str | None] | None = None,
     map_png: Callable[[str], Awaitable[bytes | MapSet]] | None = None,
 ) -> RunSummary:
     """Send every (instance, form) sample of ``task`` in ``modality`` to the model of ``spec``
