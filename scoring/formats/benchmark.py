@@ -24,7 +24,7 @@ from scoring.errors import InputError
 from scoring.formats.exported import exported_file, iter_exported
 from scoring.formats.records import Instance
 from scoring.support.files import read_jsonl, sha256_file
-from scoring.vocab import ReplyForm, Task
+from scoring.vocab import Modality, ReplyForm, Task
 
 TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
 
@@ -210,7 +210,7 @@ class Benchmark:
         return self.path / "maps"
 
 
-def edit_reply_form(instance: Instance | None, modality: str) -> ReplyForm:
+def edit_reply_form(instance: Instance | None, modality: Modality) -> ReplyForm:
     """The reply form an instance asks for in a modality: "operations" (our protocol) or
     "pixel_geometry" (the paper protocol's map-image edits)."""
     forms: Mapping[str, str] = (instance.get("edit_reply") if instance else None) or {}

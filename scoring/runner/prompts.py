@@ -52,7 +52,7 @@ class TemplateInfo:
     legacy_sha256: str | None = None
 
 
-def template_name(task: str, modality: str, form: str | None, reply_form: str = "operations") -> str:
+def template_name(task: str, modality: Modality, form: str | None, reply_form: str = "operations") -> str:
     if modality not in MODALITIES:
         raise ValueError(f"unknown modality {modality!r} (expected {', '.join(MODALITIES)})")
     if task == Task.QA:
@@ -130,7 +130,7 @@ def default_category(task: str, form: str | None) -> str | None:
 
 
 def template_id_and_version(
-    task: str, modality: str, form: str, prompts_dir: Path = PROMPTS_DIR
+    task: str, modality: Modality, form: str, prompts_dir: Path = PROMPTS_DIR
 ) -> tuple[str, str]:
     version, _ = _files_hash(prompts_dir, template_name(task, modality, form))
     return template_name(task, modality, form), version
@@ -138,7 +138,7 @@ def template_id_and_version(
 
 def template_info(
     task: str,
-    modality: str,
+    modality: Modality,
     form: str,
     prompts_dir: Path = PROMPTS_DIR,
     reply_form: str = "operations",
@@ -150,7 +150,7 @@ def template_info(
     return _info(prompts_dir, name, category or default_category(task, form))
 
 
-def instance_template_info(instance: Instance, modality: str, form: str) -> TemplateInfo:
+def instance_template_info(instance: Instance, modality: Modality, form: str) -> TemplateInfo:
     """The template an instance is asked with in `modality` and `form`, hashed with the wording
     it is sent."""
     task = str(instance.get("task"))
@@ -160,7 +160,7 @@ def instance_template_info(instance: Instance, modality: str, form: str) -> Temp
     )
 
 
-def reply_form_of(instance: Instance, modality: str) -> str:
+def reply_form_of(instance: Instance, modality: Modality) -> str:
     """How an instance's edit is replied in a modality ("operations" unless the paper protocol
     asks for a pixel geometry)."""
     return edit_reply_form(instance, modality) if instance.get("task") == Task.EDIT else "operations"
@@ -196,7 +196,7 @@ def crs_name(scene: Mapping[str, Any]) -> str:
     return "given in the scene's crs member"
 
 
-def _context(instance: Instance, modality: str, map_set: MapSet | None = None) -> dict[str, Any]:
+def _context(instance: Instance, modality: Modality, map_set: MapSet | None = None) -> dict[str, Any]:
     scene: Mapping[str, Any] = instance.get("scene") or {}
     ctx: dict[str, Any] = {
         "image_size": IMAGE_SIZE,
@@ -284,7 +284,7 @@ def map_data_url(image_png: bytes) -> str:
 _texts_of: IdentityMemo[Instance, dict[tuple, tuple[str, str]]] = IdentityMemo(lambda i: {}, maxsize=512)
 
 
-def _prompt_texts(instance: Instance, name: str, modality: str, prompts_dir: Path) -> tuple[str, str]:
+def _prompt_texts(instance: Instance, name: str, modality: Modality, prompts_dir: Path) -> tuple[str, str]:
     texts = _texts_of(instance)
     key = (name, modality, prompts_dir)
     hit = texts.get(key)
@@ -296,7 +296,7 @@ def _prompt_texts(instance: Instance, name: str, modality: str, prompts_dir: Pat
 
 def build_messages(
     instance: Instance,
-    modality: str,
+    modality: Modality,
     form: str | None,
     image_png: bytes | MapSet | None,
     prompts_dir: Path = PROMPTS_DIR,
@@ -336,7 +336,7 @@ def build_messages(
 
 def corrective_messages(
     instance: Instance,
-    modality: str,
+    modality: Modality,
     messages: list[dict],
     reply: str,
     reason: str,

@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 _instance_sha256: IdentityMemo[Instance, str] = IdentityMemo(instance_hash, maxsize=2048)
 # ... and each map it reads once for the runs showing it (~0.3 ms of SHA-256 a map)
 _image_sha256: IdentityMemo[bytes | MapSet, str] = IdentityMemo(images_sha256, maxsize=64)
-EditCheck = Callable[[str | None, Instance, str], str | None]
+EditCheck = Callable[[str | None, Instance, Modality], str | None]
 _WARNED_GREEDY: set[tuple[str, str]] = set()  # models told once that their samples may all agree
 
 
@@ -123,7 +123,7 @@ class RunPlan:
 
     bench: Benchmark
     spec: ModelSpec
-    modality: str
+    modality: Modality
     task: str
     forms: list[Form]
     out_dir: Path

@@ -71,17 +71,17 @@ class Scored:
 # --------------------------------------------------------------------------------- helpers
 
 
-def _pixel_edits(modality: str) -> bool:
+def _pixel_edits(modality: Modality) -> bool:
     """Edits of this modality are in a map's pixels (image, and the cross-map ones)."""
     return modality in MODALITIES and Modality(modality).pixel_edits
 
 
-def answerable_in(instance: Instance, modality: str) -> bool:
+def answerable_in(instance: Instance, modality: Modality) -> bool:
     """Whether the instance can be answered in ``modality`` (as the build recorded it)."""
     return _answerable(instance, modality)
 
 
-def _answerable(instance: Instance, modality: str) -> bool:
+def _answerable(instance: Instance, modality: Modality) -> bool:
     a = instance.get("answerable")
     if isinstance(a, dict):
         if modality not in a and modality in MODALITIES and Modality(modality).map_set:
@@ -160,7 +160,7 @@ def score_qa(
     text: str | None,
     *,
     form: str,
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     status: str = "ok",
     error: str | None = None,
 ) -> Scored:
@@ -329,7 +329,7 @@ def score_edit(
     instance: Instance,
     text: str | None,
     *,
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     status: str = "ok",
     error: str | None = None,
     pixel_transform: PixelTransform | None = None,
@@ -452,7 +452,7 @@ def _apply(
     allowed: tuple,
     image: bool,
     pt: Any,  # a PixelTransform when `image` (score_edit makes sure)
-    modality: str,
+    modality: Modality,
 ) -> tuple[Scene, bool, BaseGeometry | None] | Scored:
     """(edited scene, changed, target geometry in pixels or None) or a Scored when it fails."""
     before = initial.geom(target)
@@ -508,7 +508,9 @@ def _pixel_transform(path: str) -> PixelTransform:
     return PixelTransform.from_sidecar(path)
 
 
-def load_pixel_transform(bench_dir: str | Path, instance_id: str, modality: str = "image") -> PixelTransform:
+def load_pixel_transform(
+    bench_dir: str | Path, instance_id: str, modality: Modality = Modality.IMAGE
+) -> PixelTransform:
     """The recorded transform of the map an edit of ``modality`` is expressed on (the instance's
     map; in a map-set modality the set's edit map), cached: one read per map per process."""
     map_id = edit_map_id(Path(bench_dir) / "maps", instance_id, modality)
@@ -526,7 +528,8 @@ def score_prediction(instance: Instance, record: dict, bench_dir: str | Path) ->
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")
-    modality = str(record.get("modality")) if record.get("modality") in MODALITIES else "geojson"
+    # a journal holds the modality as a string: read once into the enum (an unknown one is scored as geojson)
+    modality = Modality(record["modality"]) if record.get("modality") in MODALITIES else Modality.GEOJSON
     status = record.get("status") or "error"
     text = record.get("text")
     if task == "edit":
