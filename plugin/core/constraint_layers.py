@@ -17,6 +17,8 @@ from qgis.core import (
 from qgis.PyQt.QtCore import QTimer, QVariant
 from shapely.geometry.base import BaseGeometry
 
+from scoring.formats.records import Instance
+
 from ..core import styles
 from ..core.layer_util import GEOM_TYPES, add_to_group, explode, geom_class, memory_layer, to_qgs
 from ..utils.i18n import tr
@@ -200,7 +202,7 @@ def style_constraint_layer(layer: QgsVectorLayer, kind: str, present: set[tuple[
     )
 
 
-def constraint_layers(instance: dict, views, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
+def constraint_layers(instance: Instance, views, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
     """The constraint explanation parts, one layer per geometry class."""
     epsg = int(instance["crs"]["epsg"])
     rows = constraint_features(views)

@@ -16,6 +16,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from scoring.errors import SpatialGapError
+from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS
 
 from ..core.canvas_export import export_canvas_layout
@@ -37,7 +38,7 @@ class BenchmarkMaps:
         self.context_path = context_path
         self._index: ContextIndex | None = None
 
-    def render(self, inst: dict, out_dir) -> Path:
+    def render(self, inst: Instance, out_dir) -> Path:
         # matplotlib loads with scoring.render: only when a map is exported.
         from scoring.render import ContextIndex, render_instance
 

@@ -12,6 +12,7 @@ from qgis.PyQt.QtCore import QTimer
 from scoring.constraints.edits import EditError
 from scoring.constraints.explain import explain_constraints
 from scoring.errors import SpatialGapError
+from scoring.formats.records import Instance
 from scoring.score import score_edit, score_qa
 from scoring.vocab import Task
 
@@ -70,13 +71,13 @@ class HumanSession:
         self.panel.blind_btn.setText(tr("End blind session") if on else tr("Blind session"))
         self.dock._update_buttons()
 
-    def _already_answered(self, inst: dict) -> bool:
+    def _already_answered(self, inst: Instance) -> bool:
         if self.blind and inst["id"] in self.answered:
             self.dock.message(tr("One answer per instance in a blind session"), MSG_WARNING)
             return True
         return False
 
-    def _publish(self, inst: dict, verdict: dict, title: str | None = None) -> None:
+    def _publish(self, inst: Instance, verdict: dict, title: str | None = None) -> None:
         if self.blind:
             self.answered.add(inst["id"])
             self.hidden[inst["id"]] = verdict
@@ -88,7 +89,7 @@ class HumanSession:
         self.dock.apply_filter()
 
     # ------------------------------------------------------------------ answers
-    def _record(self, inst: dict, text: str, form: str) -> bool:
+    def _record(self, inst: Instance, text: str, form: str) -> bool:
         dock = self.dock
         assert dock.bench is not None and dock.runs_root is not None
         if not self.panel.analyst.strip():  # a missing name is a step to take, not an error

@@ -28,6 +28,8 @@ from qgis.PyQt.QtGui import QColor
 from shapely.geometry import Point, shape
 from shapely.geometry.base import BaseGeometry
 
+from scoring.formats.records import Instance
+
 from ..core import styles
 from ..core.layer_util import add_to_group, explode, memory_layer, to_qgs
 from ..utils.i18n import tr
@@ -87,7 +89,7 @@ def constraint_keys(views, label_text) -> list[tuple[list, Point]]:
     return _slotted(rows)
 
 
-def feature_keys(instance: dict) -> list[tuple[list, Point]]:
+def feature_keys(instance: Instance) -> list[tuple[list, Point]]:
     target = instance.get("target", "F0")
     rows = []
     for f in instance["scene"]["features"]:
@@ -186,7 +188,7 @@ def block_labels(layer: QgsVectorLayer) -> None:
     layer.setLabelsEnabled(True)
 
 
-def keys_layer(instance: dict, rows, group: QgsLayerTreeGroup, name: str) -> QgsVectorLayer | None:
+def keys_layer(instance: Instance, rows, group: QgsLayerTreeGroup, name: str) -> QgsVectorLayer | None:
     """The keys as a point layer on top of ``group``."""
     if not rows:
         return None
@@ -204,7 +206,7 @@ def keys_layer(instance: dict, rows, group: QgsLayerTreeGroup, name: str) -> Qgs
     return add_to_group(layer, group, top=True)
 
 
-def key_lines(views, label_text, instance: dict) -> list[str]:
+def key_lines(views, label_text, instance: Instance) -> list[str]:
     """The key panel's lines: every constraint by number, then every feature by id."""
     lines = [label_text(v) for v in views]
     for f in instance["scene"]["features"]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from qgis.core import (
     QgsCoordinateReferenceSystem,
     QgsField,
@@ -15,6 +18,8 @@ from qgis.core import (
 from qgis.PyQt.QtCore import QVariant
 from shapely import wkt
 from shapely.geometry.base import BaseGeometry
+
+from scoring.formats.records import Instance
 
 GEOM_TYPES = (
     ("point", "MultiPoint", ("Point", "MultiPoint")),
@@ -62,7 +67,7 @@ def to_shapely(geometry: QgsGeometry, like: str) -> BaseGeometry:
     return geom
 
 
-def scene_feature(scene: dict, feature_id: str) -> dict:
+def scene_feature(scene: Mapping[str, Any], feature_id: str) -> dict:
     """The scene GeoJSON feature with this id (held in `id` or in properties.id)."""
     for feature in scene["features"]:
         if (feature.get("id") or (feature.get("properties") or {}).get("id")) == feature_id:
@@ -165,5 +170,5 @@ def add_to_group(
     return layer
 
 
-def crs_of(instance: dict) -> QgsCoordinateReferenceSystem:
+def crs_of(instance: Instance) -> QgsCoordinateReferenceSystem:
     return QgsCoordinateReferenceSystem(f"EPSG:{int(instance['crs']['epsg'])}")

@@ -4,7 +4,9 @@ GeoJSON and scoring.constraints.explain; constraint drawings live in constraint_
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import shapely
 from qgis.core import (
@@ -20,6 +22,7 @@ from qgis.PyQt.QtCore import QVariant
 from shapely.geometry import shape
 
 from scoring.constraints.explain import directed_lines
+from scoring.formats.records import Instance
 
 from ..core.constraint_layers import (
     CONSTRAINT_FIELDS,
@@ -102,7 +105,7 @@ def _scene_renderer(kind: str, directed: bool) -> QgsCategorizedSymbolRenderer:
 
 
 def scene_layers(
-    instance: dict, group: QgsLayerTreeGroup, context: ContextSource | None = None, name_prefix: str = ""
+    instance: Instance, group: QgsLayerTreeGroup, context: ContextSource | None = None, name_prefix: str = ""
 ) -> list[QgsVectorLayer]:
     """The instance's scene as one layer per geometry type, labelled with feature ids (F0's label
     placed first, always); optional muted OSM context underneath."""
@@ -195,7 +198,7 @@ class ContextSource:
     def __len__(self) -> int:
         return len(self.geoms)
 
-    def layers(self, instance: dict, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
+    def layers(self, instance: Instance, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
         if self.tree is None:
             return []
         scene = shapely.GeometryCollection([shape(f["geometry"]) for f in instance["scene"]["features"]])
@@ -244,7 +247,11 @@ def _qvariant_type(value):
 
 
 def edit_layers(
-    instance: dict, edited_scene: dict, group: QgsLayerTreeGroup, title: str, attributes: tuple[str, ...] = ()
+    instance: Instance,
+    edited_scene: Mapping[str, Any],
+    group: QgsLayerTreeGroup,
+    title: str,
+    attributes: tuple[str, ...] = (),
 ) -> list[QgsVectorLayer]:
     """The edited target beside a ghost of the original one. `attributes`: extra fields on the
     edited layer (the target's attributes an analyst may change in the attribute form)."""

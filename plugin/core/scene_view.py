@@ -8,6 +8,8 @@ from pathlib import Path
 from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
 from qgis.PyQt.QtCore import QTimer
 
+from scoring.formats.records import Instance
+
 from ..core import keys, layers
 from ..core.constraint_layers import label_text
 from ..utils.i18n import tr
@@ -42,7 +44,7 @@ class SceneView:
             self._context = layers.ContextSource(self._context_path)
         return self._context
 
-    def show(self, inst: dict) -> list[QgsVectorLayer]:
+    def show(self, inst: Instance) -> list[QgsVectorLayer]:
         """Replace the shown instance by this one; returns every layer added."""
         self.clear()
         self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
@@ -78,7 +80,7 @@ class SceneView:
         return layers.replace_group(name, self.group)
 
     def draw_constraints(
-        self, inst: dict, views, edited_scene: dict | None, title: str, zoom: bool = True
+        self, inst: Instance, views, edited_scene: dict | None, title: str, zoom: bool = True
     ) -> None:
         """The edited target (if any) beside the ghost of F0, and the constraint drawings."""
         if self.group is None:

@@ -15,6 +15,7 @@ from qgis.core import QgsMessageLog, QgsTask
 
 from scoring.errors import SpatialGapError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS, final_predictions, find_run_dir
 from scoring.runner.config import ModelSpec, Redactor, StaticKeyProvider, public_url
 from scoring.runner.transport import ThreadedTransport
@@ -181,7 +182,7 @@ def start_runs(
     key: str | None,
     modality: Modality,
     qa_form: str,
-    instances: list[dict],
+    instances: list[Instance],
     on_done,
 ) -> list[RunTask]:
     """One RunTask per task among `instances`, each in the run directory of this model (resumed

@@ -6,6 +6,8 @@ from __future__ import annotations
 from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from scoring.formats.records import Instance
+
 from ..utils.i18n import tr
 
 ID_ROLE = Qt.ItemDataRole.UserRole  # the instance id on each row's first cell
@@ -52,7 +54,9 @@ class InstanceTable(QTableWidget):
         header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.setSortingEnabled(True)
 
-    def fill(self, instances: list[dict], verdicts: dict[str, str], runs: dict[str, str], keep: str | None):
+    def fill(
+        self, instances: list[Instance], verdicts: dict[str, str], runs: dict[str, str], keep: str | None
+    ):
         """Show these instances (the current sort order kept); select `keep` if shown."""
         self.blockSignals(True)
         sorting = self.isSortingEnabled()

@@ -30,6 +30,7 @@ from qgis.PyQt.QtWidgets import (
 from scoring.constraints.explain import explain_constraints
 from scoring.errors import SpatialGapError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.score import score_edit
 from scoring.vocab import Task
 
@@ -61,8 +62,8 @@ class SpatialGapDock(QDockWidget):
         self.iface = iface
         self.plugin = plugin
         self.bench: Benchmark | None = None
-        self.instances: list[dict] = []
-        self.current: dict | None = None
+        self.instances: list[Instance] = []
+        self.current: Instance | None = None
         self.verdicts: dict[str, str] = {}  # instance id -> verdict of the last run
         self.results: dict[str, dict] = {}  # instance id -> last verdict dict
         self.tasks: list[QgsTask] = []
@@ -220,7 +221,7 @@ class SpatialGapDock(QDockWidget):
     def runs_root(self) -> Path | None:
         return self.bench.path / "runs" if self.bench is not None else None
 
-    def filtered(self) -> list[dict]:
+    def filtered(self) -> list[Instance]:
         selection = self.filters.selection()
         return [inst for inst in self.instances if selection.keeps(inst, self.verdicts)]
 
@@ -291,7 +292,7 @@ class SpatialGapDock(QDockWidget):
                 self.show_constraints(inst, None, tr("initial scene"))
 
     def show_constraints(
-        self, inst: dict, edited_scene: dict | None, title: str, verdict: dict | None = None
+        self, inst: Instance, edited_scene: dict | None, title: str, verdict: dict | None = None
     ):
         """Draw the edit (if any) beside the ghost of F0 with one set of constraint layers; list
         the same constraints in the verdict panel."""
@@ -301,7 +302,9 @@ class SpatialGapDock(QDockWidget):
         self.verdict_view.setHtml(constraints_html(views, verdict))
         return views
 
-    def show_verdict(self, inst: dict, verdict: dict, draw: bool = True, title: str | None = None) -> None:
+    def show_verdict(
+        self, inst: Instance, verdict: dict, draw: bool = True, title: str | None = None
+    ) -> None:
         self.results[inst["id"]] = verdict
         self.verdicts[inst["id"]] = verdict.get("verdict", "")
         if inst.get("task") == Task.EDIT and draw:

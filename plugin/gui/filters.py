@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from qgis.PyQt.QtCore import pyqtSignal
 from qgis.PyQt.QtWidgets import QComboBox, QGridLayout, QLabel, QLineEdit, QWidget
 
+from scoring.formats.records import Instance
 from scoring.vocab import MODALITIES, VERDICTS
 
 from ..utils.i18n import tr
@@ -27,7 +28,7 @@ class Selection:
     verdict: str | None
     text: str
 
-    def keeps(self, inst: dict, verdicts: dict[str, str]) -> bool:
+    def keeps(self, inst: Instance, verdicts: dict[str, str]) -> bool:
         if any(want is not None and inst.get(key) != want for key, want in self.fields.items()):
             return False
         if self.answerability is not None:
@@ -49,7 +50,7 @@ class FilterPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.instances: list[dict] = []
+        self.instances: list[Instance] = []
         self.field_combos = {name: QComboBox() for name in FIELDS}
         self.answerability_combo = QComboBox()
         self.verdict_combo = QComboBox()
@@ -73,11 +74,11 @@ class FilterPanel(QWidget):
                 widget.currentIndexChanged.connect(lambda _index: self.changed.emit())
         self.text_edit.textChanged.connect(lambda _text: self.changed.emit())
 
-    def fill(self, instances: list[dict]) -> None:
+    def fill(self, instances: list[Instance]) -> None:
         """Offer the values present in these instances; every filter back to "all"."""
         self.instances = instances
         for name, combo in self.field_combos.items():
-            values = sorted({str(inst[name]) for inst in instances if inst.get(name)})
+            values = sorted({str(inst.get(name)) for inst in instances if inst.get(name)})
             _refill(combo, [(_label(name, value), value) for value in values])
         _refill(
             self.answerability_combo,
@@ -100,7 +101,7 @@ class FilterPanel(QWidget):
             others = {k: v for k, v in chosen.items() if k != name and v is not None}
             values = sorted(
                 {
-                    str(inst[name])
+                    str(inst.get(name))
                     for inst in self.instances
                     if inst.get(name) and all(str(inst.get(k)) == v for k, v in others.items())
                 }

@@ -15,6 +15,7 @@ from shapely.geometry import shape
 from scoring.constraints.explain import edit_from_geometries
 from scoring.errors import SpatialGapError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.formats.rundir import record_answer
 from scoring.vocab import Form, Modality
 
@@ -35,7 +36,7 @@ def record_human_answer(
     bench: Benchmark,
     runs_root: Path,
     analyst: str,
-    instance: dict,
+    instance: Instance,
     text: str,
     form: str = Form.OPEN,
     modality: Modality = Modality.GEOJSON,
@@ -89,13 +90,13 @@ class HumanBaselinePanel(QWidget):
 class HumanEdit:
     """An editable copy of an edit instance's target, and the attributes offered for editing."""
 
-    instance: dict
+    instance: Instance
     layer: QgsVectorLayer
     attributes: list[str] = field(default_factory=list)
     before: dict = field(default_factory=dict)  # the target's original attribute values
 
     @classmethod
-    def start(cls, inst: dict, group: QgsLayerTreeGroup) -> HumanEdit:
+    def start(cls, inst: Instance, group: QgsLayerTreeGroup) -> HumanEdit:
         target = inst.get("target", "F0")
         props = layers.scene_feature(inst["scene"], target).get("properties") or {}
         # The target's own attributes, editable in QGIS's attribute form (never the reference edit's).

@@ -7,6 +7,7 @@ import html
 import json
 import string
 
+from scoring.formats.records import Instance
 from scoring.vocab import Form, Task, Verdict
 
 from ..core.styles import FAIL_COLOR, PASS_COLOR
@@ -16,7 +17,7 @@ CHOICE_LETTERS = string.ascii_uppercase
 SUCCESS_VERDICTS = (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
 
 
-def instance_html(inst: dict, reveal: bool, form: str = Form.MCQ) -> str:
+def instance_html(inst: Instance, reveal: bool, form: str = Form.MCQ) -> str:
     """The instance as the chosen QA form asks it: its choices only in the MCQ form."""
     paragraphs = [
         f"<b>{html.escape(inst['id'])}</b> — {html.escape(inst.get('relation', ''))} "
@@ -32,7 +33,7 @@ def instance_html(inst: dict, reveal: bool, form: str = Form.MCQ) -> str:
     return "<p>" + "</p><p>".join(paragraphs) + "</p>"
 
 
-def _question_paragraphs(inst: dict, form: str) -> list[str]:
+def _question_paragraphs(inst: Instance, form: str) -> list[str]:
     out = [html.escape(inst.get("question", ""))]
     choices = inst.get("choices") or []
     if choices and form == Form.MCQ:  # every choice, lettered as the model reads them
@@ -44,7 +45,7 @@ def _question_paragraphs(inst: dict, form: str) -> list[str]:
     return out
 
 
-def _answerability_paragraphs(inst: dict) -> list[str]:
+def _answerability_paragraphs(inst: Instance) -> list[str]:
     """Where the instance cannot be answered and, for a variant built unanswerable, why (its kind and
     the reason scoring.relations.unanswerable re-checks)."""
     out = []
@@ -62,7 +63,7 @@ def _answerability_paragraphs(inst: dict) -> list[str]:
     return out
 
 
-def _reference_html(inst: dict) -> str:
+def _reference_html(inst: Instance) -> str:
     if inst.get("task") == Task.EDIT:
         ref = json.dumps(inst.get("reference_edit"), ensure_ascii=False)
         return "<b>" + tr("Reference edit:") + "</b> <code>" + html.escape(ref) + "</code>"

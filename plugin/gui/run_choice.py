@@ -18,6 +18,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from scoring.errors import SpatialGapError
+from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS, final_predictions, read_run_manifest
 
 from ..gui.help import add_help, readme_url
@@ -43,7 +44,7 @@ class RunInfo:
         return f"{self.answered}/{self.total}"
 
 
-def run_info(run_dir: Path, instances: list[dict]) -> RunInfo:
+def run_info(run_dir: Path, instances: list[Instance]) -> RunInfo:
     try:
         manifest = read_run_manifest(run_dir) or {}
         finals = final_predictions(run_dir / PREDICTIONS)

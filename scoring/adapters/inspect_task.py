@@ -57,7 +57,9 @@ def _image(bench: Benchmark, instance_id: str, modality: Modality) -> Any:
     return (bench.maps_dir / f"{instance_id}.png").read_bytes()
 
 
-def samples(bench: Benchmark, *, task_name: str, modality: str, form: str, limit: int | None) -> list[Sample]:
+def samples(
+    bench: Benchmark, *, task_name: str, modality: Modality, form: str, limit: int | None
+) -> list[Sample]:
     """One inspect Sample per instance: our messages, the instance id as target."""
     sg_task, mod = SgTask(task_name), Modality(modality)
     out = []
@@ -121,7 +123,7 @@ def spatialgap_verdict(bench_dir: str) -> Any:
 def spatialgap(
     bench: str,
     task: str = "qa",
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     form: str = "open",
     limit: int | None = None,
     max_tokens: int = 1024,

@@ -25,6 +25,7 @@ from scoring.answers.base import (
 from scoring.answers.text import THINK_CLOSE, preprocess, refusal_in
 from scoring.constraints.edits import OPS, EditError, apply_edit
 from scoring.formats.benchmark import edit_reply_form
+from scoring.formats.records import Instance
 from scoring.geometry.scene import shared_scene
 from scoring.vocab import MODALITIES, Modality
 
@@ -302,7 +303,9 @@ class EditReading:
     retry_reason: str | None
 
 
-def read_edit_reply(text: Any, instance: dict | None = None, modality: str = "geojson") -> EditReading:
+def read_edit_reply(
+    text: Any, instance: Instance | None = None, modality: Modality = Modality.GEOJSON
+) -> EditReading:
     """Read an edit reply and decide whether it is usable. With ``instance``, an edit that changes
     nothing is judged by applying it to the target (F0) with the builder's executor, attributes
     included; without it, by the operations' magnitudes."""
@@ -318,7 +321,7 @@ def read_edit_reply(text: Any, instance: dict | None = None, modality: str = "ge
     return EditReading(parsed, reason)
 
 
-def _retry_reason(edit: dict, instance: dict | None, modality: str) -> str | None:
+def _retry_reason(edit: dict, instance: Instance | None, modality: Modality) -> str | None:
     image = modality in MODALITIES and Modality(modality).pixel_edits  # replied in a map's pixels
     if "operations" in edit:
         ops = edit["operations"]

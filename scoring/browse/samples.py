@@ -16,6 +16,7 @@ from shapely.geometry.base import BaseGeometry
 from scoring.constraints.edits import apply_edit
 from scoring.errors import InputError, SpatialGapError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.formats.rundir import final_predictions
 from scoring.geometry.georef import PixelTransform
 from scoring.geometry.scene import Scene
@@ -80,7 +81,7 @@ class _BenchView:
                 self._pt[instance_id] = None
         return self._pt[instance_id]
 
-    def reference_path(self, inst: dict) -> str | None:
+    def reference_path(self, inst: Instance) -> str | None:
         """The target after the reference edit, in map pixels."""
         iid = inst["id"]
         if iid not in self._reference:
@@ -93,7 +94,7 @@ class _BenchView:
         return self._reference[iid]
 
 
-def _question(inst: dict) -> dict[str, Any]:
+def _question(inst: Instance) -> dict[str, Any]:
     made = inst.get("unanswerable")
     # a variant built unanswerable: why (scoring.relations.unanswerable), shown with the oracle answer
     why = {"kind": made.get("kind"), "reason": made.get("reason")} if isinstance(made, dict) else None
@@ -109,7 +110,7 @@ def _question(inst: dict) -> dict[str, Any]:
     return {"text": inst.get("instruction"), "target": inst.get("target"), "unanswerable": why}
 
 
-def _reply_path(view: _BenchView, inst: dict, record: dict) -> str | None:
+def _reply_path(view: _BenchView, inst: Instance, record: dict) -> str | None:
     """The reply's edited target in map pixels (re-scored: the verdict rows keep no geometry)."""
     pt = view.transform(inst["id"])
     if pt is None or record.get("status") != "ok":
@@ -137,16 +138,16 @@ def collect_samples(results_dirs: Sequence[str | Path], out_dir: Path) -> list[d
             if run not in journals:
                 path = Path(run) / "predictions.jsonl"
                 journals[run] = final_predictions(path) if path.is_file() else {}
-            inst = view.bench.get(row["id"]) or {}
+            inst = view.bench.get(row["id"])
             sample_key = f"{row['id']}|{row['form']}"
             samples.append(_sample(row, journals[run].get(sample_key) or {}, inst, view))
     return samples
 
 
-def _sample(row: dict, record: dict, inst: dict, view: _BenchView) -> dict[str, Any]:
+def _sample(row: dict, record: dict, inst: Instance | None, view: _BenchView) -> dict[str, Any]:
     text = record.get("text")
     usage = record.get("usage") or {}
-    edit = row.get("task") == Task.EDIT and bool(inst)
+    edit = row.get("task") == Task.EDIT and inst is not None
     return {
         "id": row["id"],
         "model": row.get("model"),
@@ -170,6 +171,6 @@ def _sample(row: dict, record: dict, inst: dict, view: _BenchView) -> dict[str, 
         "latency_s": record.get("latency_s"),
         "attempts": record.get("attempt"),
         "map": view.map_url(row["id"]),
-        "edit_reference": view.reference_path(inst) if edit else None,
-        "edit_reply": _reply_path(view, inst, record) if edit and record else None,
+        "edit_reference": view.reference_path(inst) if edit and inst else None,
+        "edit_reply": _reply_path(view, inst, record) if edit and inst and record else None,
     }

@@ -16,7 +16,7 @@ explanations all measure what a re-read GeoJSON of the edited scene would hold.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,7 +193,7 @@ def translation_of(ops: list, allowed: Collection[str]) -> tuple[float, float] |
 
 
 def apply_edit(
-    scene: Scene, target: str, edit: dict, allowed: tuple[str, ...] | tuple[EditOp, ...] = OPS
+    scene: Scene, target: str, edit: Mapping[str, Any], allowed: tuple[str, ...] | tuple[EditOp, ...] = OPS
 ) -> EditResult:
     """Apply `edit` to feature `target` of `scene`; every other feature stays as it is."""
     if not isinstance(edit, dict) or not isinstance(edit.get("operations"), list):

@@ -22,6 +22,7 @@ and `parts`: (role, geometry) pairs in the task CRS. Roles name what a part show
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ from scoring.constraints.facts import (
     constraint_scene,
     describe_constraint,
 )
+from scoring.formats.records import Instance
 from scoring.geometry.scene import Scene
 from scoring.oracle import MEASURES, Drawing
 from scoring.oracle.drawing import draw_features
@@ -45,7 +47,7 @@ ROLES = ("measured", "allowed", "forbidden", "limit", "reference", "intersection
 VALUE_AWARE_DRAWINGS = frozenset({"same_side"})
 
 
-def is_negated(c: dict) -> bool:
+def is_negated(c: Mapping[str, Any]) -> bool:
     """A yes/no constraint that asks for "no" ("F0 is not within 20 m of F2", "F0 does not
     intersect F1"): the zone its measure draws is where the predicate is true, which is where
     the target must not be."""
@@ -60,7 +62,7 @@ def is_negated(c: dict) -> bool:
     )
 
 
-def zone_roles(c: dict, parts: Drawing) -> Drawing:
+def zone_roles(c: Mapping[str, Any], parts: Drawing) -> Drawing:
     """The measure's drawing with its zone turned into a forbidden one for a negated constraint."""
     if not is_negated(c):
         return list(parts)
@@ -78,7 +80,7 @@ class ConstraintView:
     unit: str | None = None
     error: str | None = None
     parts: list[tuple[str, BaseGeometry]] = field(default_factory=list)
-    constraint: dict = field(default_factory=dict)
+    constraint: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def measured_text(self) -> str:
@@ -129,7 +131,7 @@ def format_value(v: Any, unit: str | None = None) -> str:
 DIRECTED_MEASURES = frozenset({"along_position", "along_order", "side_of_line"})
 
 
-def measured_sentence(c: dict, measured: Any, unit: str | None = None) -> str:
+def measured_sentence(c: Mapping[str, Any], measured: Any, unit: str | None = None) -> str:
     """The constraint's statement with the measured value in place of the required one:
     "F0 is not within 20 m of F2", "the minimum distance between F0 and F1 is 12.34 m"."""
     if measured is None or not c:
@@ -149,14 +151,14 @@ def measured_sentence(c: dict, measured: Any, unit: str | None = None) -> str:
         return f"{m.replace('_', ' ')}: {format_value(measured, unit)}"
 
 
-def directed_lines(instance: dict) -> set[str]:
+def directed_lines(instance: Instance) -> set[str]:
     """The features of an instance whose direction its question or constraints use."""
     statements = [*(instance.get("facts") or []), *(instance.get("constraints") or [])]
     return {s["args"][0] for s in statements if s.get("measure") in DIRECTED_MEASURES and s.get("args")}
 
 
 def explain_constraints(
-    instance: dict, edited_scene: dict | Scene | None = None, *, results: list[dict] | None = None
+    instance: Instance, edited_scene: dict | Scene | None = None, *, results: list[dict] | None = None
 ) -> list[ConstraintView]:
     """One view per constraint of an edit instance, evaluated on `edited_scene` (a GeoJSON
     FeatureCollection or a Scene) or, when None, on the instance's own (initial) scene.
@@ -196,14 +198,14 @@ def explain_constraints(
     return views
 
 
-def _describe(c: dict) -> str:
+def _describe(c: Mapping[str, Any]) -> str:
     try:
         return describe_constraint(c)
     except (KeyError, TypeError, ValueError):
         return c.get("measure", "constraint")
 
 
-def draw_constraint(c: dict, scene: Scene, initial: Scene, target: str) -> Drawing:
+def draw_constraint(c: Mapping[str, Any], scene: Scene, initial: Scene, target: str) -> Drawing:
     """The (role, geometry) pairs explaining constraint `c` on `scene`: its measure's own drawing
     (registered beside the measure in scoring.oracle), or the features it names."""
     spec = MEASURES.get(c["measure"])

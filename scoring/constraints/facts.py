@@ -12,6 +12,7 @@ Constraint ops: "is" (value equals `value`), "between" (min <= v <= max), "at_mo
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scoring import oracle
@@ -78,7 +79,7 @@ def check_fact(scene: Scene, fact: dict) -> tuple[bool, Any]:
     return same_value(value, fact["value"], MEASURES[fact["measure"]].kind), value
 
 
-def check_constraint(scene: Scene, c: dict, initial: Scene | None = None) -> tuple[bool, Any]:
+def check_constraint(scene: Scene, c: Mapping[str, Any], initial: Scene | None = None) -> tuple[bool, Any]:
     """(satisfied, measured value) for one constraint on an edited scene."""
     value = evaluate(scene, c["measure"], c["args"], c.get("params"), initial=initial)
     op = c["op"]
@@ -97,7 +98,9 @@ def check_constraint(scene: Scene, c: dict, initial: Scene | None = None) -> tup
     return bool(ok), value
 
 
-def check_constraints(scene: Scene, constraints: list[dict], initial: Scene | None = None) -> list[dict]:
+def check_constraints(
+    scene: Scene, constraints: Sequence[Mapping[str, Any]], initial: Scene | None = None
+) -> list[dict]:
     """Per-constraint results: [{"index", "ok", "value"}]."""
     out = []
     for i, c in enumerate(constraints):
@@ -106,7 +109,7 @@ def check_constraints(scene: Scene, constraints: list[dict], initial: Scene | No
     return out
 
 
-def all_hold(scene: Scene, constraints: list[dict], initial: Scene | None = None) -> bool:
+def all_hold(scene: Scene, constraints: Sequence[Mapping[str, Any]], initial: Scene | None = None) -> bool:
     return all(check_constraint(scene, c, initial)[0] for c in constraints)
 
 
@@ -116,7 +119,11 @@ def all_hold(scene: Scene, constraints: list[dict], initial: Scene | None = None
 
 
 def constraint_scene(
-    scene: Scene, c: dict, target: str, initial: Scene | None = None, max_shift: float | None = None
+    scene: Scene,
+    c: Mapping[str, Any],
+    target: str,
+    initial: Scene | None = None,
+    max_shift: float | None = None,
 ) -> ConstraintScene:
     """The geometries (and attributes) a constraint names, for its measure's drawing and edit
     seeds: its features, the target and a feature id given as its value (nearest)."""
@@ -248,7 +255,7 @@ BOUNDS: dict[str, str] = {
 }
 
 
-def describe_constraint(c: dict) -> str:
+def describe_constraint(c: Mapping[str, Any]) -> str:
     """A plain-English rendering of a constraint, used in instructions and reports."""
     m, args, params = c["measure"], c["args"], c.get("params", {})
     ids = {k: v for k, v in zip("abc", args, strict=False)}

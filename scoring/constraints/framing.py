@@ -18,6 +18,7 @@ from shapely.geometry import box
 from shapely.geometry.base import BaseGeometry
 
 from scoring.constraints.edits import EditError, apply_edit
+from scoring.formats.records import Instance
 from scoring.geometry.scene import Scene
 
 MAP_FRAME: dict[str, Any] = {
@@ -41,7 +42,7 @@ def symmetric_frame(scene_bounds: tuple[float, float, float, float], result: Bas
     return box(sx0 - g, sy0 - g, sx1 + g, sy1 + g)
 
 
-def beyond_scene(instance: dict[str, Any]) -> tuple[list[BaseGeometry], list[str]]:
+def beyond_scene(instance: Instance) -> tuple[list[BaseGeometry], list[str]]:
     """(task-CRS geometries a map must show besides its scene, the names of everything framed)."""
     what = ["scene"]
     edit = instance.get("reference_edit")

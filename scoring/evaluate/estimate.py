@@ -16,6 +16,7 @@ from scoring.evaluate.cities import prepare
 from scoring.evaluate.plan import Participant, SweepPlan
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet
+from scoring.formats.records import Instance
 from scoring.runner.prompts import build_messages
 from scoring.vocab import Modality, Task, forms_of
 
@@ -50,10 +51,10 @@ def message_tokens(messages: list[dict]) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS
 
 
-def _image_arg(modality: str, inst: dict) -> bytes | MapSet | None:
+def _image_arg(modality: str, inst: Instance) -> bytes | MapSet | None:
     m = Modality(modality)
     if m.map_set:
-        return MapSet(modality=modality, instance_id=str(inst["id"]), maps=(), edit_map=0, pngs=(_FAKE_PNG,))
+        return MapSet(modality=m, instance_id=str(inst["id"]), maps=(), edit_map=0, pngs=(_FAKE_PNG,))
     return _FAKE_PNG if m.has_image else None
 
 
@@ -77,7 +78,9 @@ def estimate_sweep(plan: SweepPlan) -> list[Estimate]:
                     for inst in insts:
                         for form in forms_of(Task(task)):
                             try:
-                                msgs = build_messages(inst, modality, form, _image_arg(modality, inst))
+                                msgs = build_messages(
+                                    inst, Modality(modality), form, _image_arg(modality, inst)
+                                )
                             except (ValueError, KeyError, IndexError, TypeError):
                                 e.skipped += 1
                                 continue

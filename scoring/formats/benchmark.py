@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from scoring.errors import InputError
 from scoring.formats.exported import exported_file, iter_exported
+from scoring.formats.records import Instance
 from scoring.support.files import read_jsonl, sha256_file
-from scoring.vocab import ReplyForm, Task
+from scoring.vocab import Modality, ReplyForm, Task
 
 TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
 
@@ -46,7 +47,13 @@ def load_manifest(bench_dir: str | Path) -> tuple[dict, str]:
     return manifest, hashlib.sha256(raw).hexdigest()
 
 
-def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILES)) -> Iterator[dict]:
+def _is_instance(value: Any) -> TypeGuard[Instance]:
+    """What a reader checks before handing a row on as an instance (the schema's other fields are
+    the builder's promise, checked against the manifest's hashes)."""
+    return isinstance(value, dict) and isinstance(value.get("id"), str) and "scene" in value
+
+
+def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILES)) -> Iterator[Instance]:
     """Instances of the given tasks in file order. A task file that is absent yields nothing; an
     instance without a string id or a scene, or a repeated id, is an InputError naming the line."""
     bench = Path(bench_dir)
@@ -62,7 +69,7 @@ def iter_instances(bench_dir: str | Path, tasks: Iterable[str] = tuple(TASK_FILE
         else:
             rows = read_jsonl(path)
         for n, inst in rows:
-            if not isinstance(inst, dict) or not isinstance(inst.get("id"), str) or "scene" not in inst:
+            if not _is_instance(inst):
                 raise InputError(f"{path}:{n}: not an instance (needs a string id and a scene)")
             if inst["id"] in seen:
                 raise InputError(f"{path}:{n}: duplicate instance id {inst['id']}")
@@ -103,7 +110,7 @@ def verify_files(bench: Path, manifest: dict, names: Iterable[str]) -> set[str]:
     return unverified
 
 
-def check_scenes(path: Path, instances: Iterable[dict]) -> None:
+def check_scenes(path: Path, instances: Iterable[Instance]) -> None:
     """Every scene readable as geometry (InputError naming the file and the instance)."""
     from scoring.geometry.scene import Scene, check_input_scene
 
@@ -127,7 +134,7 @@ class Benchmark:
     path: Path
     manifest: dict[str, Any]
     sha256: str
-    instances: dict[Task, dict[str, dict]] = field(repr=False)
+    instances: dict[Task, dict[str, Instance]] = field(repr=False)
 
     @classmethod
     def open(
@@ -141,7 +148,7 @@ class Benchmark:
         manifest, sha = load_manifest(path)
         wanted = [Task(t) for t in tasks]
         unverified = verify_files(path, manifest, [TASK_FILES[t] for t in wanted])
-        by_task: dict[Task, dict[str, dict]] = {t: {} for t in TASK_FILES}
+        by_task: dict[Task, dict[str, Instance]] = {t: {} for t in TASK_FILES}
         for t in wanted:
             by_task[t] = {i["id"]: i for i in iter_instances(path, (t,))}
             if TASK_FILES[t] in unverified:  # no hash to trust: its scenes are checked one by one
@@ -173,20 +180,20 @@ class Benchmark:
         path = self.path / TASK_FILES[Task(task)]
         return path if path.is_file() else exported_file(self.path, task) or path
 
-    def all_instances(self) -> list[dict]:
+    def all_instances(self) -> list[Instance]:
         """Every instance, QA first then editing, in file order."""
         return [i for t in TASK_FILES for i in self.instances[t].values()]
 
-    def of_task(self, task: str) -> list[dict]:
+    def of_task(self, task: str) -> list[Instance]:
         return list(self.instances[Task(task)].values())
 
-    def get(self, instance_id: str) -> dict | None:
+    def get(self, instance_id: str) -> Instance | None:
         for by_id in self.instances.values():
             if instance_id in by_id:
                 return by_id[instance_id]
         return None
 
-    def select(self, ids: Iterable[str]) -> list[dict]:
+    def select(self, ids: Iterable[str]) -> list[Instance]:
         """The named instances in the order given (repeats dropped); InputError for unknown ids."""
         wanted = list(dict.fromkeys(ids))
         missing = [i for i in wanted if self.get(i) is None]
@@ -203,9 +210,9 @@ class Benchmark:
         return self.path / "maps"
 
 
-def edit_reply_form(instance: dict | None, modality: str) -> ReplyForm:
+def edit_reply_form(instance: Instance | None, modality: Modality) -> ReplyForm:
     """The reply form an instance asks for in a modality: "operations" (our protocol) or
     "pixel_geometry" (the paper protocol's map-image edits)."""
-    forms = (instance or {}).get("edit_reply") or {}
+    forms: Mapping[str, str] = (instance.get("edit_reply") if instance else None) or {}
     default = ReplyForm.OPERATIONS
     return ReplyForm(forms.get(modality, default)) if isinstance(forms, dict) else default

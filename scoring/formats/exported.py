@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
+from scoring.formats.records import Instance
 from scoring.support.files import read_jsonl
 from scoring.vocab import Task
 
@@ -62,14 +63,15 @@ def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def canonical_instance(instance: dict) -> str:
+def canonical_instance(instance: Instance) -> str:
     return json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def instance_row(instance: dict, *, map_cell: Any, sha256: str | None) -> dict:
+def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None) -> dict:
     """One row of the export schema; ``map_cell`` is {"bytes", "path"} (Parquet), the map's path
     inside the export (JSONL), or None when the map is not rendered."""
     qa = instance.get("task") == Task.QA
+    tolerance = instance.get("tolerance")
     return {
         "id": instance["id"],
         "city": instance.get("city"),
@@ -80,7 +82,7 @@ def instance_row(instance: dict, *, map_cell: Any, sha256: str | None) -> dict:
         "answer_type": instance.get("answer_type") if qa else None,
         "answer": _json(instance.get("answer")) if qa else None,
         "unit": instance.get("unit") if qa else None,
-        "tolerance": float(instance["tolerance"]) if qa and instance.get("tolerance") is not None else None,
+        "tolerance": float(tolerance) if qa and tolerance is not None else None,
         "choices": [str(c) for c in instance.get("choices") or []],
         "correct_choice": instance.get("correct_choice") if qa else None,
         "target": None if qa else instance.get("target"),

@@ -52,7 +52,7 @@ DISTRACTOR_SUFFIX = ".distractor"
 _FID = re.compile(r"^F(\d+)$")
 
 
-def set_path(maps_dir: str | Path, instance_id: str, modality: str) -> Path:
+def set_path(maps_dir: str | Path, instance_id: str, modality: Modality | str) -> Path:
     """The set file of an instance in a map-set modality."""
     if not Modality(modality).map_set:
         raise ValueError(f"modality {modality} sends a single map, not a map set")
@@ -68,7 +68,7 @@ def feature_number(fid: str) -> int | None:
 class MapSet:
     """An instance's maps in one map-set modality, in the order they are sent."""
 
-    modality: str
+    modality: Modality
     instance_id: str
     maps: tuple[dict[str, Any], ...]  # {"id", "role", "features"} per map
     edit_map: int  # index of the map on which pixel edits are expressed (the one showing the target)
@@ -94,7 +94,9 @@ class MapSet:
         return bool(self.maps)
 
 
-def read_map_set(maps_dir: str | Path, instance_id: str, modality: str, *, images: bool = True) -> MapSet:
+def read_map_set(
+    maps_dir: str | Path, instance_id: str, modality: Modality | str, *, images: bool = True
+) -> MapSet:
     """The map set of an instance (with its PNG bytes unless ``images`` is False); InputError
     naming the file when it or one of its maps is missing."""
     path = set_path(maps_dir, instance_id, modality)
@@ -117,10 +119,10 @@ def read_map_set(maps_dir: str | Path, instance_id: str, modality: str, *, image
                 pngs.append(p.read_bytes())
             except OSError:
                 raise InputError(f"{p}: map of the {modality} set of {instance_id} missing") from None
-    return MapSet(str(modality), instance_id, maps, edit_map, tuple(pngs))
+    return MapSet(Modality(modality), instance_id, maps, edit_map, tuple(pngs))
 
 
-def edit_map_id(maps_dir: str | Path, instance_id: str, modality: str) -> str:
+def edit_map_id(maps_dir: str | Path, instance_id: str, modality: Modality | str) -> str:
     """The map whose sidecar maps a pixel edit of ``modality`` back to the task CRS."""
     if not Modality(modality).map_set:
         return instance_id

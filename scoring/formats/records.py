@@ -121,7 +121,7 @@ class Instance(TypedDict):
     map_properties: NotRequired[dict[str, dict[str, Any]]]
     edit_reply: NotRequired[dict[str, str]]
     # editing
-    target: NotRequired[Literal["F0"]]
+    target: NotRequired[str]  # "F0" in a file (the schema's const); a relabelled distractor map names another
     instruction: NotRequired[str]
     constraints: NotRequired[list[Constraint]]
     allowed_operations: NotRequired[list[str]]

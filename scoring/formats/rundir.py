@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.formats.benchmark import TASK_FILES, Benchmark
 from scoring.formats.journal import RECORD_VERSION, sample_index_of
+from scoring.formats.records import Instance
 from scoring.support.files import (
     canonical_json,
     json_line,
@@ -61,7 +62,7 @@ class _NoSecrets:
         return v
 
 
-def instance_hash(instance: dict) -> str:
+def instance_hash(instance: Instance) -> str:
     try:
         text = canonical_json(instance)  # the common case: no NaN/inf, no copy of the instance
     except ValueError:
@@ -263,7 +264,7 @@ def iter_records(path: str | os.PathLike) -> Iterator[dict]:
 
 
 # ---- the directory -----------------------------------------------------------------------------
-def run_dir_name(model: str, modality: str, task: str) -> str:
+def run_dir_name(model: str, modality: Modality, task: str) -> str:
     """A file-system-safe run directory name: ``<model>-<modality>-<task>``."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", model).strip("-") or "model"
     return f"{safe}-{modality}-{task}"
@@ -286,7 +287,7 @@ def read_run_manifest(run_dir: Path) -> dict | None:
     return manifest
 
 
-def find_run_dir(runs_root: Path, name: str, modality: str, task: str, identity: dict) -> Path:
+def find_run_dir(runs_root: Path, name: str, modality: Modality, task: str, identity: dict) -> Path:
     """The run directory ``name`` (or ``name-2``, ``name-3``, ...) under ``runs_root`` that holds
     a run of the same model (``identity``: kind, base_url, model) in ``modality``, so that it is
     resumed; else the first numbered name not yet used (the runner refuses to mix models)."""
@@ -341,10 +342,10 @@ def record_answer(
     bench: Benchmark,
     runs_root: Path,
     name: str,
-    instance: dict,
+    instance: Instance,
     text: str,
     form: str = "open",
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     kind: str = "human",
 ) -> Path:
     """Append one answer given outside the runner (e.g. an analyst's) as a run named

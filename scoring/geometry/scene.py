@@ -4,6 +4,7 @@ serialised scene is exactly what the oracle computed on."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +80,7 @@ class Scene:
         }
 
     @classmethod
-    def from_geojson(cls, fc: dict, crs: CityCRS | None = None) -> Scene:
+    def from_geojson(cls, fc: Mapping[str, Any], crs: CityCRS | None = None) -> Scene:
         if not isinstance(fc, dict) or not isinstance(fc.get("features"), list):
             raise SceneError("scene: not a GeoJSON FeatureCollection (needs a features list)")
         if crs is None:
@@ -96,7 +97,7 @@ class Scene:
         return cls(crs, feats)
 
 
-def _scene_crs(fc: dict) -> CityCRS:
+def _scene_crs(fc: Mapping[str, Any]) -> CityCRS:
     crs = fc.get("crs")
     urn = crs.get("properties", {}).get("name", "") if isinstance(crs, dict) else ""
     try:
@@ -211,4 +212,4 @@ def _rounded(obj: Any) -> Any:
 
 # A benchmark instance's scene, read once per scene object: the runner's edit check and the scorer
 # read the same scene for every run that edits it (scenes are never modified: an edit makes a new one).
-shared_scene: IdentityMemo[dict, Scene] = IdentityMemo(Scene.from_geojson, maxsize=4096)
+shared_scene: IdentityMemo[Mapping[str, Any], Scene] = IdentityMemo(Scene.from_geojson, maxsize=4096)

@@ -18,6 +18,7 @@ from scoring.answers.formats import ANSWER_FORMATS
 from scoring.constraints.facts import make_fact
 from scoring.constraints.wording import Wording
 from scoring.extract.pools import FeaturePools, PoolFeature
+from scoring.formats.records import Instance
 from scoring.geometry.georef import CityCRS
 from scoring.geometry.scene import Scene, SceneFeature, snap
 from scoring.support.registry import Registry
@@ -120,7 +121,7 @@ class Relation:
     # shortfall is then stated as an absent class instead of being attempted slot by slot.
     requires: Callable[[FeaturePools], str | None] | None = None
 
-    def check_answer(self, instance: dict, value: Any) -> bool:
+    def check_answer(self, instance: Instance, value: Any) -> bool:
         return check_answer(instance["answer_type"], instance["answer"], value, instance.get("tolerance"))
 
 

@@ -19,6 +19,7 @@ from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.execute.base import Progress
 from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.records import Instance
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
 from scoring.render.sidecar.records import write_map_files
@@ -39,7 +40,7 @@ class RenderSummary:
 
 def load_render_inputs(
     bench: Benchmark | str | Path, ids: Iterable[str] | None = None
-) -> tuple[Benchmark, list[dict], ContextIndex]:
+) -> tuple[Benchmark, list[Instance], ContextIndex]:
     """(benchmark, the instances to draw: all or ``ids`` in that order, its context index)."""
     bench = bench if isinstance(bench, Benchmark) else Benchmark.open(bench)
     instances = bench.select(ids) if ids else bench.all_instances()
@@ -97,13 +98,13 @@ def _context_index(ctx: MapContext) -> ContextIndex:
     return _INDEXES[key]
 
 
-def render_batch(instances: list[dict[str, Any]], ctx: MapContext) -> list[tuple[bytes, dict[str, Any]]]:
+def render_batch(instances: list[Instance], ctx: MapContext) -> list[tuple[bytes, dict[str, Any]]]:
     """(PNG bytes, sidecar record) of each instance: files are written by the caller."""
     index = _context_index(ctx)
     return [render_map(inst, index) for inst in instances]
 
 
-def render_batch_to_files(instances: list[dict[str, Any]], ctx: MapContext) -> list[str]:
+def render_batch_to_files(instances: list[Instance], ctx: MapContext) -> list[str]:
     """The ids of the instances drawn, each map written into ctx.out_dir by this worker (as the
     caller would: each file atomically, PNG last): 7 MB of pixels deflate to ~0.4 MB of PNG that
     need not travel through a pipe to the parent and be written there."""
@@ -119,7 +120,7 @@ def render_batch_to_files(instances: list[dict[str, Any]], ctx: MapContext) -> l
     return done
 
 
-def _warm_before_fork(instance: dict[str, Any], ctx: MapContext) -> None:
+def _warm_before_fork(instance: Instance, ctx: MapContext) -> None:
     """Index the context and draw one map (discarded) in this process before forking the
     workers: they inherit the index, the fonts, the text layouts and the artist templates
     instead of building them each (~1.3 CPU-s a worker). The collector is frozen so that the

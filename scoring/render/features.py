@@ -4,12 +4,14 @@ pixels, colour, target flag; and what the instance says about them (attributes s
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from shapely.geometry import shape
 
 from scoring.errors import InputError
+from scoring.formats.records import Instance
 
 _ID_RE = re.compile(r"^[A-Za-z0-9._-]+$")
 _EPSG_RE = re.compile(r"EPSG:{1,2}(?:[0-9.]*:)?(\d+)$")
@@ -44,11 +46,11 @@ class MapSubject:
     target_id: str
 
     @classmethod
-    def of(cls, instance: dict[str, Any], default_epsg: int | None) -> MapSubject:
+    def of(cls, instance: Instance, default_epsg: int | None) -> MapSubject:
         iid = sanitize_id(instance.get("id"))
         task_epsg = task_epsg_of(instance, default_epsg)
         features = scene_features(instance)
-        info = instance.get("information") or {}
+        info: Mapping[str, Any] = instance.get("information") or {}
         withheld = [str(a) for a in info.get("withheld") or []]
         attributes = [str(a) for a in info.get("attributes") or [] if str(a) not in withheld]
         return cls(
@@ -70,8 +72,9 @@ def sanitize_id(iid: Any) -> str:
     return iid
 
 
-def task_epsg_of(instance: dict[str, Any], default: int | None = None) -> int:
-    name = (((instance.get("scene") or {}).get("crs") or {}).get("properties") or {}).get("name", "")
+def task_epsg_of(instance: Instance, default: int | None = None) -> int:
+    scene: Mapping[str, Any] = instance.get("scene") or {}
+    name = ((scene.get("crs") or {}).get("properties") or {}).get("name", "")
     m = _EPSG_RE.search(str(name))
     if m:
         return int(m.group(1))
@@ -80,11 +83,12 @@ def task_epsg_of(instance: dict[str, Any], default: int | None = None) -> int:
     return int(default)
 
 
-def scene_features(instance: dict[str, Any]) -> list[TaskFeature]:
+def scene_features(instance: Instance) -> list[TaskFeature]:
     feats = []
     # attributes shown on the map but not in the GeoJSON (the paper protocol's O06)
     on_map = instance.get("map_properties") or {}
-    for f in (instance.get("scene") or {}).get("features", []):
+    scene: Mapping[str, Any] = instance.get("scene") or {}
+    for f in scene.get("features", []):
         props = dict(f.get("properties") or {})
         fid = str(props.get("id", f.get("id")))
         props.update(on_map.get(fid) or {})

@@ -42,6 +42,7 @@ from scoring.formats.mapsets import (
     feature_number,
     set_path,
 )
+from scoring.formats.records import Instance
 from scoring.render.batch import MapContext, _context_index
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
@@ -60,18 +61,18 @@ ONE_FEATURE_RATIO = 3.0  # a one-feature scene: overview at a third of the detai
 
 # A unit of drawing: (key, "map" or "multi", the instance as drawn, the style). A "multi" unit draws
 # an instance's two image-multi maps, one after the other (the overview's view needs the detail's).
-Unit = tuple[str, str, dict[str, Any], dict[str, Any]]
+Unit = tuple[str, str, Instance, dict[str, Any]]
 
 
-def target_of(instance: dict[str, Any]) -> str:
+def target_of(instance: Instance) -> str:
     """The feature a map set centres on: the edit's target, or F0 (every question's subject)."""
     return str(instance.get("target") or "F0") if instance.get("task") == Task.EDIT else "F0"
 
 
-def _shown(instance: dict[str, Any], map_id: str, fids: Iterable[str]) -> dict[str, Any]:
+def _shown(instance: Instance, map_id: str, fids: Iterable[str]) -> Instance:
     """The instance as one map of a set shows it: only the features ``fids``, under ``map_id``."""
     keep = set(fids)
-    scene = instance.get("scene") or {}
+    scene = instance["scene"]
     features = [f for f in scene.get("features", []) if _fid(f) in keep]
     return {**instance, "id": map_id, "scene": {**scene, "features": features}}
 
@@ -80,7 +81,7 @@ def _fid(feature: dict[str, Any]) -> str:
     return str((feature.get("properties") or {}).get("id", feature.get("id")))
 
 
-def _bounds_3857(instance: dict[str, Any], fids: Iterable[str], epsg: int) -> tuple[float, ...]:
+def _bounds_3857(instance: Instance, fids: Iterable[str], epsg: int) -> tuple[float, ...]:
     keep = set(fids)
     geoms = [to_3857(shape(f["geometry"]), epsg) for f in instance["scene"]["features"] if _fid(f) in keep]
     return tuple(float(v) for v in shapely.total_bounds(geoms))
@@ -94,10 +95,10 @@ def _with_min_side(style: dict[str, Any], side_3857: float, cx: float, cy: float
     return out
 
 
-def multi_record(instance: dict[str, Any]) -> dict[str, Any]:
+def multi_record(instance: Instance) -> dict[str, Any]:
     """The image-multi set of an instance: map 1 the target alone, map 2 the other features."""
     iid = str(instance["id"])
-    fids = [_fid(f) for f in (instance.get("scene") or {}).get("features", [])]
+    fids = [_fid(f) for f in instance["scene"].get("features", [])]
     target = target_of(instance)
     if target not in fids:
         raise InputError(f"instance {iid}: target {target} is not in its scene")
@@ -117,7 +118,7 @@ def multi_record(instance: dict[str, Any]) -> dict[str, Any]:
 
 
 def draw_multi(
-    instance: dict[str, Any], context: ContextIndex | None, style: dict[str, Any]
+    instance: Instance, context: ContextIndex | None, style: dict[str, Any]
 ) -> list[tuple[bytes, dict[str, Any]]]:
     """(PNG, sidecar) of both maps of the instance's image-multi set. The detail is drawn first:
     the overview's view is then made wide enough for the whole scene AND the detail's actual view,
@@ -143,32 +144,32 @@ def draw_multi(
 
 
 # ---- image-context ---------------------------------------------------------------------------
-def label_offset(instances: Iterable[dict[str, Any]]) -> int:
+def label_offset(instances: Iterable[Instance]) -> int:
     """The first label number past every label of the benchmark: a distractor's F<k> is drawn as
     F<k + offset>, so it can never be read as one of the instance's own features."""
     top = -1
     for inst in instances:
-        for f in (inst.get("scene") or {}).get("features", []):
+        for f in inst["scene"].get("features", []):
             k = feature_number(_fid(f))
             top = max(top, k if k is not None else -1)
     return top + 1
 
 
-def relabelled(instance: dict[str, Any], offset: int) -> dict[str, Any]:
+def relabelled(instance: Instance, offset: int) -> Instance:
     """The instance drawn as a distractor: every F<k> renamed F<k + offset>."""
 
     def rename(fid: str) -> str:
         k = feature_number(fid)
         return f"F{k + offset}" if k is not None else fid
 
-    scene = instance.get("scene") or {}
+    scene = instance["scene"]
     features = []
     for f in scene.get("features", []):
         props = {**(f.get("properties") or {})}
         if "id" in props:
             props["id"] = rename(str(props["id"]))
         features.append({**f, **({"id": rename(str(f["id"]))} if "id" in f else {}), "properties": props})
-    out = {
+    out: Instance = {
         **instance,
         "id": str(instance["id"]) + DISTRACTOR_SUFFIX,
         "scene": {**scene, "features": features},
@@ -186,7 +187,7 @@ def _rng(seed: Any, iid: str) -> random.Random:
 
 
 def context_record(
-    instance: dict[str, Any], pool: list[dict[str, Any]], seed: Any, offset: int, k: int = DISTRACTORS
+    instance: Instance, pool: list[Instance], seed: Any, offset: int, k: int = DISTRACTORS
 ) -> dict:
     """The image-context set of an instance: its own map and ``k`` distractors from ``pool`` (other
     instances of the same city and task, labels renumbered by ``offset``), in a seeded order."""

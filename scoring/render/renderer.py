@@ -14,6 +14,7 @@ import shapely
 from shapely.geometry import box
 
 from scoring.errors import OutputError
+from scoring.formats.records import Instance
 from scoring.render.backend.canvas import MapCanvas
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, assign_colors, clearance
@@ -41,7 +42,7 @@ from scoring.render.view import fix_view
 class MapRenderer:
     """One instance's map: `prepare()` fixes the view and colours, `render()` draws and records."""
 
-    def __init__(self, instance: dict[str, Any], context: ContextIndex | None, style: dict[str, Any]):
+    def __init__(self, instance: Instance, context: ContextIndex | None, style: dict[str, Any]):
         self.context = context
         self.style = style
         self.n = int(style["image_px"])
@@ -174,7 +175,7 @@ class MapRenderer:
 
 
 def render_map(
-    instance: dict[str, Any], context_index: ContextIndex | None, style: dict[str, Any] | None = None
+    instance: Instance, context_index: ContextIndex | None, style: dict[str, Any] | None = None
 ) -> tuple[bytes, dict[str, Any]]:
     """(PNG bytes, sidecar record) for one instance; touches no files."""
     style = style or load_style()
@@ -188,7 +189,7 @@ def render_map(
 
 
 def render_instance(
-    instance: dict[str, Any],
+    instance: Instance,
     context_index: ContextIndex | None,
     out_dir: str | Path,
     style: dict[str, Any] | None = None,

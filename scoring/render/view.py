@@ -8,6 +8,7 @@ import numpy as np
 import shapely
 
 from scoring.constraints.framing import beyond_scene, symmetric_frame
+from scoring.formats.records import Instance
 from scoring.geometry.georef import PixelTransform, task_to_3857
 from scoring.render.features import MapSubject
 
@@ -24,7 +25,7 @@ def compute_view(geoms_3857: list, style: dict[str, Any]) -> tuple[float, float,
     return cx - side / 2.0, cy + side / 2.0, res
 
 
-def framed_3857(instance: dict[str, Any], task_epsg: int) -> tuple[list, list[str]]:
+def framed_3857(instance: Instance, task_epsg: int) -> tuple[list, list[str]]:
     """The EPSG:3857 geometries a map is framed on besides its scene (scoring.constraints.framing: for an
     edit, the target after the reference edit) and the names of everything framed."""
     extra, what = beyond_scene(instance)
@@ -32,7 +33,7 @@ def framed_3857(instance: dict[str, Any], task_epsg: int) -> tuple[list, list[st
 
 
 def fix_view(
-    subject: MapSubject, instance: dict[str, Any], style: dict[str, Any]
+    subject: MapSubject, instance: Instance, style: dict[str, Any]
 ) -> tuple[PixelTransform, list[str]]:
     """The map's pixel transform, framed on the scene and what scoring.constraints.framing adds (for an edit,
     the target after the reference edit), and the names of what was framed. Sets each task

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -27,6 +28,7 @@ import jinja2
 from scoring.answers.formats import ANSWER_FORMATS, instructions
 from scoring.formats.benchmark import edit_reply_form
 from scoring.formats.mapsets import MapSet
+from scoring.formats.records import Instance
 from scoring.geometry.georef import grid_convergence_deg
 from scoring.paths import RESOURCES_DIR
 from scoring.runner.client import png_data_url
@@ -50,7 +52,7 @@ class TemplateInfo:
     legacy_sha256: str | None = None
 
 
-def template_name(task: str, modality: str, form: str | None, reply_form: str = "operations") -> str:
+def template_name(task: str, modality: Modality, form: str | None, reply_form: str = "operations") -> str:
     if modality not in MODALITIES:
         raise ValueError(f"unknown modality {modality!r} (expected {', '.join(MODALITIES)})")
     if task == Task.QA:
@@ -128,7 +130,7 @@ def default_category(task: str, form: str | None) -> str | None:
 
 
 def template_id_and_version(
-    task: str, modality: str, form: str, prompts_dir: Path = PROMPTS_DIR
+    task: str, modality: Modality, form: str, prompts_dir: Path = PROMPTS_DIR
 ) -> tuple[str, str]:
     version, _ = _files_hash(prompts_dir, template_name(task, modality, form))
     return template_name(task, modality, form), version
@@ -136,7 +138,7 @@ def template_id_and_version(
 
 def template_info(
     task: str,
-    modality: str,
+    modality: Modality,
     form: str,
     prompts_dir: Path = PROMPTS_DIR,
     reply_form: str = "operations",
@@ -148,7 +150,7 @@ def template_info(
     return _info(prompts_dir, name, category or default_category(task, form))
 
 
-def instance_template_info(instance: dict, modality: str, form: str) -> TemplateInfo:
+def instance_template_info(instance: Instance, modality: Modality, form: str) -> TemplateInfo:
     """The template an instance is asked with in `modality` and `form`, hashed with the wording
     it is sent."""
     task = str(instance.get("task"))
@@ -158,7 +160,7 @@ def instance_template_info(instance: dict, modality: str, form: str) -> Template
     )
 
 
-def reply_form_of(instance: dict, modality: str) -> str:
+def reply_form_of(instance: Instance, modality: Modality) -> str:
     """How an instance's edit is replied in a modality ("operations" unless the paper protocol
     asks for a pixel geometry)."""
     return edit_reply_form(instance, modality) if instance.get("task") == Task.EDIT else "operations"
@@ -183,8 +185,8 @@ def answer_category(answer_type: str | None) -> str:
         raise ValueError(f"unknown answer_type {answer_type!r}") from None
 
 
-def crs_name(scene: dict) -> str:
-    crs = scene.get("crs") if isinstance(scene, dict) else None
+def crs_name(scene: Mapping[str, Any]) -> str:
+    crs = scene.get("crs") if isinstance(scene, Mapping) else None
     if isinstance(crs, dict):
         props = crs.get("properties") or {}
         if isinstance(props, dict) and props.get("name"):
@@ -194,8 +196,8 @@ def crs_name(scene: dict) -> str:
     return "given in the scene's crs member"
 
 
-def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> dict[str, Any]:
-    scene = instance.get("scene") or {}
+def _context(instance: Instance, modality: Modality, map_set: MapSet | None = None) -> dict[str, Any]:
+    scene: Mapping[str, Any] = instance.get("scene") or {}
     ctx: dict[str, Any] = {
         "image_size": IMAGE_SIZE,
         "question": instance.get("question", ""),
@@ -225,17 +227,17 @@ def _context(instance: dict, modality: str, map_set: MapSet | None = None) -> di
 
 # An instance's scene is sent in both forms, several modalities and by every run of a sweep
 # (which shares one read of the benchmark): serialised once per scene object.
-_scene_json: IdentityMemo[dict, str] = IdentityMemo(
+_scene_json: IdentityMemo[Mapping[str, Any], str] = IdentityMemo(
     lambda scene: json.dumps(scene, ensure_ascii=False, separators=(",", ":")), maxsize=2048
 )
 
 
-def grid_north_on_map(instance: dict) -> float | None:
+def grid_north_on_map(instance: Instance) -> float | None:
     """Where the task CRS's grid north points on the north-up map (degrees clockwise from up), at
     the scene's centre: the question's bearings are grid bearings, and the few degrees between the
     two norths would otherwise exceed the 1° bearing tolerance for a model reading the map."""
     try:
-        epsg = int((instance.get("crs") or {})["epsg"])
+        epsg = int(instance["crs"]["epsg"])
         xs: list[float] = []
         ys: list[float] = []
         for f in instance["scene"]["features"]:
@@ -256,7 +258,7 @@ def _vertices(coords: Any, xs: list[float], ys: list[float]) -> None:
         _vertices(c, xs, ys)
 
 
-_grid_north: IdentityMemo[dict, float | None] = IdentityMemo(grid_north_on_map, maxsize=2048)
+_grid_north: IdentityMemo[Instance, float | None] = IdentityMemo(grid_north_on_map, maxsize=2048)
 
 
 def _render_block(name: str, block: str, ctx: dict, prompts_dir: Path) -> str:
@@ -279,10 +281,10 @@ def map_data_url(image_png: bytes) -> str:
 
 # Every participant of a sweep is sent the same prompt for an instance, modality and form: its
 # texts are rendered once per instance object (a few instances' worth: the runs go side by side).
-_texts_of: IdentityMemo[dict, dict[tuple, tuple[str, str]]] = IdentityMemo(lambda i: {}, maxsize=512)
+_texts_of: IdentityMemo[Instance, dict[tuple, tuple[str, str]]] = IdentityMemo(lambda i: {}, maxsize=512)
 
 
-def _prompt_texts(instance: dict, name: str, modality: str, prompts_dir: Path) -> tuple[str, str]:
+def _prompt_texts(instance: Instance, name: str, modality: Modality, prompts_dir: Path) -> tuple[str, str]:
     texts = _texts_of(instance)
     key = (name, modality, prompts_dir)
     hit = texts.get(key)
@@ -293,8 +295,8 @@ def _prompt_texts(instance: dict, name: str, modality: str, prompts_dir: Path) -
 
 
 def build_messages(
-    instance: dict,
-    modality: str,
+    instance: Instance,
+    modality: Modality,
     form: str | None,
     image_png: bytes | MapSet | None,
     prompts_dir: Path = PROMPTS_DIR,
@@ -333,8 +335,8 @@ def build_messages(
 
 
 def corrective_messages(
-    instance: dict,
-    modality: str,
+    instance: Instance,
+    modality: Modality,
     messages: list[dict],
     reply: str,
     reason: str,

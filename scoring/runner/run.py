@@ -17,6 +17,7 @@ from scoring.answers import read_edit_reply
 from scoring.errors import InputError
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, read_map_set
+from scoring.formats.records import Instance
 from scoring.formats.rundir import claim_run_dir, model_identity, read_run_manifest
 from scoring.runner.client import ChatClient
 from scoring.runner.cluster_limit import endpoint_limiter
@@ -42,7 +43,9 @@ __all__ = [
 
 
 # ---- the edit validity hook --------------------------------------------------------------------
-def edit_needs_retry(text: str | None, instance: dict | None = None, modality: str = "geojson") -> str | None:
+def edit_needs_retry(
+    text: str | None, instance: Instance | None = None, modality: Modality = Modality.GEOJSON
+) -> str | None:
     """Why an edit reply is unusable (-> one corrective turn), or None if it is usable.
 
     The scorer's own reader decides (`scoring.answers.read_edit_reply`): a reply it would score
@@ -55,7 +58,7 @@ def edit_needs_retry(text: str | None, instance: dict | None = None, modality: s
 # ---- inputs ------------------------------------------------------------------------------------
 def _instances(
     bench: Benchmark, task: str, ids: Iterable[str] | None, limit: int | None, forms: list[Form]
-) -> list[dict]:
+) -> list[Instance]:
     """The instances of ``task`` to send: all, or those named by ``ids`` in that order; then the
     first ``limit``. InputError when a choice question has no 4 (or 2, yes / no) choices."""
     path = bench.task_file(task)
@@ -80,7 +83,7 @@ def _instances(
     return instances
 
 
-def _forms(task: str, forms: Iterable[str] | None, modality: str) -> list[Form]:
+def _forms(task: str, forms: Iterable[str] | None, modality: Modality) -> list[Form]:
     """The forms asked; InputError for an unknown modality, task or form."""
     if modality not in MODALITIES:
         raise InputError(f"--modality: must be one of {', '.join(MODALITIES)}, got {modality!r}")
@@ -97,7 +100,9 @@ def _forms(task: str, forms: Iterable[str] | None, modality: str) -> list[Form]:
     return [Form.EDIT]
 
 
-def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[str, bytes | MapSet | None]:
+def _read_maps(
+    bench: Benchmark, instances: list[Instance], modality: Modality
+) -> dict[str, bytes | MapSet | None]:
     if not Modality(modality).has_image:
         return {}
     if Modality(modality).map_set:  # several maps per instance, listed in its set file
@@ -115,7 +120,7 @@ def _read_maps(bench: Benchmark, instances: list[dict], modality: str) -> dict[s
     return images
 
 
-def _previous_manifest(out_dir: Path, spec: ModelSpec, modality: str, task: str, bench_sha: str) -> dict:
+def _previous_manifest(out_dir: Path, spec: ModelSpec, modality: Modality, task: str, bench_sha: str) -> dict:
     """The manifest of the run being resumed in ``out_dir`` ({} for a new run); InputError when
     it is another model's, modality's, task's or benchmark's run."""
     previous = read_run_manifest(out_dir) or {}
@@ -134,7 +139,7 @@ def _previous_manifest(out_dir: Path, spec: ModelSpec, modality: str, task: str,
 def run_benchmark(
     bench_dir,
     spec: ModelSpec,
-    modality: str,
+    modality: Modality | str,  # the runner's entry: CLI, evaluate and plugin values, read once below
     task: str,
     forms: Iterable[str] | None,
     out_dir,
@@ -145,7 +150,7 @@ def run_benchmark(
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
+    edit_check: Callable[[str | None, Instance, Modality], str | None] | None = None,
 ) -> RunSummary:
     """Blocking entry point (runs its own event loop). See `run_benchmark_async`."""
     return asyncio.run(
@@ -170,7 +175,7 @@ def run_benchmark(
 async def run_benchmark_async(
     bench_dir,
     spec: ModelSpec,
-    modality: str,
+    modality: Modality | str,  # the runner's entry: CLI, evaluate and plugin values, read once below
     task: str,
     forms: Iterable[str] | None,
     out_dir,
@@ -181,7 +186,7 @@ async def run_benchmark_async(
     limit: int | None = None,
     ids: Iterable[str] | None = None,
     cache: Iterable[str | os.PathLike] = (),
-    edit_check: Callable[[str | None, dict, str], str | None] | None = None,
+    edit_check: Callable[[str | None, Instance, Modality], str | None] | None = None,
     map_png: Callable[[str], Awaitable[bytes | MapSet]] | None = None,
 ) -> RunSummary:
     """Send every (instance, form) sample of ``task`` in ``modality`` to the model of ``spec``
@@ -191,6 +196,7 @@ async def run_benchmark_async(
     RunStoppedError when the endpoint refuses the run as a whole (the journal and manifest are
     kept: a re-run resumes)."""
     out_dir = Path(out_dir)
+    modality = Modality(modality)
     forms = _forms(task, forms, modality)
     # -- benchmark (a sweep passes the Benchmark it read once for all its runs)
     bench = bench_dir if isinstance(bench_dir, Benchmark) else Benchmark.open(bench_dir, (task,))

@@ -30,6 +30,7 @@ from scoring.formats.journal import (
     prediction_from_json,
 )
 from scoring.formats.mapsets import MapSet, images_sha256
+from scoring.formats.records import Instance
 from scoring.formats.rundir import (
     PREDICTIONS,
     RUN_MANIFEST,
@@ -51,10 +52,10 @@ from scoring.vocab import Form, Modality, Task
 
 log = logging.getLogger(__name__)
 # A sweep's runs share one read of the benchmark: each instance is hashed once for all of them.
-_instance_sha256: IdentityMemo[dict, str] = IdentityMemo(instance_hash, maxsize=2048)
+_instance_sha256: IdentityMemo[Instance, str] = IdentityMemo(instance_hash, maxsize=2048)
 # ... and each map it reads once for the runs showing it (~0.3 ms of SHA-256 a map)
 _image_sha256: IdentityMemo[bytes | MapSet, str] = IdentityMemo(images_sha256, maxsize=64)
-EditCheck = Callable[[str | None, dict, str], str | None]
+EditCheck = Callable[[str | None, Instance, Modality], str | None]
 _WARNED_GREEDY: set[tuple[str, str]] = set()  # models told once that their samples may all agree
 
 
@@ -122,11 +123,11 @@ class RunPlan:
 
     bench: Benchmark
     spec: ModelSpec
-    modality: str
+    modality: Modality
     task: str
     forms: list[Form]
     out_dir: Path
-    instances: list[dict]
+    instances: list[Instance]
     images: dict[str, bytes | MapSet | None]
     check_edit: EditCheck
     cache: tuple[str | os.PathLike, ...] = ()
@@ -142,7 +143,7 @@ class RunPlan:
 class Ask:
     """One sample to ask: an instance in a form, the `sample_index`-th time."""
 
-    instance: dict
+    instance: Instance
     form: Form
     sample_index: int = 0
 

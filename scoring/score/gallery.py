@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def gallery(rows: list[dict], bench_dirs: list[str], *, per_family: int = PER_FA
     replies = _replies({str(r.get("run")) for r in mine if r.get("run")})
     cases = []
     for iid in ids:
-        inst = insts.get(iid, {})
+        inst: Mapping[str, Any] = insts.get(iid, {})  # {}: not in the benchmark, shown as such
         answers = sorted(
             (r for r in mine if r["id"] == iid),
             key=lambda r: (MODALITIES.index(r["modality"]), r["model"], str(r["form"])),
@@ -109,7 +110,7 @@ def gallery(rows: list[dict], bench_dirs: list[str], *, per_family: int = PER_FA
     return cases
 
 
-def _reference(inst: dict) -> str:
+def _reference(inst: Mapping[str, Any]) -> str:
     if inst.get("task") == Task.EDIT:
         return json.dumps(inst.get("reference_edit"), ensure_ascii=False)
     ans = inst.get("answer")
@@ -118,7 +119,7 @@ def _reference(inst: dict) -> str:
     return f"{json.dumps(ans, ensure_ascii=False)} {unit}".strip() + (f" (MCQ: {choice})" if choice else "")
 
 
-def _edit_figure(inst: dict, answers: list[dict]) -> Figure | None:
+def _edit_figure(inst: Mapping[str, Any], answers: list[dict]) -> Figure | None:
     """The scene (grey), the target before (blue), the reference edit (green, dashed) and each
     model's edit from a GeoJSON or Together reply (red shades), in the task CRS."""
     feats = {

@@ -44,7 +44,7 @@ def pooled_set(rows: Iterable[dict], columns: Sequence[tuple[str, str]]) -> dict
     }
 
 
-def column_deviations(modality: str, form: str, protocol: str) -> list[str]:
+def column_deviations(modality: Modality, form: str, protocol: str) -> list[str]:
     """Names of the deviations (scoring.relations.paper.DEVIATIONS) whose items fall in the
     column modality x form under `protocol`: none under the paper's own protocol."""
     if protocol == Protocol.PAPER:  # protocol switch: gate (the paper's own items depart from nothing)

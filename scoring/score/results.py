@@ -31,6 +31,7 @@ import scoring
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS, load_run, repeat_id, sample_id
 from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
@@ -72,7 +73,7 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [value for _, value in read_jsonl(path)]
 
 
-def _scene_key_of(instance: dict) -> str:
+def _scene_key_of(instance: Instance) -> str:
     """Which scene a sample was asked about (paired tests pair samples of one scene). Not
     canonical_json: these bytes fix the keys already in recorded verdicts."""
     return sha256_hex(json.dumps(instance.get("scene"), sort_keys=True))[:16]
@@ -142,7 +143,7 @@ def _repeats(manifest: dict) -> int:
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
 
 
-def _row(bench: Benchmark, inst: dict, rec: dict, model: str, run_dir: Path) -> dict:
+def _row(bench: Benchmark, inst: Instance, rec: dict, model: str, run_dir: Path) -> dict:
     task, form, modality = rec["task"], rec["form"], rec["modality"]
     v = score_prediction(inst, rec, bench.path)
     if v.verdict == Verdict.ERROR and rec.get("error") == NOT_RECORDED:

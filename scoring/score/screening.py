@@ -5,12 +5,15 @@ than the original (scoring.score.verdicts)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
 from shapely.geometry.base import BaseGeometry
+
+from scoring.formats.records import Instance
 
 if TYPE_CHECKING:
     from pyproj import Transformer
@@ -32,11 +35,12 @@ def _to_lonlat(epsg: int) -> Transformer:
     return Transformer.from_crs(f"EPSG:{epsg}", "EPSG:4326", always_xy=True)
 
 
-def _epsg(instance: dict) -> int | None:
+def _epsg(instance: Instance) -> int | None:
     crs = instance.get("crs")
     if isinstance(crs, dict) and isinstance(crs.get("epsg"), int):
         return crs["epsg"]
-    urn = ((instance.get("scene") or {}).get("crs") or {}).get("properties", {}).get("name", "")
+    scene: Mapping[str, Any] = instance.get("scene") or {}
+    urn = (scene.get("crs") or {}).get("properties", {}).get("name", "")
     try:
         return int(str(urn).rsplit(":", 1)[-1])
     except ValueError:
@@ -50,7 +54,7 @@ def vertex_budget(edited: BaseGeometry, initial: BaseGeometry) -> str | None:
     return "too_many_vertices" if shapely.get_num_coordinates(edited) > budget else None
 
 
-def screen_geometry(geom: BaseGeometry, instance: dict, scene_envelope: tuple | None) -> str | None:
+def screen_geometry(geom: BaseGeometry, instance: Instance, scene_envelope: tuple | None) -> str | None:
     """Name of the first screening failure of an edited geometry (task CRS), or None.
     empty -> outside_domain -> null_island -> far_outside_scene -> invalid."""
     if geom is None or geom.is_empty:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +35,7 @@ from scoring.constraints.edits import OPS, EditError, apply_edit, apply_geometry
 from scoring.constraints.facts import FactError, check_constraint, describe_constraint
 from scoring.errors import SpatialGapError
 from scoring.formats.mapsets import edit_map_id
+from scoring.formats.records import Instance
 from scoring.geometry.georef import PixelTransform
 from scoring.relations.base import REFUSAL, check_answer
 from scoring.score.screening import screen_geometry, vertex_budget
@@ -70,17 +71,17 @@ class Scored:
 # --------------------------------------------------------------------------------- helpers
 
 
-def _pixel_edits(modality: str) -> bool:
+def _pixel_edits(modality: Modality) -> bool:
     """Edits of this modality are in a map's pixels (image, and the cross-map ones)."""
     return modality in MODALITIES and Modality(modality).pixel_edits
 
 
-def answerable_in(instance: dict, modality: str) -> bool:
+def answerable_in(instance: Instance, modality: Modality) -> bool:
     """Whether the instance can be answered in ``modality`` (as the build recorded it)."""
     return _answerable(instance, modality)
 
 
-def _answerable(instance: dict, modality: str) -> bool:
+def _answerable(instance: Instance, modality: Modality) -> bool:
     a = instance.get("answerable")
     if isinstance(a, dict):
         if modality not in a and modality in MODALITIES and Modality(modality).map_set:
@@ -100,9 +101,10 @@ def _json_safe(v: Any) -> Any:
     return v
 
 
-def _scene_ids(instance: dict) -> list[str]:
+def _scene_ids(instance: Instance) -> list[str]:
     out = []
-    for f in (instance.get("scene") or {}).get("features", []):
+    scene: Mapping[str, Any] = instance.get("scene") or {}
+    for f in scene.get("features", []):
         fid = f.get("id") or (f.get("properties") or {}).get("id")
         if fid:
             out.append(str(fid))
@@ -154,11 +156,11 @@ def _quality(answer_type: str, reference: Any, value: Any) -> float | None:
 
 @_never_raises
 def score_qa(
-    instance: dict,
+    instance: Instance,
     text: str | None,
     *,
     form: str,
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     status: str = "ok",
     error: str | None = None,
 ) -> Scored:
@@ -246,7 +248,9 @@ def _flip(geom: BaseGeometry) -> BaseGeometry:
     return affinity.scale(geom, 1.0, -1.0, origin=(0, 0))
 
 
-def _constraint_rows(scene: Scene, constraints: list[dict], initial: Scene) -> tuple[list[dict], bool]:
+def _constraint_rows(
+    scene: Scene, constraints: Sequence[Mapping[str, Any]], initial: Scene
+) -> tuple[list[dict], bool]:
     rows, all_ok = [], True
     for i, c in enumerate(constraints):
         try:
@@ -270,7 +274,7 @@ def _constraint_rows(scene: Scene, constraints: list[dict], initial: Scene) -> t
     return rows, all_ok
 
 
-def _required_attributes(reference_edit: dict | None) -> dict:
+def _required_attributes(reference_edit: Mapping[str, Any] | None) -> dict:
     out = {}
     for op in (reference_edit or {}).get("operations", []) or []:
         if isinstance(op, dict) and op.get("op") == "set_attribute":
@@ -287,7 +291,7 @@ def _newly_self_crossing(after: BaseGeometry, before: BaseGeometry) -> bool:
     return before.geom_type not in lineal or before.is_simple
 
 
-def _scene_of(instance: dict) -> Scene:
+def _scene_of(instance: Instance) -> Scene:
     """The instance's initial scene, read once per instance: every run that edits it is scored
     against the same one."""
     from scoring.geometry.scene import shared_scene
@@ -295,7 +299,7 @@ def _scene_of(instance: dict) -> Scene:
     return shared_scene(instance["scene"])
 
 
-def _read_reference_geom(instance: dict) -> BaseGeometry | None:
+def _read_reference_geom(instance: Instance) -> BaseGeometry | None:
     """The target after the instance's reference edit (None when it cannot be applied)."""
     target = instance.get("target", "F0")
     try:
@@ -322,10 +326,10 @@ _initial_envelope = IdentityMemo(_envelope, maxsize=4096)  # of an instance's sh
 
 @_never_raises
 def score_edit(
-    instance: dict,
+    instance: Instance,
     text: str | None,
     *,
-    modality: str = "geojson",
+    modality: Modality = Modality.GEOJSON,
     status: str = "ok",
     error: str | None = None,
     pixel_transform: PixelTransform | None = None,
@@ -391,7 +395,7 @@ def _missed_reason(rows: list[dict]) -> str:
 
 
 def _screened(
-    edited: Any, initial: Any, target: str, changed: bool, instance: dict, value: Any, image: bool
+    edited: Any, initial: Any, target: str, changed: bool, instance: Instance, value: Any, image: bool
 ) -> Scored | None:
     """The wrong verdict of an edit whose geometry fails the screening or that changed nothing."""
     geom, before = edited.geom(target), initial.geom(target)
@@ -421,7 +425,7 @@ def _hausdorff(geom: BaseGeometry, reference_geom: BaseGeometry | None) -> float
 
 
 def _raster_tolerance(
-    instance: dict,
+    instance: Instance,
     props: dict,
     all_ok: bool,
     reference_geom: BaseGeometry | None,
@@ -448,7 +452,7 @@ def _apply(
     allowed: tuple,
     image: bool,
     pt: Any,  # a PixelTransform when `image` (score_edit makes sure)
-    modality: str,
+    modality: Modality,
 ) -> tuple[Scene, bool, BaseGeometry | None] | Scored:
     """(edited scene, changed, target geometry in pixels or None) or a Scored when it fails."""
     before = initial.geom(target)
@@ -504,7 +508,9 @@ def _pixel_transform(path: str) -> PixelTransform:
     return PixelTransform.from_sidecar(path)
 
 
-def load_pixel_transform(bench_dir: str | Path, instance_id: str, modality: str = "image") -> PixelTransform:
+def load_pixel_transform(
+    bench_dir: str | Path, instance_id: str, modality: Modality = Modality.IMAGE
+) -> PixelTransform:
     """The recorded transform of the map an edit of ``modality`` is expressed on (the instance's
     map; in a map-set modality the set's edit map), cached: one read per map per process."""
     map_id = edit_map_id(Path(bench_dir) / "maps", instance_id, modality)
@@ -517,12 +523,13 @@ def load_pixel_transform(bench_dir: str | Path, instance_id: str, modality: str 
 
 
 @_never_raises
-def score_prediction(instance: dict, record: dict, bench_dir: str | Path) -> Scored:
+def score_prediction(instance: Instance, record: dict, bench_dir: str | Path) -> Scored:
     """The verdict of one final prediction-journal record for `instance`. The instance decides the
     task (a record cannot turn an edit instance into a question); the record gives the form,
     modality, status and text."""
     task = instance.get("task") or record.get("task")
-    modality = str(record.get("modality")) if record.get("modality") in MODALITIES else "geojson"
+    # a journal holds the modality as a string: read once into the enum (an unknown one is scored as geojson)
+    modality = Modality(record["modality"]) if record.get("modality") in MODALITIES else Modality.GEOJSON
     status = record.get("status") or "error"
     text = record.get("text")
     if task == "edit":
