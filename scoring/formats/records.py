@@ -65,7 +65,7 @@ class EditOperation(TypedDict, total=False):
     degrees_clockwise: float
     origin: Any
     factor: float
-    key: str
+    name: str  # set_attribute: the property set (the prompts and the reader say "name")
     value: Any
 
 
