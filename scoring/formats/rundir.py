@@ -378,28 +378,33 @@ def record_answer(
     manifest.update({"ended_at": now, "status": "complete"})
     run.mkdir(parents=True, exist_ok=True)
     with Journal(run / PREDICTIONS) as journal:
-        journal.append(
-            {
-                "v": RECORD_VERSION,
-                "key": sha256_hex(f"{instance['id']}|{form}|{now}"),
-                "sample": sample_id(instance["id"], form),
-                "instance_id": instance["id"],
-                "task": task,
-                "form": form,
-                "modality": modality,
-                "relation": instance.get("relation"),
-                "attempt": 1,
-                "attempt_kind": kind,
-                "model_name": who,
-                "model": who,
-                "status": "ok",
-                "text": text,
-                "final": True,
-                "time": now,
-            }
-        )
+        journal.append(_answer_record(instance, text, form, modality, kind, who, now))
     write_json_atomic(run / RUN_MANIFEST, manifest)
     return run
+
+
+def _answer_record(
+    instance: Instance, text: str, form: Form, modality: Modality, kind: str, who: str, now: str
+) -> dict[str, Any]:
+    """The journal record of one answer given outside the runner (the schema of a model's)."""
+    return {
+        "v": RECORD_VERSION,
+        "key": sha256_hex(f"{instance['id']}|{form}|{now}"),
+        "sample": sample_id(instance["id"], form),
+        "instance_id": instance["id"],
+        "task": Task(instance.get("task", Task.QA)),
+        "form": form,
+        "modality": modality,
+        "relation": instance.get("relation"),
+        "attempt": 1,
+        "attempt_kind": kind,
+        "model_name": who,
+        "model": who,
+        "status": "ok",
+        "text": text,
+        "final": True,
+        "time": now,
+    }
 
 
 # ---- ownership ---------------------------------------------------------------------------------

@@ -170,32 +170,39 @@ def score_qa(
         return failed
     answerable = _answerable(instance, modality)
     if form == "mcq":
-        choices = list(instance.get("choices") or [])
-        parsed = answers.parse_choice(text, len(choices) or 4, choices)
-        refusal = parsed.refusal
-        value = parsed.value if parsed.ok else None
-        if parsed.ok:
-            idx = ord(str(value)) - ord("A")
-            if 0 <= idx < len(choices) and str(choices[idx]).strip().lower() == REFUSAL:
-                refusal = True  # chose the "cannot be determined" option
-        if not answerable:
-            if refusal:
-                return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance", value)
-            if parsed.ok:
-                return Scored(
-                    Verdict.UNFOUNDED_ANSWER, f"answered {value} on an unanswerable instance", value
-                )
-            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
-        if refusal:
-            return Scored(Verdict.WRONG, "refusal", value)
-        if not parsed.ok:
-            return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
-        if value == instance.get("correct_choice"):
-            return Scored(Verdict.CORRECT, f"chose {value}", value)
-        return Scored(Verdict.WRONG, f"chose {value}, expected {instance.get('correct_choice')}", value)
+        return _score_choice(instance, text, answerable)
     if form != "open":
         raise ValueError(f"unknown QA form {form!r}")
+    return _score_open(instance, text, answerable)
 
+
+def _score_choice(instance: Instance, text: str | None, answerable: bool) -> Scored:
+    """A multiple-choice reply: the letter chosen (the "cannot be determined" option is a refusal)."""
+    choices = list(instance.get("choices") or [])
+    parsed = answers.parse_choice(text, len(choices) or 4, choices)
+    refusal = parsed.refusal
+    value = parsed.value if parsed.ok else None
+    if parsed.ok:
+        idx = ord(str(value)) - ord("A")
+        if 0 <= idx < len(choices) and str(choices[idx]).strip().lower() == REFUSAL:
+            refusal = True  # chose the "cannot be determined" option
+    if not answerable:
+        if refusal:
+            return Scored(Verdict.CORRECT_REFUSAL, "refused on an unanswerable instance", value)
+        if parsed.ok:
+            return Scored(Verdict.UNFOUNDED_ANSWER, f"answered {value} on an unanswerable instance", value)
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
+    if refusal:
+        return Scored(Verdict.WRONG, "refusal", value)
+    if not parsed.ok:
+        return Scored(Verdict.UNPARSED, parsed.reason or "unparsed")
+    if value == instance.get("correct_choice"):
+        return Scored(Verdict.CORRECT, f"chose {value}", value)
+    return Scored(Verdict.WRONG, f"chose {value}, expected {instance.get('correct_choice')}", value)
+
+
+def _score_open(instance: Instance, text: str | None, answerable: bool) -> Scored:
+    """An open reply, read by its answer type and checked within the instance's tolerance."""
     answer_type = str(instance.get("answer_type") or "")
     reference = instance.get("answer")
     ctx: dict[str, Any] = {}
