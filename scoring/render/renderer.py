@@ -38,6 +38,8 @@ from scoring.render.sidecar.records import sidecar_record, write_map_files
 from scoring.render.style import font, load_style, pinned_rc_context
 from scoring.render.view import fix_view
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels, y down
+
 
 class MapRenderer:
     """One instance's map: `prepare()` fixes the view and colours, `render()` draws and records."""
@@ -75,14 +77,7 @@ class MapRenderer:
         obstacles = {f.fid: obstacle_for(f.geom_px, clear[f.fid]) for f in features}
         task_union = shapely.union_all(list(obstacles.values()))
 
-        # fixed furniture: north arrow (top right), scale bar (bottom left), attribution (bottom right)
-        north = (n - MARGIN - 46, MARGIN, n - MARGIN, MARGIN + 80)
-        bar = scalebar_layout(canvas, ground)
-        sbw, sbh = bar.size
-        scalebar = (MARGIN, n - MARGIN - sbh, MARGIN + sbw, n - MARGIN)
-        a_prop = font(st["furniture"]["attribution_size_pt"])
-        aw, ah = canvas.measure(ATTRIBUTION, a_prop)
-        attribution = (n - 6 - aw - 12, n - 6 - ah - 8, n - 6, n - 6)
+        north, scalebar, bar, attribution, a_prop = self._fixed_furniture(canvas, ground)
         blocked = [north, scalebar, attribution]
 
         def slots_for(size):
@@ -99,22 +94,7 @@ class MapRenderer:
         legend_context = [obj for kind, _, obj in rows if kind == "context"]
         legend, legend_layout = place_legend(canvas, rows, slots_for, task_union, blocked, full)
         blocked.append(legend)
-        cards = []
-        lines = card_lines(subject)
-        if lines:
-            cprop = font(st["furniture"]["card_size_pt"])
-            sizes = [canvas.measure(s, cprop) for _, s in lines]
-            cw = max(w for w, _ in sizes) + 30
-            ch_each = max(h for _, h in sizes) + 14
-            gap = 6
-            ch = len(lines) * ch_each + (len(lines) - 1) * gap
-            panel = place_box((cw, ch), slots_for((cw, ch)), task_union, blocked, full)
-            blocked.append(panel)
-            for i, (f, s) in enumerate(lines):
-                y0 = panel[1] + i * (ch_each + gap)
-                cards.append(
-                    AttributeCard(f, s, (panel[0], y0, panel[2], y0 + ch_each), list(subject.attributes))
-                )
+        cards = self._cards(canvas, slots_for, task_union, blocked)
 
         # frames of insets are obstacles for labels too (their outline only)
         label_obstacles = dict(obstacles)
@@ -135,17 +115,9 @@ class MapRenderer:
         for card in cards:
             draw_card(canvas, ax, card)
         attribution_text = canvas.text(
-            ax,
-            attribution[2] - 6,
-            (attribution[1] + attribution[3]) / 2,
-            ATTRIBUTION,
-            a_prop,
-            "attribution",
-            color="#333333",
-            ha="right",
-            va="center_baseline",
-            zorder=60,
-        )
+            ax, attribution[2] - 6, (attribution[1] + attribution[3]) / 2, ATTRIBUTION, a_prop,
+            "attribution", color="#333333", ha="right", va="center_baseline", zorder=60,
+        )  # fmt: skip
         canvas.panel(ax, attribution, z=59)
         inset_records = [draw_inset(canvas, subject, self.context, ins) for ins in insets]
         for rec in inset_records:
@@ -172,6 +144,44 @@ class MapRenderer:
         )
         record["frame"] = {"framed": self.framed}  # the rule: the benchmark manifest's maps.frame
         return png, record
+
+    def _fixed_furniture(self, canvas: MapCanvas, ground: float) -> tuple[Box, Box, Any, Box, Any]:
+        """Where the fixed furniture goes: north arrow (top right), scale bar (bottom left),
+        attribution (bottom right); (north, scale bar, its layout, attribution, its font)."""
+        n, st = self.n, self.style
+        north = (n - MARGIN - 46, MARGIN, n - MARGIN, MARGIN + 80)
+        bar = scalebar_layout(canvas, ground)
+        sbw, sbh = bar.size
+        scalebar = (MARGIN, n - MARGIN - sbh, MARGIN + sbw, n - MARGIN)
+        a_prop = font(st["furniture"]["attribution_size_pt"])
+        aw, ah = canvas.measure(ATTRIBUTION, a_prop)
+        attribution = (n - 6 - aw - 12, n - 6 - ah - 8, n - 6, n - 6)
+        return north, scalebar, bar, attribution, a_prop
+
+    def _cards(
+        self, canvas: MapCanvas, slots_for: Any, task_union: Any, blocked: list[Box]
+    ) -> list[AttributeCard]:
+        """The attribute cards, stacked in one panel placed clear of the task and of `blocked`
+        (which then holds the panel too)."""
+        subject, n = self.subject, self.n
+        lines = card_lines(subject)
+        if not lines:
+            return []
+        cprop = font(self.style["furniture"]["card_size_pt"])
+        sizes = [canvas.measure(s, cprop) for _, s in lines]
+        cw = max(w for w, _ in sizes) + 30
+        ch_each = max(h for _, h in sizes) + 14
+        gap = 6
+        ch = len(lines) * ch_each + (len(lines) - 1) * gap
+        panel = place_box((cw, ch), slots_for((cw, ch)), task_union, blocked, (0.0, 0.0, float(n), float(n)))
+        blocked.append(panel)
+        cards = []
+        for i, (f, s) in enumerate(lines):
+            y0 = panel[1] + i * (ch_each + gap)
+            cards.append(
+                AttributeCard(f, s, (panel[0], y0, panel[2], y0 + ch_each), list(subject.attributes))
+            )
+        return cards
 
 
 def render_map(
