@@ -7,6 +7,7 @@ makes every recorded bbox exact and independent of matplotlib's transforms.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ from scoring.formats.records import Instance
 from scoring.render.backend.canvas import MapCanvas
 from scoring.render.context import ContextIndex
 from scoring.render.features import MapSubject, assign_colors, clearance
-from scoring.render.furniture.insets import draw_inset, draw_inset_frame, plan_insets
-from scoring.render.furniture.legend import draw_legend, legend_rows, place_legend
+from scoring.render.furniture.insets import InsetPlan, draw_inset, draw_inset_frame, plan_insets
+from scoring.render.furniture.legend import LegendLayout, draw_legend, legend_rows, place_legend
 from scoring.render.furniture.panels import (
     ATTRIBUTION,
     MARGIN,
     AttributeCard,
+    ScaleBar,
     card_lines,
     draw_card,
     draw_north,
@@ -32,13 +34,33 @@ from scoring.render.furniture.panels import (
     scalebar_layout,
 )
 from scoring.render.labels.labelling import draw_label, place_feature_labels
-from scoring.render.labels.placement import obstacle_for, place_box
+from scoring.render.labels.placement import Placement, obstacle_for, place_box
 from scoring.render.layers import draw_context, draw_task
 from scoring.render.sidecar.records import sidecar_record, write_map_files
 from scoring.render.style import font, load_style, pinned_rc_context
 from scoring.render.view import fix_view
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in pixels, y down
+
+
+@dataclass
+class _MapLayout:
+    """Where the main map's parts go (pixels), fixed before any of them is drawn."""
+
+    ground: float  # metres a pixel at the centre
+    task_union: Any  # the task features with their clearances
+    north: Box
+    scalebar: Box
+    bar: ScaleBar
+    attribution: Box
+    attribution_font: Any
+    insets: list[InsetPlan]
+    counts: dict[str, int]  # context features drawn, by pool
+    legend: Box
+    legend_layout: LegendLayout
+    legend_context: list[str]  # the context pools the legend lists
+    cards: list[AttributeCard]
+    labels: dict[str, Placement]
 
 
 class MapRenderer:
@@ -66,11 +88,37 @@ class MapRenderer:
 
     def render(self) -> tuple[bytes, dict[str, Any]]:
         canvas = self.prepare()
-        st = self.style
-        subject = self.subject
-        features = subject.features
         n = self.n
         ax = canvas.axes((0.0, 0.0, float(n), float(n)), zorder=0)
+        lay = self._lay_out(canvas, ax)
+        attribution_text, inset_records = self._draw(canvas, ax, lay)
+        png = canvas.rasterise()
+        record = sidecar_record(
+            self.subject,
+            self.pt,
+            n,
+            labels=lay.labels,
+            insets=inset_records,
+            cards=lay.cards,
+            legend=lay.legend,
+            legend_context=lay.legend_context,
+            north=lay.north,
+            scalebar=lay.scalebar,
+            bar=lay.bar,
+            attribution=lay.attribution,
+            attribution_text_bbox=attribution_text.get_window_extent(canvas.renderer),
+            counts=lay.counts,
+            ground=lay.ground,
+            texts=canvas.texts,
+        )
+        record["frame"] = {"framed": self.framed}  # the rule: the benchmark manifest's maps.frame
+        return png, record
+
+    def _lay_out(self, canvas: MapCanvas, ax: Any) -> _MapLayout:
+        """Where the furniture, insets, legend, cards and labels go, each clear of the task and of
+        what was placed before it. Draws the context on `ax` too: the legend lists its pools."""
+        st, subject, n = self.style, self.subject, self.n
+        features = subject.features
         full = (0.0, 0.0, float(n), float(n))
         ground = self.pt.ground_pixel_size()
         clear = {f.fid: clearance(f, st["task"]) for f in features}
@@ -103,49 +151,37 @@ class MapRenderer:
         labels = place_feature_labels(
             canvas, features, clear, (6.0, 6.0, n - 6.0, n - 6.0), label_obstacles, blocked
         )
+        return _MapLayout(
+            ground, task_union, north, scalebar, bar, attribution, a_prop, insets, counts,
+            legend, legend_layout, legend_context, cards, labels,
+        )  # fmt: skip
 
-        # ---- draw main map
-        draw_task(ax, subject, {f.fid: f.geom_px for f in features}, st)
+    def _draw(self, canvas: MapCanvas, ax: Any, lay: _MapLayout) -> tuple[Any, list[dict[str, Any]]]:
+        """Draw the main map over its context, as laid out, then the insets; (the attribution's
+        text artist, the insets' sidecar records)."""
+        subject, n = self.subject, self.n
+        features = subject.features
+        draw_task(ax, subject, {f.fid: f.geom_px for f in features}, self.style)
         for f in features:
-            draw_label(canvas, ax, f, labels[f.fid])
-        letter_boxes = {ins.id: draw_inset_frame(canvas, ax, ins, task_union, n) for ins in insets}
-        draw_north(canvas, ax, north)
-        draw_scalebar(canvas, ax, scalebar, bar)
-        draw_legend(canvas, ax, legend, legend_layout)
-        for card in cards:
+            draw_label(canvas, ax, f, lay.labels[f.fid])
+        letter_boxes = {ins.id: draw_inset_frame(canvas, ax, ins, lay.task_union, n) for ins in lay.insets}
+        draw_north(canvas, ax, lay.north)
+        draw_scalebar(canvas, ax, lay.scalebar, lay.bar)
+        draw_legend(canvas, ax, lay.legend, lay.legend_layout)
+        for card in lay.cards:
             draw_card(canvas, ax, card)
+        attribution = lay.attribution
         attribution_text = canvas.text(
-            ax, attribution[2] - 6, (attribution[1] + attribution[3]) / 2, ATTRIBUTION, a_prop,
+            ax, attribution[2] - 6, (attribution[1] + attribution[3]) / 2, ATTRIBUTION, lay.attribution_font,
             "attribution", color="#333333", ha="right", va="center_baseline", zorder=60,
         )  # fmt: skip
         canvas.panel(ax, attribution, z=59)
-        inset_records = [draw_inset(canvas, subject, self.context, ins) for ins in insets]
+        inset_records = [draw_inset(canvas, subject, self.context, ins) for ins in lay.insets]
         for rec in inset_records:
             rec["frame_letter_bbox"] = [round(v, 2) for v in letter_boxes[rec["id"]]]
+        return attribution_text, inset_records
 
-        png = canvas.rasterise()
-        record = sidecar_record(
-            subject,
-            self.pt,
-            n,
-            labels=labels,
-            insets=inset_records,
-            cards=cards,
-            legend=legend,
-            legend_context=legend_context,
-            north=north,
-            scalebar=scalebar,
-            bar=bar,
-            attribution=attribution,
-            attribution_text_bbox=attribution_text.get_window_extent(canvas.renderer),
-            counts=counts,
-            ground=ground,
-            texts=canvas.texts,
-        )
-        record["frame"] = {"framed": self.framed}  # the rule: the benchmark manifest's maps.frame
-        return png, record
-
-    def _fixed_furniture(self, canvas: MapCanvas, ground: float) -> tuple[Box, Box, Any, Box, Any]:
+    def _fixed_furniture(self, canvas: MapCanvas, ground: float) -> tuple[Box, Box, ScaleBar, Box, Any]:
         """Where the fixed furniture goes: north arrow (top right), scale bar (bottom left),
         attribution (bottom right); (north, scale bar, its layout, attribution, its font)."""
         n, st = self.n, self.style

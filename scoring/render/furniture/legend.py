@@ -9,7 +9,7 @@ import matplotlib
 
 from scoring.render.backend.artists import line2d, rectangle
 from scoring.render.backend.canvas import MapCanvas, add_patch
-from scoring.render.features import MapSubject, geom_type
+from scoring.render.features import MapSubject, TaskFeature, geom_type
 from scoring.render.labels.placement import Box, hidden_area, place_box
 from scoring.render.layers import crossings
 from scoring.render.style import font, px_to_pt
@@ -104,14 +104,13 @@ def place_legend(
 
 
 def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) -> None:
-    t = canvas.style["task"]
-    c = canvas.style["context"]
+    """The legend panel at `bbox` and its rows: headers, then each entry's symbol and text."""
     prop, hprop, row_h = layout.font, layout.header_font, layout.row_height
     canvas.panel(ax, bbox, z)
     x0, y0, _, _ = bbox
     for kind, label, obj, dx, line in layout.placed:
         y = y0 + 12 + row_h / 2 + line * row_h
-        sx = x0 + 14 + dx
+        sx = x0 + 14 + dx  # where the entry's symbol starts
         if kind == "header":
             canvas.text(
                 ax,
@@ -125,111 +124,124 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
                 zorder=z + 2,
             )
             continue
-        tx = sx + 42
         if kind == "crossing":
-            cst = t["crossing"]
-            ax.add_line(
-                line2d(
-                    [sx + 17],
-                    [y],
-                    ls="none",
-                    marker="o",
-                    ms=px_to_pt(cst["size"] - 2),
-                    mfc=cst["face"],
-                    mec=cst["edge"],
-                    mew=px_to_pt(cst["edge_width"]),
-                    zorder=z + 1,
-                )
-            )
+            _draw_crossing_symbol(ax, canvas.style["task"]["crossing"], sx, y, z)
         elif kind == "task":
-            f = obj
-            gt = geom_type(f.geom_px)
-            if gt in ("Point", "MultiPoint"):
-                ax.add_line(
-                    line2d(
-                        [sx + 17],
-                        [y],
-                        ls="none",
-                        marker="o",
-                        ms=px_to_pt(14),
-                        mfc=f.color,
-                        mec="#ffffff",
-                        mew=px_to_pt(2),
-                        zorder=z + 1,
-                    )
-                )
-            elif gt in ("LineString", "MultiLineString"):
-                ax.add_line(
-                    line2d(
-                        [sx + 2, sx + 32],
-                        [y, y],
-                        color=f.color,
-                        lw=px_to_pt(6 if not f.target else 8),
-                        solid_capstyle="round",
-                        zorder=z + 1,
-                    )
-                )
-            else:
-                add_patch(
-                    ax,
-                    rectangle(
-                        (sx + 4, y - 8),
-                        26,
-                        16,
-                        facecolor=matplotlib.colors.to_rgba(f.color, t["polygon_alpha"].get(f.kind, 0.3)),
-                        edgecolor=f.color,
-                        lw=px_to_pt(2.5),
-                        zorder=z + 1,
-                    ),
-                )
+            _draw_task_symbol(ax, obj, canvas.style["task"], sx, y, z)
         else:
-            p = obj
-            if p == "road":
-                ax.add_line(
-                    line2d(
-                        [sx + 2, sx + 32],
-                        [y, y],
-                        color=c["road_casing"],
-                        lw=px_to_pt(10),
-                        solid_capstyle="butt",
-                        zorder=z + 1,
-                    )
-                )
-                ax.add_line(
-                    line2d(
-                        [sx + 2, sx + 32],
-                        [y, y],
-                        color=c["road_fill"],
-                        lw=px_to_pt(7),
-                        solid_capstyle="butt",
-                        zorder=z + 1.1,
-                    )
-                )
-            elif p == "poi":
-                ax.add_line(
-                    line2d(
-                        [sx + 17],
-                        [y],
-                        ls="none",
-                        marker="o",
-                        ms=px_to_pt(c["poi"]["size"] + 1),
-                        mfc=c["poi"]["face"],
-                        mec=c["poi"]["edge"],
-                        zorder=z + 1,
-                    )
-                )
-            else:
-                edge = c[p]["edge"] if c[p]["edge"] != "none" else c[p]["face"]
-                add_patch(
-                    ax,
-                    rectangle(
-                        (sx + 4, y - 8),
-                        26,
-                        16,
-                        facecolor=c[p]["face"],
-                        edgecolor=edge,
-                        lw=px_to_pt(1.2),
-                        zorder=z + 1,
-                    ),
-                )
-        canvas.text(ax, tx, y, label, prop, "legend", color="#222222", va="center_baseline", zorder=z + 2)
+            _draw_context_symbol(ax, obj, canvas.style["context"], sx, y, z)
+        canvas.text(
+            ax, sx + 42, y, label, prop, "legend", color="#222222", va="center_baseline", zorder=z + 2
+        )
+
+
+def _draw_crossing_symbol(ax, cst: dict[str, Any], sx: float, y: float, z: float) -> None:
+    """The disc drawn where task roads cross, a little smaller than on the map."""
+    ax.add_line(
+        line2d(
+            [sx + 17],
+            [y],
+            ls="none",
+            marker="o",
+            ms=px_to_pt(cst["size"] - 2),
+            mfc=cst["face"],
+            mec=cst["edge"],
+            mew=px_to_pt(cst["edge_width"]),
+            zorder=z + 1,
+        )
+    )
+
+
+def _draw_task_symbol(ax, f: TaskFeature, t: dict[str, Any], sx: float, y: float, z: float) -> None:
+    """A task feature's symbol by its geometry type: a dot, a stroke or a tinted box."""
+    gt = geom_type(f.geom_px)
+    if gt in ("Point", "MultiPoint"):
+        ax.add_line(
+            line2d(
+                [sx + 17],
+                [y],
+                ls="none",
+                marker="o",
+                ms=px_to_pt(14),
+                mfc=f.color,
+                mec="#ffffff",
+                mew=px_to_pt(2),
+                zorder=z + 1,
+            )
+        )
+    elif gt in ("LineString", "MultiLineString"):
+        ax.add_line(
+            line2d(
+                [sx + 2, sx + 32],
+                [y, y],
+                color=f.color,
+                lw=px_to_pt(6 if not f.target else 8),
+                solid_capstyle="round",
+                zorder=z + 1,
+            )
+        )
+    else:
+        add_patch(
+            ax,
+            rectangle(
+                (sx + 4, y - 8),
+                26,
+                16,
+                facecolor=matplotlib.colors.to_rgba(f.color, t["polygon_alpha"].get(f.kind, 0.3)),
+                edgecolor=f.color,
+                lw=px_to_pt(2.5),
+                zorder=z + 1,
+            ),
+        )
+
+
+def _draw_context_symbol(ax, pool: str, c: dict[str, Any], sx: float, y: float, z: float) -> None:
+    """A context pool's symbol: a cased road, a POI dot, or a box of the pool's fill."""
+    if pool == "road":
+        ax.add_line(
+            line2d(
+                [sx + 2, sx + 32],
+                [y, y],
+                color=c["road_casing"],
+                lw=px_to_pt(10),
+                solid_capstyle="butt",
+                zorder=z + 1,
+            )
+        )
+        ax.add_line(
+            line2d(
+                [sx + 2, sx + 32],
+                [y, y],
+                color=c["road_fill"],
+                lw=px_to_pt(7),
+                solid_capstyle="butt",
+                zorder=z + 1.1,
+            )
+        )
+    elif pool == "poi":
+        ax.add_line(
+            line2d(
+                [sx + 17],
+                [y],
+                ls="none",
+                marker="o",
+                ms=px_to_pt(c["poi"]["size"] + 1),
+                mfc=c["poi"]["face"],
+                mec=c["poi"]["edge"],
+                zorder=z + 1,
+            )
+        )
+    else:
+        edge = c[pool]["edge"] if c[pool]["edge"] != "none" else c[pool]["face"]
+        add_patch(
+            ax,
+            rectangle(
+                (sx + 4, y - 8),
+                26,
+                16,
+                facecolor=c[pool]["face"],
+                edgecolor=edge,
+                lw=px_to_pt(1.2),
+                zorder=z + 1,
+            ),
+        )

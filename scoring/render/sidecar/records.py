@@ -46,40 +46,10 @@ def sidecar_record(
     texts: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """The map's sidecar: image, CRS and exact transforms, and where everything was drawn."""
-    at_bb = attribution_text_bbox
-    cx, cy = pt.pixel_to_3857(n / 2, n / 2)
-    lon, lat = m3857_to_lonlat(cx, cy)
-    # grid convergence: angle from true north (map up) to the task CRS's grid north
-    try:
-        conv = grid_convergence_at(subject.task_epsg, float(lon), float(lat))
-    except Exception:  # noqa: BLE001 - informative only
-        conv = float("nan")
-    x0, y1 = pt.pixel_to_3857(0, 0)
-    x1, y0 = pt.pixel_to_3857(n, n)
-    feats = {}
-    for f in subject.features:
-        b = f.geom_px.bounds
-        feats[f.fid] = {
-            "kind": f.kind,
-            "geometry_type": geom_type(f.geom_task),
-            "color": f.color,
-            "target": f.target,
-            "pixel_bbox": [round(v, 2) for v in b],
-            "in_inset": next((i["id"] for i in insets if f.fid in i["features"]), None),
-        }
     return {
         "schema": SIDECAR_SCHEMA,
         "id": subject.iid,
-        "renderer": {
-            "name": "spatialgap-matplotlib",
-            "version": RENDERER_VERSION,
-            "matplotlib": matplotlib.__version__,
-            "pillow": PIL.__version__,
-            "png_deflate": PNG_DEFLATE,
-            "pyproj": pyproj.__version__,
-            "proj": pyproj.proj_version_str,
-            "shapely": shapely.__version__,
-        },
+        "renderer": _renderer_versions(),
         "image": {"file": f"{subject.iid}.png", "width": n, "height": n, "dpi": DPI},
         "crs": {
             "map": "EPSG:3857",
@@ -92,25 +62,9 @@ def sidecar_record(
             "pixel (i, j) covers [i, i+1) x [j, j+1), its centre is (i+0.5, j+0.5); "
             "rows grow downwards (same as GDAL's geotransform)"
         ),
-        "transform": {
-            **pt.to_json(),
-            "formula": "X = gt[0] + col*gt[1] + row*gt[2]; Y = gt[3] + col*gt[4] + row*gt[5] (EPSG:3857)",
-            "pixel_to_task": "pixel -> EPSG:3857 (affine) -> EPSG:4326 -> task EPSG (pyproj, always_xy)",
-            "task_to_pixel": (
-                "task EPSG -> EPSG:4326 -> EPSG:3857 (pyproj, always_xy) -> pixel (inverse affine)"
-            ),
-            "python": "scoring.geometry.georef.PixelTransform.from_sidecar(path)",
-        },
-        "view": {
-            "bounds_3857": [x0, float(y0), float(x1), float(y1)],
-            "center_lonlat": [round(float(lon), 8), round(float(lat), 8)],
-            "resolution_3857_m": pt.resolution,
-            "ground_pixel_size_m": round(ground, 6),
-            "ground_width_m": round(ground * n, 3),
-            "grid_convergence_deg": round(conv, 4),
-            "north": "up (true north; Web Mercator)",
-        },
-        "features": feats,
+        "transform": _transform_record(pt),
+        "view": _view_record(subject, pt, n, ground),
+        "features": _feature_records(subject, insets),
         "labels": {k: {**v.to_json(), "text": k} for k, v in labels.items()},
         "insets": insets,
         "attribute_cards": [c.to_json() for c in cards],
@@ -125,28 +79,103 @@ def sidecar_record(
             "length_m": bar.length_m,
             "length_px": round(bar.length_px, 3),
         },
-        "attribution": {
-            "text": ATTRIBUTION,
-            "drawn": True,
-            "bbox": [round(v, 2) for v in attribution],
-            "text_bbox": [
-                round(at_bb.x0, 2),
-                round(n - at_bb.y1, 2),
-                round(at_bb.x1, 2),
-                round(n - at_bb.y0, 2),
-            ],
-        },
-        "crossings": [
-            [round(float(x), 2), round(float(y), 2)]
-            for x, y in (
-                crossings(subject.features, {f.fid: f.geom_px for f in subject.features})
-                if subject.levels
-                else []
-            )
-        ],
+        "attribution": _attribution_record(attribution, attribution_text_bbox, n),
+        "crossings": _crossing_points(subject),
         "context_counts": counts,
         "texts": texts,
     }
+
+
+def _renderer_versions() -> dict[str, Any]:
+    """The renderer and the versions of the libraries that decide the map's bytes."""
+    return {
+        "name": "spatialgap-matplotlib",
+        "version": RENDERER_VERSION,
+        "matplotlib": matplotlib.__version__,
+        "pillow": PIL.__version__,
+        "png_deflate": PNG_DEFLATE,
+        "pyproj": pyproj.__version__,
+        "proj": pyproj.proj_version_str,
+        "shapely": shapely.__version__,
+    }
+
+
+def _transform_record(pt: PixelTransform) -> dict[str, Any]:
+    """The exact pixel <-> EPSG:3857 affine, and how to get to the task CRS from it."""
+    return {
+        **pt.to_json(),
+        "formula": "X = gt[0] + col*gt[1] + row*gt[2]; Y = gt[3] + col*gt[4] + row*gt[5] (EPSG:3857)",
+        "pixel_to_task": "pixel -> EPSG:3857 (affine) -> EPSG:4326 -> task EPSG (pyproj, always_xy)",
+        "task_to_pixel": (
+            "task EPSG -> EPSG:4326 -> EPSG:3857 (pyproj, always_xy) -> pixel (inverse affine)"
+        ),
+        "python": "scoring.geometry.georef.PixelTransform.from_sidecar(path)",
+    }
+
+
+def _view_record(subject: MapSubject, pt: PixelTransform, n: int, ground: float) -> dict[str, Any]:
+    """What the map shows: its bounds, centre, scale and where north is."""
+    cx, cy = pt.pixel_to_3857(n / 2, n / 2)
+    lon, lat = m3857_to_lonlat(cx, cy)
+    # grid convergence: angle from true north (map up) to the task CRS's grid north
+    try:
+        conv = grid_convergence_at(subject.task_epsg, float(lon), float(lat))
+    except Exception:  # noqa: BLE001 - informative only
+        conv = float("nan")
+    x0, y1 = pt.pixel_to_3857(0, 0)
+    x1, y0 = pt.pixel_to_3857(n, n)
+    return {
+        "bounds_3857": [x0, float(y0), float(x1), float(y1)],
+        "center_lonlat": [round(float(lon), 8), round(float(lat), 8)],
+        "resolution_3857_m": pt.resolution,
+        "ground_pixel_size_m": round(ground, 6),
+        "ground_width_m": round(ground * n, 3),
+        "grid_convergence_deg": round(conv, 4),
+        "north": "up (true north; Web Mercator)",
+    }
+
+
+def _feature_records(subject: MapSubject, insets: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each task feature as drawn: its style, pixel bbox and the inset showing it, if any."""
+    feats = {}
+    for f in subject.features:
+        b = f.geom_px.bounds
+        feats[f.fid] = {
+            "kind": f.kind,
+            "geometry_type": geom_type(f.geom_task),
+            "color": f.color,
+            "target": f.target,
+            "pixel_bbox": [round(v, 2) for v in b],
+            "in_inset": next((i["id"] for i in insets if f.fid in i["features"]), None),
+        }
+    return feats
+
+
+def _attribution_record(attribution: Box, text_bbox: Any, n: int) -> dict[str, Any]:
+    """The attribution's panel and the box of its text (`text_bbox`: matplotlib's, y up)."""
+    return {
+        "text": ATTRIBUTION,
+        "drawn": True,
+        "bbox": [round(v, 2) for v in attribution],
+        "text_bbox": [
+            round(text_bbox.x0, 2),
+            round(n - text_bbox.y1, 2),
+            round(text_bbox.x1, 2),
+            round(n - text_bbox.y0, 2),
+        ],
+    }
+
+
+def _crossing_points(subject: MapSubject) -> list[list[float]]:
+    """Where task roads cross, drawn as neutral discs (only when levels are part of the task)."""
+    return [
+        [round(float(x), 2), round(float(y), 2)]
+        for x, y in (
+            crossings(subject.features, {f.fid: f.geom_px for f in subject.features})
+            if subject.levels
+            else []
+        )
+    ]
 
 
 def world_file(gt) -> str:
