@@ -8,6 +8,7 @@ import math
 
 import shapely
 from shapely.geometry import LineString
+from shapely.geometry.base import BaseGeometry
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list, one_of
@@ -401,6 +402,35 @@ class Side:
         return edit_item(ctx, members, cons, [ops] + list(_offset_variants(ops)))
 
 
+def _between_candidates(
+    ctx: BuildContext, anchor: PoolFeature, b: PoolFeature, hull: BaseGeometry
+) -> tuple[list[PoolFeature], list[PoolFeature]]:
+    """(features strictly between anchor and b, overlapping their hull by 2 m or more; features
+    3 m or more from the hull), clear of both by 3 m: the which-one question's answer pool and
+    distractors."""
+    pos, neg = [], []
+    for k in (PoolKind.BUILDING, PoolKind.ROAD):
+        for f in ctx.pools.near(k, hull, 40):
+            if f.uid in (anchor.uid, b.uid) or not (f.geom.disjoint(anchor.geom) and f.geom.disjoint(b.geom)):
+                continue
+            if f.geom.distance(anchor.geom) < 3 or f.geom.distance(b.geom) < 3:
+                continue
+            d = f.geom.distance(hull)
+            if d >= 3:
+                neg.append(f)
+            elif d == 0 and oracle.strictly_between(anchor.geom, b.geom, f.geom):
+                inter = f.geom.intersection(hull)
+                amount = inter.area or inter.length
+                if amount >= 2 or (
+                    hull.geom_type == "LineString"
+                    and inter.length == 0
+                    and f.geom.geom_type == "Polygon"
+                    and hull.intersection(f.geom).length >= 2
+                ):
+                    pos.append(f)
+    return pos, neg
+
+
 @relation(
     "O04",
     "Strict betweenness",
@@ -429,28 +459,7 @@ class Between:
             return None
         b = ctx.rng.choice(partners)
         hull = shapely.union(anchor.geom, b.geom).convex_hull
-        pos, neg = [], []
-        for k in (PoolKind.BUILDING, PoolKind.ROAD):
-            for f in ctx.pools.near(k, hull, 40):
-                if f.uid in (anchor.uid, b.uid) or not (
-                    f.geom.disjoint(anchor.geom) and f.geom.disjoint(b.geom)
-                ):
-                    continue
-                if f.geom.distance(anchor.geom) < 3 or f.geom.distance(b.geom) < 3:
-                    continue
-                d = f.geom.distance(hull)
-                if d >= 3:
-                    neg.append(f)
-                elif d == 0 and oracle.strictly_between(anchor.geom, b.geom, f.geom):
-                    inter = f.geom.intersection(hull if hull.geom_type != "LineString" else hull)
-                    amount = inter.area or inter.length
-                    if amount >= 2 or (
-                        hull.geom_type == "LineString"
-                        and inter.length == 0
-                        and f.geom.geom_type == "Polygon"
-                        and hull.intersection(f.geom).length >= 2
-                    ):
-                        pos.append(f)
+        pos, neg = _between_candidates(ctx, anchor, b, hull)
         if not pos or len(neg) < 3:
             return None
         neg.sort(key=lambda f: f.geom.distance(hull))
