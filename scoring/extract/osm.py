@@ -10,17 +10,21 @@ reads in a scene is exactly what the oracle computed on. Invalid OSM geometries 
 from __future__ import annotations
 
 import logging
+import multiprocessing as mp
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import InputError
 from scoring.extract import assemble
 from scoring.extract.assemble import MIN_FEATURES, NON_ROAD_HIGHWAYS, POI_KEYS, PoolAssembler
 from scoring.extract.pools import FeaturePools
+from scoring.extract.prepare import prepare_chunk
 from scoring.paths import RESOURCES_DIR
 
 log = logging.getLogger(__name__)
@@ -116,29 +120,83 @@ def _warning_kind(message: str) -> str:
     return re.sub(r"\d+", "N", first)[:120]
 
 
-def _read_assembled(path: Path, stats: dict) -> PoolAssembler:
+def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[PoolAssembler, list | None]:
     """The extract read once, streamed into a PoolAssembler chunk by chunk (interleaved
-    reading). Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry
-    with it, from the start, into a fresh assembler."""
+    reading), and, on an executor of several workers, each chunk's kept records prepared on it
+    while the next chunks are read (scoring.extract.prepare). Unsorted node ids (e.g. JOSM
+    exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it, from the start, afresh."""
     require_gdal()
-    from osgeo import gdal
-
     for custom_indexing in ("YES", "NO"):
-        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
         asm = PoolAssembler(path)
         try:
-            with gdal_warnings(stats):
-                for chunk in _read_records(path):
+            chunks = _records_from_reader(path, custom_indexing, stats)
+            if executor is None or executor.workers < 2:
+                for chunk in chunks:
                     asm.add(chunk)
-                return asm
+                return asm, None
+            jobs = (job for chunk in chunks if (job := asm.add(chunk, speculate=True)) is not None)
+            return asm, list(executor.stream(prepare_chunk, jobs, desc="extract"))
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
                 log.info("unsorted node ids in %s: retrying with OSM_USE_CUSTOM_INDEXING=NO", path)
                 continue
             raise InputError(f"{path}: cannot read OSM data ({str(exc).strip()})") from None
-        finally:
-            gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
     raise InputError(f"{path}: cannot read OSM data")
+
+
+def _records_from_reader(path: Path, custom_indexing: str, stats: dict) -> Iterator[list]:
+    """_read_records' chunks, read by a child process started now (issue 33 item 3): GDAL reads
+    the next chunk while this process assembles the last one, so reading no longer leaves a core
+    idle for the whole of a large extract. Its warnings' counts and errors come back with it."""
+    ctx: Any = mp.get_context("fork" if threading.active_count() == 1 else "spawn")  # fork: no threads
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_reader_main, args=(str(path), custom_indexing, send), daemon=True)
+    proc.start()
+    send.close()
+    return _received(recv, proc, stats)
+
+
+def _received(recv, proc, stats: dict) -> Iterator[list]:
+    try:
+        while True:
+            try:
+                kind, payload = recv.recv()
+            except EOFError:
+                raise RuntimeError("the reading process stopped without a word") from None
+            if kind == "chunk":
+                yield payload
+            elif kind == "done":
+                stats["gdal_warnings"] = payload
+                return
+            else:
+                raise (InputError if kind == "input" else RuntimeError)(payload)
+    finally:
+        recv.close()
+        proc.join(timeout=1)
+        if proc.is_alive():  # stopped early (a bad record): the reader waits to send the next chunk
+            proc.terminate()
+            proc.join()
+
+
+def _reader_main(path: str, custom_indexing: str, send) -> None:
+    """The reading process: chunks, then ("done", warning counts) or the error's kind and text."""
+    from osgeo import gdal
+
+    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
+    stats: dict = {}
+    try:
+        with gdal_warnings(stats):
+            for chunk in _read_records(Path(path)):
+                send.send(("chunk", chunk))
+        send.send(("done", stats["gdal_warnings"]))
+    except InputError as exc:
+        send.send(("input", str(exc)))
+    except (BrokenPipeError, OSError):
+        pass  # the assembler stopped reading (it raised on a bad record)
+    except Exception as exc:  # noqa: BLE001 (any failure is reported to the assembler)
+        send.send(("error", str(exc)))
+    finally:
+        send.close()
 
 
 def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, bytes]]:
@@ -229,10 +287,10 @@ def load_pools(path: Path | str | None = None, city: str | None = None, executor
     check_readable(path)
     city = city or path.name.split(".")[0].lower()
     stats: dict = {}
-    asm = _read_assembled(path, stats)
+    asm, prepared = _read_assembled(path, stats, executor)
     if not asm.read:
         raise InputError(f"{path}: the extract holds no OSM features")
-    return asm.finish(path, city, stats, executor)
+    return asm.finish(path, city, stats, executor, prepared)
 
 
 def pools_from_records(
