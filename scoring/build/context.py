@@ -50,14 +50,38 @@ def _dumps(obj) -> str:
 
 
 def _feature(f: PoolFeature, pool: str) -> dict:
-    from shapely.geometry import mapping
-
     return {
         "type": "Feature",
         "id": f.uid,
         "properties": {"pool": pool, "osm_id": f.uid, **f.props},
-        "geometry": _rounded(mapping(f.geom)),
+        "geometry": _geometry(f.geom),
     }
+
+
+def _geometry(g) -> dict:
+    """`_rounded(mapping(g))` (the scene's GeoJSON: coordinates rounded to the 1 cm grid), read
+    ring by ring as arrays: most of the cost of writing the context was building and walking
+    mapping()'s tuples. A coordinate already on the grid (np.round leaves it, so it is the double
+    nearest to a whole number of cm, which round(x, 2) returns too) is written as it is; a
+    geometry with one that is not, or of another type, takes the general path."""
+    kind = g.geom_type
+    if kind == "Point" or kind == "LineString":
+        coords = _on_grid(g)
+        if coords is not None:
+            return {"type": kind, "coordinates": coords if kind == "LineString" else coords[0]}
+    elif kind == "Polygon" or kind == "MultiPolygon":
+        polys = [g] if kind == "Polygon" else list(g.geoms)
+        rings = [[_on_grid(r) for r in (p.exterior, *p.interiors)] for p in polys]
+        if all(r is not None for p in rings for r in p):
+            return {"type": kind, "coordinates": rings[0] if kind == "Polygon" else rings}
+    from shapely.geometry import mapping
+
+    return _rounded(mapping(g))
+
+
+def _on_grid(g) -> list | None:
+    xy = shapely.get_coordinates(g)
+    return xy.tolist() if np.array_equal(np.round(xy, 2), xy) else None
 
 
 def context_features(pools: FeaturePools, selection: Selection | None = None) -> Iterator[dict]:
