@@ -151,6 +151,34 @@ class PoolAssembler:
         self.chunks.append((first, len(self.index)))
         return self._job(len(self.chunks) - 1, self._crs().epsg, True) if speculate else None
 
+    def part(self) -> tuple:
+        """The last chunk's kept records (index, WKB, roles) and the zone of the records read so
+        far, to hand to another process's assembler (`take`); forgotten here."""
+        out = (list(self.index), list(self.wkbs), list(self.roles), self._crs().epsg)
+        self.index, self.wkbs, self.roles, self.chunks = [], [], [], []
+        return out
+
+    def take(self, part: tuple) -> Job:
+        """A chunk assembled by another process (`part`): its kept records appended, and the job
+        preparing them in the zone guessed there."""
+        index, wkbs, roles, epsg = part
+        first = len(self.index)
+        self.index.extend(index)
+        self.wkbs.extend(wkbs)
+        self.roles.extend(roles)
+        self.chunks.append((first, len(self.index)))
+        return self._job(len(self.chunks) - 1, epsg, True)
+
+    def summary(self) -> dict:
+        """What an assembler that only `take`s needs besides the kept records."""
+        return {"read": self.read, "layers": self.layers, "bounds": self.bounds, "broken": self.broken}
+
+    def conclude(self, summary: dict) -> None:
+        """The other process's `summary`, once it read the last record."""
+        self.read, self.layers, self.bounds, self.broken = (
+            summary[k] for k in ("read", "layers", "bounds", "broken")
+        )
+
     def _crs(self) -> CityCRS:
         """The UTM zone holding the centre of the bounds of the records read so far."""
         minx, miny, maxx, maxy = self.bounds

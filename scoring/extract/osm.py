@@ -129,12 +129,11 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
     for custom_indexing in ("YES", "NO"):
         asm = PoolAssembler(path)
         try:
-            chunks = _records_from_reader(path, custom_indexing, stats)
+            jobs = _jobs_from_reader(path, custom_indexing, stats, asm)
             if executor is None or executor.workers < 2:
-                for chunk in chunks:
-                    asm.add(chunk)
+                for _ in jobs:  # (prepared in the city's zone once it is known: `finish`)
+                    pass
                 return asm, None
-            jobs = (job for chunk in chunks if (job := asm.add(chunk, speculate=True)) is not None)
             return asm, list(executor.stream(prepare_chunk, jobs, desc="extract"))
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
@@ -144,56 +143,62 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
     raise InputError(f"{path}: cannot read OSM data")
 
 
-def _records_from_reader(path: Path, custom_indexing: str, stats: dict) -> Iterator[list]:
-    """_read_records' chunks, read by a child process started now (issue 33 item 3): GDAL reads
-    the next chunk while this process assembles the last one, so reading no longer leaves a core
-    idle for the whole of a large extract. Its warnings' counts and errors come back with it."""
+def _jobs_from_reader(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
+    """A child process started now reads the extract and assembles its records (issue 33 item 3:
+    checks, bounds, roles), handing each chunk's kept records to `asm`; yields each chunk's
+    prepare job as it comes, so the executor's workers prepare it while the next are read. The
+    reader's GDAL warning counts, what it read and its errors come back with it."""
     ctx: Any = mp.get_context("fork" if threading.active_count() == 1 else "spawn")  # fork: no threads
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_reader_main, args=(str(path), custom_indexing, send), daemon=True)
     proc.start()
     send.close()
-    return _received(recv, proc, stats)
+    return _received(recv, proc, stats, asm)
 
 
-def _received(recv, proc, stats: dict) -> Iterator[list]:
+def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
     try:
         while True:
             try:
                 kind, payload = recv.recv()
             except EOFError:
                 raise RuntimeError("the reading process stopped without a word") from None
-            if kind == "chunk":
-                yield payload
+            if kind == "part":
+                yield asm.take(payload)
             elif kind == "done":
-                stats["gdal_warnings"] = payload
+                stats["gdal_warnings"], summary = payload
+                asm.conclude(summary)
                 return
             else:
                 raise (InputError if kind == "input" else RuntimeError)(payload)
     finally:
         recv.close()
         proc.join(timeout=1)
-        if proc.is_alive():  # stopped early (a bad record): the reader waits to send the next chunk
+        if proc.is_alive():  # stopped early: the reader waits to send the next chunk
             proc.terminate()
             proc.join()
 
 
 def _reader_main(path: str, custom_indexing: str, send) -> None:
-    """The reading process: chunks, then ("done", warning counts) or the error's kind and text."""
+    """The reading process: each chunk's kept records, then ("done", (warning counts, what was
+    read)), or the error's kind and text (an InputError's: a bad record, named)."""
     from osgeo import gdal
 
     gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
     stats: dict = {}
+    asm = PoolAssembler(Path(path))
     try:
         with gdal_warnings(stats):
             for chunk in _read_records(Path(path)):
-                send.send(("chunk", chunk))
-        send.send(("done", stats["gdal_warnings"]))
+                asm.add(chunk)
+                if asm.chunks:
+                    send.send(("part", asm.part()))
+        send.send(("done", (stats["gdal_warnings"], asm.summary())))
     except InputError as exc:
         send.send(("input", str(exc)))
     except (BrokenPipeError, OSError):
-        pass  # the assembler stopped reading (it raised on a bad record)
-    except Exception as exc:  # noqa: BLE001 (any failure is reported to the assembler)
+        pass  # the builder stopped reading
+    except Exception as exc:  # noqa: BLE001 (any failure is reported to the builder)
         send.send(("error", str(exc)))
     finally:
         send.close()
