@@ -49,13 +49,45 @@ def _dumps(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _feature(f: PoolFeature, pool: str) -> dict:
+def _feature(f: PoolFeature, pool: str, geometry: dict) -> dict:
     return {
         "type": "Feature",
         "id": f.uid,
         "properties": {"pool": pool, "osm_id": f.uid, **f.props},
-        "geometry": _geometry(f.geom),
+        "geometry": geometry,
     }
+
+
+def _geometries(geoms: list) -> list[dict]:
+    """`_geometry` of each, the points, lines and polygons read as one ragged array per type:
+    one array call instead of several per geometry (a feature's line cost 28 µs, then 8)."""
+    arr = np.empty(len(geoms), dtype=object)
+    arr[:] = geoms
+    types = shapely.get_type_id(arr)
+    out: list = [None] * len(geoms)
+    for tid in (0, 1, 3):  # Point, LineString, Polygon
+        idx = np.flatnonzero(types == tid)
+        if len(idx):
+            for i, g in zip(idx.tolist(), _ragged(arr[idx], tid), strict=True):
+                out[i] = g
+    return [g if g is not None else _geometry(geoms[i]) for i, g in enumerate(out)]
+
+
+def _ragged(geoms: np.ndarray, tid: int) -> list[dict]:
+    """GeoJSON geometries of geometries of one type, from shapely's ragged array (the same
+    coordinates in the same order); the general path when one is off the grid."""
+    _, coords, offsets = shapely.to_ragged_array(geoms)
+    if not np.array_equal(np.round(coords, 2), coords):
+        return [_geometry(g) for g in geoms]
+    xy = coords.tolist()
+    if tid == 0:
+        return [{"type": "Point", "coordinates": c} for c in xy]
+    if tid == 1:
+        o = offsets[0].tolist()
+        return [{"type": "LineString", "coordinates": xy[o[i] : o[i + 1]]} for i in range(len(geoms))]
+    ro, po = (a.tolist() for a in offsets)
+    rings = [xy[ro[r] : ro[r + 1]] for r in range(len(ro) - 1)]
+    return [{"type": "Polygon", "coordinates": rings[po[i] : po[i + 1]]} for i in range(len(geoms))]
 
 
 def _geometry(g) -> dict:
@@ -197,11 +229,10 @@ def _segment_features(segment: Segment, pools: FeaturePools, as_water: set[str])
     source, kind, picked = segment
     if source == "context":
         water = _water(pools)
-        for i in picked:
-            yield _feature(water[i], "water")
-        return
-    feats = pools.features[kind]
-    for f in (feats[i] for i in picked):
-        if kind == "area" and f.uid in as_water:
-            continue
-        yield _feature(f, kind)
+        feats, pool = [water[i] for i in picked], "water"
+    else:
+        every = pools.features[kind]
+        feats = [f for f in (every[i] for i in picked) if not (kind == "area" and f.uid in as_water)]
+        pool = kind
+    for f, geometry in zip(feats, _geometries([f.geom for f in feats]), strict=True):
+        yield _feature(f, pool, geometry)
