@@ -24,7 +24,7 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 
 from scoring.errors import InputError
 from scoring.extract.pools import POOL_KINDS, FeaturePools, PoolFeature, Thresholds
-from scoring.extract.prepare import CLEANED, Job, prepare_chunk
+from scoring.extract.prepare import CLEANED, Job, prepared_chunks
 from scoring.extract.water import WATER_TAGS, sea_from_coastline
 from scoring.geometry.georef import GRID, CityCRS, snap_to_grid
 from scoring.support.files import sha256_file
@@ -197,29 +197,20 @@ class PoolAssembler:
         crs = self._crs()
         stats["read"] = self.read
         events: list[tuple[int, int]] = [(i, 1) for i in self.broken]  # (record, _EVENTS index)
-        done = _prepared_chunks(self, crs.epsg, prepared, executor)
+        done = prepared_chunks(self, crs.epsg, prepared, executor)
         check_spread(done, path)
         self.wkbs = []  # the WGS 84 copies: no longer needed (memory is what the pools keep)
-        groups: dict[str, list] = {}
-        for (lo, _), part in zip(self.chunks, done, strict=True):
-            events.extend((self.index[lo + i], 1) for i in part["missing"])  # broken by the projection
-            for role in ("poi", *CLEANED, "water", "coast_line", "coast_ring"):
-                groups.setdefault(role, []).extend((lo + i, *rest) for i, *rest in part[role])
-        del done
-        pois = []
-        for (n, _), g in zip(groups["poi"], _from_wkb([w for _, w in groups.pop("poi")]), strict=True):
-            uid, props = self._named(n, "poi")
-            pois.append(PoolFeature(uid, "poi", g, props))
-        roads, buildings, areas = (self._cleaned(k, groups.pop(k), events) for k in CLEANED)
+        events += [e for part in done for e in part["events"]]
+        pois, roads, buildings, areas = ([f for part in done for f in part[k]] for k in ("poi", *CLEANED))
         water = []
-        for n, w, why in groups.pop("water"):
-            uid, props = self._named(n, "water")
+        for uid, props, geom, why in (w for part in done for w in part["water"]):
             if why is not None:
                 raise InputError(f"{path}: feature {uid}: invalid geometry ({why})")
-            if w is not None:
-                water.append(PoolFeature(uid, "water", shapely.from_wkb(w), props))
-        coast_lines = [shapely.from_wkb(w) for _, w in groups.get("coast_line", [])]
-        coast_rings = [shapely.from_wkb(w) for _, w in groups.get("coast_ring", [])]
+            if geom is not None:
+                water.append(PoolFeature(uid, "water", geom, props))
+        coast_lines = [g for part in done for g in part["coast_line"]]
+        coast_rings = [g for part in done for g in part["coast_ring"]]
+        del done
         _count_events(events, stats)
         return _pools(
             path=path,
@@ -239,19 +230,6 @@ class PoolAssembler:
                 return uid, props
         raise KeyError(role)
 
-    def _cleaned(self, kind: str, group: list, events: list) -> list[PoolFeature]:
-        out = []
-        geoms = _from_wkb([w for _, w, _, _ in group])
-        for (n, wkb, repaired, dropped), geom in zip(group, geoms, strict=True):
-            if repaired:
-                events.append((self.index[n], 0))
-            if dropped:
-                events.append((self.index[n], 1))
-            if wkb is not None:
-                uid, props = self._named(n, kind)
-                out.append(PoolFeature(uid, kind, geom, props))
-        return out
-
     def why_none(self, stats: dict) -> str:
         """Why no road, building or land-use feature survived: what was read, and where it went."""
         layers = self.layers
@@ -268,13 +246,6 @@ class PoolAssembler:
         )
 
 
-def _from_wkb(wkbs: list) -> list:
-    """Each WKB parsed (None stays None), in one array call."""
-    arr = np.empty(len(wkbs), dtype=object)
-    arr[:] = wkbs
-    return list(shapely.from_wkb(arr)) if len(arr) else []
-
-
 def _count_events(events: list[tuple[int, int]], stats: dict) -> None:
     """The events' counts, inserted in the order of their first record (as a one-pass read does)."""
     first: dict[int, tuple[int, int]] = {}
@@ -284,22 +255,6 @@ def _count_events(events: list[tuple[int, int]], stats: dict) -> None:
         first[kind] = min(first.get(kind, (rec, kind)), (rec, kind))
     for kind in sorted(first, key=first.__getitem__):
         stats[_EVENTS[kind]] = stats.get(_EVENTS[kind], 0) + counts[kind]
-
-
-def _prepared_chunks(asm: PoolAssembler, epsg: int, prepared: list | None, executor: Any) -> list[dict]:
-    """Every chunk prepared in the city's zone: the speculative preparations that guessed it, the
-    others prepared now (on the executor's workers when there are many geometries to clean)."""
-    done: list = list(prepared) if prepared is not None else [None] * len(asm.chunks)
-    redo = [c for c, part in enumerate(done) if part is None or part["epsg"] != epsg]
-    jobs = [asm._job(c, epsg, False) for c in redo]
-    size = sum(len(j[1]) for j in jobs)
-    if executor is None or executor.workers < 2 or size < PARALLEL_MIN:
-        parts = [prepare_chunk(j) for j in jobs]
-    else:
-        parts = list(executor.map(prepare_chunk, jobs, desc="extract", unit="chunk", start_method="fork"))
-    for c, part in zip(redo, parts, strict=True):
-        done[c] = part
-    return done
 
 
 def pools_from_records(records: Iterable[list[Record]], path: Path, city: str, stats: dict) -> FeaturePools:
@@ -469,7 +424,6 @@ def _clean_lines(geoms: list) -> list[tuple[LineString | None, bool, bool]]:
 
 
 _CLEAN = {"road": _clean_lines, "building": _clean_polygons, "area": _clean_polygons}
-PARALLEL_MIN = 50_000  # geometries to clean below which shipping them to workers costs more
 
 
 def _project_all(geoms, transformer: Transformer) -> list:

@@ -24,7 +24,7 @@ from scoring.errors import InputError
 from scoring.extract import assemble
 from scoring.extract.assemble import MIN_FEATURES, NON_ROAD_HIGHWAYS, POI_KEYS, PoolAssembler
 from scoring.extract.pools import FeaturePools
-from scoring.extract.prepare import prepare_chunk
+from scoring.extract.prepare import collect, prepare_chunk
 from scoring.paths import RESOURCES_DIR
 
 log = logging.getLogger(__name__)
@@ -134,7 +134,8 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
                 for _ in jobs:  # (prepared in the city's zone once it is known: `finish`)
                     pass
                 return asm, None
-            return asm, list(executor.stream(prepare_chunk, jobs, desc="extract"))
+            done = executor.stream(prepare_chunk, jobs, desc="extract")
+            return asm, [collect(asm, c, part) for c, part in enumerate(done)]
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
                 log.info("unsorted node ids in %s: retrying with OSM_USE_CUSTOM_INDEXING=NO", path)

@@ -20,11 +20,13 @@ import shapely
 import shapely.errors
 from pyproj import Transformer
 
+from scoring.extract.pools import PoolFeature
 from scoring.extract.water import clean_area
 
 # (EPSG code, the kept records' WGS 84 WKB, each record's role names, speculative?)
 Job = tuple[int, list[bytes], list[tuple[str, ...]], bool]
 CLEANED = ("road", "building", "area")
+PARALLEL_MIN = 50_000  # geometries to prepare again below which shipping them to workers costs more
 _TRANSFORMERS: dict[int, Transformer] = {}
 
 
@@ -88,3 +90,65 @@ def _wkb(geoms: list) -> list[bytes | None]:
     arr = np.empty(len(geoms), dtype=object)
     arr[:] = geoms
     return list(shapely.to_wkb(arr)) if len(arr) else []
+
+
+def collect(asm: Any, c: int, part: dict | None) -> dict | None:
+    """Chunk c's prepared records as what the pools are made of: its pool features by kind, its
+    water (uid, props, geometry or None, why GEOS refused it), coastlines, the assembler's events
+    (record, kind) and the spread check's count and bounds. Made as each chunk comes back (the
+    builder's process waits for the reading then), kept if the zone guessed was the city's."""
+    if part is None:
+        return None
+    lo, _ = asm.chunks[c]
+    index, named = asm.index, asm._named
+    out: dict[str, Any] = {k: part[k] for k in ("epsg", "present", "bounds")}
+    events = [(index[lo + i], 1) for i in part["missing"]]  # broken by the projection
+    pois = part["poi"]
+    out["poi"] = [
+        PoolFeature(*_kinded(named(lo + i, "poi"), "poi", g))
+        for (i, _), g in zip(pois, _from_wkb([w for _, w in pois]), strict=True)
+    ]
+    for kind in CLEANED:
+        group, feats = part[kind], []
+        for (i, w, repaired, dropped), g in zip(group, _from_wkb([w for _, w, _, _ in group]), strict=True):
+            if repaired:
+                events.append((index[lo + i], 0))
+            if dropped:
+                events.append((index[lo + i], 1))
+            if w is not None:
+                feats.append(PoolFeature(*_kinded(named(lo + i, kind), kind, g)))
+        out[kind] = feats
+    water = part["water"]
+    geoms = _from_wkb([w for _, w, _ in water])
+    out["water"] = [(*named(lo + i, "water"), g, why) for (i, _, why), g in zip(water, geoms, strict=True)]
+    for kind in ("coast_line", "coast_ring"):
+        out[kind] = _from_wkb([w for _, w in part[kind]])
+    out["events"] = events
+    return out
+
+
+def prepared_chunks(asm: Any, epsg: int, prepared: list | None, executor: Any) -> list[dict]:
+    """Every chunk of `asm` prepared and collected in the city's zone `epsg`: the speculative ones
+    that guessed it, the others prepared now (on the executor's workers when there are many)."""
+    done: list = list(prepared) if prepared is not None else [None] * len(asm.chunks)
+    redo = [c for c, part in enumerate(done) if part is None or part["epsg"] != epsg]
+    jobs = [asm._job(c, epsg, False) for c in redo]
+    if executor is None or executor.workers < 2 or sum(len(j[1]) for j in jobs) < PARALLEL_MIN:
+        parts = [prepare_chunk(j) for j in jobs]
+    else:
+        parts = list(executor.map(prepare_chunk, jobs, desc="extract", unit="chunk", start_method="fork"))
+    for c, part in zip(redo, parts, strict=True):
+        done[c] = collect(asm, c, part)
+    return done
+
+
+def _kinded(named: tuple[Any, Any], kind: str, geom) -> tuple:
+    """PoolFeature's fields (uid, kind, geometry, props) from a record's (uid, props)."""
+    return named[0], kind, geom, named[1]
+
+
+def _from_wkb(wkbs: list) -> list:
+    """Each WKB parsed (None stays None), in one array call."""
+    arr = np.empty(len(wkbs), dtype=object)
+    arr[:] = wkbs
+    return list(shapely.from_wkb(arr)) if len(arr) else []
