@@ -23,13 +23,20 @@ from pathlib import Path
 
 from scoring import __version__
 from scoring.build.build_report import build_report_markdown
-from scoring.build.context import context_chunks, context_lines
+from scoring.build.context import (
+    CONTEXT_RULE,
+    context_chunks,
+    context_lines,
+    join_selections,
+    near_instances,
+)
+from scoring.build.sampling import AnchorOrder, anchor_order, seed_for
 from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
 from scoring.execute.base import Progress
 from scoring.extract.osm import load_pools
-from scoring.extract.pools import FeaturePools, PoolFeature, split_pools, unsplit_record
+from scoring.extract.pools import FeaturePools, split_pools, unsplit_record
 from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
 from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
@@ -46,33 +53,22 @@ from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
 log = logging.getLogger(__name__)
 
 # 2: issue 29 (paper protocol items, nudge slack); 3: M02 editing keeps a pair its drawn band left
-# no room for (the other band is taken)
-FORMAT_VERSION = 3
+# no room for (the other band is taken); 4: issue 33, anchors in a lazy seeded order
+# (scoring.build.sampling) instead of a shuffle of each whole pool, the rescue walk capped
+FORMAT_VERSION = 4
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
 SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall
 CONSTRUCT_TRIES = 400  # anchors a slot's construction pass may look at
+# anchors a shard's rescue walk may look at: a relation nothing in the pools can satisfy costs
+# the same on a city and on a country, instead of one builder call per feature
+RESCUE_TRIES = 4000
 
 
 def dumps(obj) -> str:
     """Canonical JSON (sorted keys would scramble readable field order; we keep insertion order,
     which is deterministic, and forbid NaN)."""
     return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _seed_for(*parts) -> int:
-    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(h[:8], "big")
-
-
-def anchor_order(pools: FeaturePools, code: str, seed: int) -> list[PoolFeature]:
-    rel = CATALOGUE[code]
-    out: list[PoolFeature] = []
-    for kind in rel.anchor_kinds:
-        feats = list(pools.features.get(kind, []))
-        random.Random(_seed_for(seed, pools.city, code, kind)).shuffle(feats)
-        out.extend(feats)
-    return out
 
 
 def build_slot(
@@ -82,7 +78,7 @@ def build_slot(
     seed: int,
     k: int,
     n_slots: int,
-    anchors: list[PoolFeature] | None = None,
+    anchors: AnchorOrder | None = None,
     protocol: str = "spatialgap",
     seen: set[str] | None = None,
     spare: Iterator[int] | None = None,
@@ -114,11 +110,11 @@ def build_slot(
             parts = (seed, pools.city, code, task, k, j) + (
                 ("construct",) if construct else ("rescue",) if spare is not None else ()
             )
-            rng = random.Random(_seed_for(*parts))
+            rng = random.Random(seed_for(*parts))
             item = builder(BuildContext(pools, rng, protocol, construct), anchor)
             if item is not None:
                 inst = to_instance(pools, code, task, k, item)
-                prng = random.Random(_seed_for(seed, pools.city, code, task, k, "protocol"))
+                prng = random.Random(seed_for(seed, pools.city, code, task, k, "protocol"))
                 inst = apply_protocol(inst, protocol, prng, k)
                 if seen is not None and instance_key(inst) in seen:
                     continue
@@ -194,51 +190,65 @@ class Shard:
     unanswerable_share: float = 0.0  # variants per answerable item (scoring.relations.unanswerable)
 
 
-# long: one shard's slots in order, then the rescue walk over every anchor; split when #33's lazy search lands
 def run_shard(shard: Shard, pools: FeaturePools | None = None) -> dict:
-    pools = pools or _POOLS
-    if pools is None:
+    """The shard's instances, its report and the context features its maps may draw."""
+    whole = pools or _POOLS
+    if whole is None:
         raise RuntimeError("run_shard: no feature pools given or loaded in this worker")
-    pools = pools.for_task(shard.task)  # QA and editing draw from separate pools
+    pools = whole.for_task(shard.task)  # QA and editing draw from separate pools
     rel = CATALOGUE[shard.code]
     missing = [k for k in rel.needs if not pools.features.get(k)]
     absent = None if missing or rel.requires is None else rel.requires(pools)
     t0 = time.perf_counter()
-    instances, attempts, failed = [], 0, 0
+    instances: list[dict] = []
+    attempts = 0
     if not missing and not absent:
-        anchors = anchor_order(pools, shard.code, shard.seed)
-        seen: set[str] = set()
-        slots: dict[int, dict] = {}
-        for k in range(shard.n):
-            inst, tries = build_slot(
-                pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen
-            )
-            attempts += tries
-            if inst is None or instance_key(inst) in seen:
-                continue
+        instances, attempts = _fill_slots(pools, shard)
+    failed = shard.n - len(instances) if not missing and not absent else 0
+    out = _shard_result(shard, pools, instances, attempts, failed, missing, absent, time.perf_counter() - t0)
+    out["context"] = near_instances(whole, out["instances"])  # from the whole city, both halves
+    return out
+
+
+def _fill_slots(pools: FeaturePools, shard: Shard) -> tuple[list[dict], int]:
+    """The shard's instances in slot order, and the candidates tried."""
+    anchors = anchor_order(pools, shard.code, shard.seed)
+    seen: set[str] = set()
+    slots: dict[int, dict] = {}
+    attempts = 0
+    for k in range(shard.n):
+        inst, tries = build_slot(
+            pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen
+        )
+        attempts += tries
+        if inst is None or instance_key(inst) in seen:
+            continue
+        seen.add(instance_key(inst))
+        slots[k] = inst
+    # Slots that found nothing among their own anchors (a stride of n visits only one residue
+    # class) walk the first anchors, under their own rng, once for all of them (T04 editing fell 1
+    # short on Helsinki under seed 90417 while other anchors held valid candidates).
+    spare = iter(range(min(len(anchors), RESCUE_TRIES)))
+    for k in (k for k in range(shard.n) if k not in slots):
+        inst, tries = build_slot(
+            pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen, spare
+        )
+        attempts += tries
+        if inst is not None and instance_key(inst) not in seen:
             seen.add(instance_key(inst))
             slots[k] = inst
-        # Slots that found nothing among their own anchors (a stride of n visits only one residue
-        # class) walk every anchor, under their own rng, once for all of them (T04 editing fell 1
-        # short on Helsinki under seed 90417 while other anchors held valid candidates).
-        spare = iter(range(len(anchors)))
-        for k in (k for k in range(shard.n) if k not in slots):
-            inst, tries = build_slot(
-                pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen, spare
-            )
-            attempts += tries
-            if inst is not None and instance_key(inst) not in seen:
-                seen.add(instance_key(inst))
-                slots[k] = inst
-        instances = [slots[k] for k in sorted(slots)]
-        failed = shard.n - len(instances)
+    return [slots[k] for k in sorted(slots)], attempts
+
+
+def _shard_result(shard, pools, instances, attempts, failed, missing, absent, seconds) -> dict:
+    """The shard's instances (with their unanswerable variants) and its build report."""
     report = {
         "relation": shard.code,
         "task": shard.task,
         "requested": shard.n,
         "built": len(instances),
         "attempts": attempts,
-        "seconds": round(time.perf_counter() - t0, 3),
+        "seconds": round(seconds, 3),
     }
     if missing:
         report["shortfall"] = f"the extract has no usable {', '.join(missing)} features"
@@ -329,11 +339,17 @@ def build_benchmark(
     manifest["protocol"] = protocol
     if share > 0:
         manifest["unanswerable"] = unanswerable_summary(share, qa + edit)
-    manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
-    manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
+    _describe_outputs(manifest, context)
     manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
     _write_atomically(out, manifest, qa, edit, context, force)
     return manifest
+
+
+def _describe_outputs(manifest: dict, context: str) -> None:
+    """The manifest's records of how maps are framed, what context they draw and the modalities."""
+    manifest["maps"] = {"frame": MAP_FRAME, "sets": MAP_SETS}
+    manifest["context"] = {"rule": CONTEXT_RULE, "features": context.count("\n")}
+    manifest["modalities"] = [str(m) for m in MODALITIES]  # each instance's answerable names them too
 
 
 def _run_job(job, pools: FeaturePools | None = None):
@@ -352,26 +368,17 @@ def _map_shards(pools, shards, executor: Executor, progress) -> tuple[list, str]
     # finished first; fork hands a local pool the feature pools without pickling them.
     # Editing shards search for edits that hold with a margin and cost several times a QA shard:
     # they are dispatched first, so the cheap QA shards fill the gaps instead of forming a tail.
-    # The context layer's chunks go between them (issue 33: no serial tail linear in the pools).
     order = sorted(range(len(shards)), key=lambda i: shards[i].task != "edit")
-    edits = sum(1 for s in shards if s.task == "edit")
-    chunks = context_chunks(pools)
-    jobs = [shards[i] for i in order[:edits]] + chunks + [shards[i] for i in order[edits:]]
-    done = list(
-        executor.map(
-            _run_job,
-            jobs,
-            shared=pools,
-            desc="build",
-            progress=progress,
-            start_method="fork",
-            weights=[1 if isinstance(j, Shard) else 0 for j in jobs],
-        )
-    )
-    context = "".join(done[edits : edits + len(chunks)])
+    jobs = [shards[i] for i in order]
+    done = executor.map(_run_job, jobs, shared=pools, desc="build", progress=progress, start_method="fork")
     results: list = [None] * len(shards)
-    for i, r in zip(order, done[:edits] + done[edits + len(chunks) :], strict=True):
+    for i, r in zip(order, list(done), strict=True):
         results[i] = r
+    # The context near the scenes only (issue 33 item 1), serialised in chunks on the executor
+    # (no serial tail linear in what is kept).
+    selection = join_selections(pools, [r.pop("context") for r in results])
+    chunks = context_chunks(pools, selection)
+    context = "".join(executor.map(_run_job, chunks, shared=pools, desc="context", start_method="fork"))
     return results, context
 
 

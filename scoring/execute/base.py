@@ -101,6 +101,15 @@ class Executor:
         ``start_method``: for a local pool (see START_METHODS)."""
         raise NotImplementedError
 
+    def stream(
+        self, fn: Callable[[T, Any], R], items: Iterable[T], *, desc: str = "work", start_method: str = "fork"
+    ) -> Iterator[R]:
+        """``fn(item, None)`` for every item, results in the items' order, the items taken as they
+        come: a local pool starts on the first ones while the rest are still being made (the
+        build's extract stage hands over chunks while GDAL reads). By default (a cluster) the
+        items are all made first, then mapped."""
+        return self.map(fn, list(items), desc=desc, unit="chunk", start_method=start_method)
+
     def describe(self) -> str:
         return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"
 
@@ -138,6 +147,19 @@ class LocalExecutor(Executor):
 
     def describe(self) -> str:
         return "local serial" if self.workers == 1 else f"local process pool ({self.workers} processes)"
+
+    def stream(
+        self, fn: Callable[[T, Any], R], items: Iterable[T], *, desc: str = "work", start_method: str = "fork"
+    ) -> Iterator[R]:
+        if self.workers <= 1:
+            return (fn(item, None) for item in items)
+        return self._stream(fn, items, start_method)
+
+    def _stream(self, fn: Callable[[T, Any], R], items: Iterable[T], start_method: str) -> Iterator[R]:
+        # Pool.imap takes the items from its own thread as the workers ask for them: the items'
+        # maker (the extract's reading) runs beside the workers instead of before them.
+        with mp.get_context(start_method).Pool(self.workers) as pool:
+            yield from pool.imap(_call, ((fn, item) for item in items), chunksize=1)
 
     def map(
         self,

@@ -24,7 +24,8 @@ from shapely.geometry import LineString, MultiPolygon, Polygon
 
 from scoring.errors import InputError
 from scoring.extract.pools import POOL_KINDS, FeaturePools, PoolFeature, Thresholds
-from scoring.extract.water import WATER_TAGS, clean_area, sea_from_coastline
+from scoring.extract.prepare import CLEANED, Job, prepared_chunks
+from scoring.extract.water import WATER_TAGS, sea_from_coastline
 from scoring.geometry.georef import GRID, CityCRS, snap_to_grid
 from scoring.support.files import sha256_file
 
@@ -108,15 +109,18 @@ class PoolAssembler:
     read: int = 0
     layers: dict[str, int] = field(default_factory=lambda: {"points": 0, "lines": 0, "multipolygons": 0})
     bounds: list[float] = field(default_factory=lambda: [np.inf, np.inf, -np.inf, -np.inf])
-    # kept records: index in reading order, WGS 84 geometry, roles
+    # kept records: index in reading order, WGS 84 geometry as WKB, roles
     index: list[int] = field(default_factory=list)
-    geoms: list = field(default_factory=list)
+    wkbs: list[bytes] = field(default_factory=list)
     roles: list[list] = field(default_factory=list)
+    # (first, end) of each chunk's kept records: what one prepare job takes (scoring.extract.prepare)
+    chunks: list[tuple[int, int]] = field(default_factory=list)
     # record index -> event: geometry that does not parse (a 2-point ring of a clipped relation)
     broken: list[int] = field(default_factory=list)
 
-    def add(self, chunk: list[Record]) -> None:
-        """One chunk of records, in reading order: checked, its kept records' roles noted."""
+    def add(self, chunk: list[Record], speculate: bool = False) -> Job | None:
+        """One chunk of records, in reading order: checked, its kept records' roles noted. With
+        `speculate`, the job preparing its kept records in the zone of the records so far."""
         wgs84 = shapely.from_wkb([w for _, _, w in chunk], on_invalid="ignore")
         check_lonlat(wgs84, chunk, Path(self.path))
         present = wgs84[~shapely.is_missing(wgs84)]
@@ -124,7 +128,8 @@ class PoolAssembler:
             b = shapely.total_bounds(present)
             lo = [min(self.bounds[0], b[0]), min(self.bounds[1], b[1])]
             self.bounds = [*lo, max(self.bounds[2], b[2]), max(self.bounds[3], b[3])]
-        for i, ((layer, fields, _), geom) in enumerate(zip(chunk, wgs84, strict=True)):
+        first = len(self.index)
+        for i, ((layer, fields, wkb), geom) in enumerate(zip(chunk, wgs84, strict=True)):
             self.layers[layer] = self.layers.get(layer, 0) + 1
             if geom is None:
                 self.broken.append(self.read + i)
@@ -138,57 +143,75 @@ class PoolAssembler:
                 ) from None
             if roles:
                 self.index.append(self.read + i)
-                self.geoms.append(geom)
+                self.wkbs.append(wkb)
                 self.roles.append(roles)
         self.read += len(chunk)
+        if len(self.index) == first:
+            return None
+        self.chunks.append((first, len(self.index)))
+        return self._job(len(self.chunks) - 1, self._crs().epsg, True) if speculate else None
 
-    def finish(self, path: Path, city: str, stats: dict, executor: Any = None) -> FeaturePools:
-        """The pools. With an `executor` of several workers (scoring.execute) and a large
-        extract, the cleaning of roads, buildings and areas runs on it in chunks."""
+    def part(self) -> tuple:
+        """The last chunk's kept records (index, WKB, roles) and the zone of the records read so
+        far, to hand to another process's assembler (`take`); forgotten here."""
+        out = (list(self.index), list(self.wkbs), list(self.roles), self._crs().epsg)
+        self.index, self.wkbs, self.roles, self.chunks = [], [], [], []
+        return out
+
+    def take(self, part: tuple) -> Job:
+        """A chunk assembled by another process (`part`): its kept records appended, and the job
+        preparing them in the zone guessed there."""
+        index, wkbs, roles, epsg = part
+        first = len(self.index)
+        self.index.extend(index)
+        self.wkbs.extend(wkbs)
+        self.roles.extend(roles)
+        self.chunks.append((first, len(self.index)))
+        return self._job(len(self.chunks) - 1, epsg, True)
+
+    def summary(self) -> dict:
+        """What an assembler that only `take`s needs besides the kept records."""
+        return {"read": self.read, "layers": self.layers, "bounds": self.bounds, "broken": self.broken}
+
+    def conclude(self, summary: dict) -> None:
+        """The other process's `summary`, once it read the last record."""
+        self.read, self.layers, self.bounds, self.broken = (
+            summary[k] for k in ("read", "layers", "bounds", "broken")
+        )
+
+    def _crs(self) -> CityCRS:
+        """The UTM zone holding the centre of the bounds of the records read so far."""
         minx, miny, maxx, maxy = self.bounds
-        crs = CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
-        to_task = Transformer.from_crs(4326, crs.epsg, always_xy=True)
+        return CityCRS.for_lonlat((minx + maxx) / 2, (miny + maxy) / 2)
+
+    def _job(self, c: int, epsg: int, speculative: bool) -> Job:
+        lo, hi = self.chunks[c]
+        return epsg, self.wkbs[lo:hi], [tuple(r for r, _, _ in rs) for rs in self.roles[lo:hi]], speculative
+
+    def finish(
+        self, path: Path, city: str, stats: dict, executor: Any = None, prepared: list | None = None
+    ) -> FeaturePools:
+        """The pools. `prepared`: the chunks' speculative preparations (`add`), in order; those
+        in another zone than the city's, and all without, are prepared here or, for a large
+        extract and an `executor` of several workers (scoring.execute), on it."""
+        crs = self._crs()
         stats["read"] = self.read
         events: list[tuple[int, int]] = [(i, 1) for i in self.broken]  # (record, _EVENTS index)
-        projected = _project_all(self.geoms, to_task)
-        check_spread(projected, path)
-        self.geoms = []  # the WGS 84 copies: no longer needed (memory is what the pools keep)
-        groups: dict[str, list[tuple[int, object, str | None, dict | None]]] = {}
-        for n, (rec, geom, roles) in enumerate(zip(self.index, projected, self.roles, strict=True)):
-            if geom is None:  # broken by the projection
-                events.append((rec, 1))
-                continue
-            for role, uid, props in roles:
-                groups.setdefault(role, []).append((n, geom, uid, props))
-        del projected  # each group is dropped once cleaned (pop): one copy of a geometry at a time
-        poi = groups.pop("poi", [])
-        pois = _features("poi", poi, snap_all([g for _, g, _, _ in poi]))
-        del poi
-        kinds = ("road", "building", "area")
-        todo = {k: groups.pop(k, []) for k in kinds}
-        cleaned = clean_groups({k: [g for _, g, _, _ in todo[k]] for k in kinds}, executor)
-        roads, buildings, areas = (
-            _cleaned(k, todo.pop(k), cleaned.pop(k), self.index, events) for k in kinds
-        )
+        done = prepared_chunks(self, crs.epsg, prepared, executor)
+        check_spread(done, path)
+        self.wkbs = []  # the WGS 84 copies: no longer needed (memory is what the pools keep)
+        events += [e for part in done for e in part["events"]]
+        pois, roads, buildings, areas = ([f for part in done for f in part[k]] for k in ("poi", *CLEANED))
         water = []
-        for _, g, uid, props in groups.pop("water", []):
-            try:
-                wgeom = clean_area(g)
-            except (shapely.errors.GEOSException, ValueError) as exc:
-                raise InputError(f"{path}: feature {uid}: invalid geometry ({_reason(exc)})") from None
-            if wgeom is not None:
-                assert uid is not None and props is not None
-                water.append(PoolFeature(uid, "water", wgeom, props))
-        coast_lines = [g for _, g, _, _ in groups.get("coast_line", [])]
-        coast_rings = [g for _, g, _, _ in groups.get("coast_ring", [])]
-        # the events' counts, inserted in the order of their first record (as a one-pass read does)
-        first: dict[int, tuple[int, int]] = {}
-        counts = [0, 0]
-        for rec, kind in events:
-            counts[kind] += 1
-            first[kind] = min(first.get(kind, (rec, kind)), (rec, kind))
-        for kind in sorted(first, key=first.__getitem__):
-            stats[_EVENTS[kind]] = stats.get(_EVENTS[kind], 0) + counts[kind]
+        for uid, props, geom, why in (w for part in done for w in part["water"]):
+            if why is not None:
+                raise InputError(f"{path}: feature {uid}: invalid geometry ({why})")
+            if geom is not None:
+                water.append(PoolFeature(uid, "water", geom, props))
+        coast_lines = [g for part in done for g in part["coast_line"]]
+        coast_rings = [g for part in done for g in part["coast_ring"]]
+        del done
+        _count_events(events, stats)
         return _pools(
             path=path,
             city=city,
@@ -199,6 +222,13 @@ class PoolAssembler:
             coast=(coast_lines, coast_rings),
             why_none=lambda: self.why_none(stats),
         )
+
+    def _named(self, n: int, role: str) -> tuple[Any, Any]:
+        """(uid, props) of kept record n in `role`."""
+        for r, uid, props in self.roles[n]:  # one or two roles: a loop, no generator (700,000 calls)
+            if r == role:
+                return uid, props
+        raise KeyError(role)
 
     def why_none(self, stats: dict) -> str:
         """Why no road, building or land-use feature survived: what was read, and where it went."""
@@ -214,6 +244,17 @@ class PoolAssembler:
             f"{dropped} with broken geometry, the rest not roads / buildings / land use or below "
             "the legibility thresholds"
         )
+
+
+def _count_events(events: list[tuple[int, int]], stats: dict) -> None:
+    """The events' counts, inserted in the order of their first record (as a one-pass read does)."""
+    first: dict[int, tuple[int, int]] = {}
+    counts = [0, 0]
+    for rec, kind in events:
+        counts[kind] += 1
+        first[kind] = min(first.get(kind, (rec, kind)), (rec, kind))
+    for kind in sorted(first, key=first.__getitem__):
+        stats[_EVENTS[kind]] = stats.get(_EVENTS[kind], 0) + counts[kind]
 
 
 def pools_from_records(records: Iterable[list[Record]], path: Path, city: str, stats: dict) -> FeaturePools:
@@ -268,20 +309,22 @@ def check_lonlat(wgs84: np.ndarray, chunk: list[Record], path: Path) -> None:
 SPREAD_MIN_M = 10.0  # a benchmark's features spread over more than this (a city block is ~100 m)
 
 
-def check_spread(projected: list, path: Path) -> None:
+def check_spread(parts: list[dict], path: Path) -> None:
     """Features that all lie within a few metres are no city: degrees read as metres (a projected
     CRS declared for longitude / latitude) put a whole extract inside one square metre. Judged on
-    the kept records (those some pool, the water or the coast takes), the only ones projected."""
-    present = [g for g in projected if g is not None]
-    if len(present) < MIN_FEATURES:
+    the kept records (those some pool, the water or the coast takes), the only ones projected:
+    `parts`, the prepared chunks (scoring.extract.prepare), each with its count and bounds."""
+    present = sum(p["present"] for p in parts)
+    if present < MIN_FEATURES:
         return  # too few to judge; the count checks below say what is wrong
-    minx, miny, maxx, maxy = shapely.total_bounds(present)
+    b = np.array([p["bounds"] for p in parts if p["bounds"] is not None])
+    minx, miny, maxx, maxy = b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()
     spread = float(np.hypot(maxx - minx, maxy - miny))
     if not np.isfinite(spread):
         raise InputError(f"{path}: features too far apart for one UTM zone (is this one city?)")
     if spread < SPREAD_MIN_M:
         raise InputError(
-            f"{path}: all {len(present)} features lie within {spread:.3g} m of each other "
+            f"{path}: all {present} features lie within {spread:.3g} m of each other "
             "(a wrong declared CRS? longitude / latitude read as metres)"
         )
 
@@ -381,51 +424,6 @@ def _clean_lines(geoms: list) -> list[tuple[LineString | None, bool, bool]]:
 
 
 _CLEAN = {"road": _clean_lines, "building": _clean_polygons, "area": _clean_polygons}
-PARALLEL_MIN = 50_000  # geometries to clean below which shipping them to workers costs more
-CLEAN_CHUNK = 10_000
-
-
-def _clean_chunk(job: tuple[str, list[bytes]], _shared: Any = None) -> list[tuple[bytes | None, bool, bool]]:
-    """A worker's part: one chunk of one kind's geometries (WKB both ways: the same doubles)."""
-    kind, wkbs = job
-    return [
-        (None if g is None else shapely.to_wkb(g), r, d)
-        for g, r, d in _CLEAN[kind](list(shapely.from_wkb(wkbs)))
-    ]
-
-
-def clean_groups(geoms: dict[str, list], executor: Any = None) -> dict[str, list]:
-    """Each kind's geometries cleaned (_clean_lines / _clean_polygons), here or, for a large
-    extract, in chunks on the executor's workers; either way the same results in the same order."""
-    total = sum(len(v) for v in geoms.values())
-    if executor is None or executor.workers < 2 or total < PARALLEL_MIN:
-        return {k: _CLEAN[k](v) for k, v in geoms.items()}
-    jobs = [
-        (k, list(shapely.to_wkb(_array(v[i : i + CLEAN_CHUNK]))))
-        for k, v in geoms.items()
-        for i in range(0, len(v), CLEAN_CHUNK)
-    ]
-    out: dict[str, list] = {k: [] for k in geoms}
-    done = executor.map(_clean_chunk, jobs, desc="extract", unit="chunk", start_method="fork")
-    for (k, _), part in zip(jobs, done, strict=True):
-        out[k].extend((None if w is None else shapely.from_wkb(w), r, d) for w, r, d in part)
-    return out
-
-
-def _cleaned(kind: str, group: list, cleaned: list, index: list[int], events: list) -> list[PoolFeature]:
-    out = []
-    for (n, _, uid, props), (geom, repaired, dropped) in zip(group, cleaned, strict=True):
-        if repaired:
-            events.append((index[n], 0))
-        if dropped:
-            events.append((index[n], 1))
-        if geom is not None:
-            out.append(PoolFeature(uid, kind, geom, props))
-    return out
-
-
-def _features(kind: str, group: list, geoms: list) -> list[PoolFeature]:
-    return [PoolFeature(uid, kind, g, props) for (_, _, uid, props), g in zip(group, geoms, strict=True)]
 
 
 def _project_all(geoms, transformer: Transformer) -> list:

@@ -10,17 +10,21 @@ reads in a scene is exactly what the oracle computed on. Invalid OSM geometries 
 from __future__ import annotations
 
 import logging
+import multiprocessing as mp
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import InputError
 from scoring.extract import assemble
 from scoring.extract.assemble import MIN_FEATURES, NON_ROAD_HIGHWAYS, POI_KEYS, PoolAssembler
 from scoring.extract.pools import FeaturePools
+from scoring.extract.prepare import collect, prepare_chunk
 from scoring.paths import RESOURCES_DIR
 
 log = logging.getLogger(__name__)
@@ -116,29 +120,89 @@ def _warning_kind(message: str) -> str:
     return re.sub(r"\d+", "N", first)[:120]
 
 
-def _read_assembled(path: Path, stats: dict) -> PoolAssembler:
+def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[PoolAssembler, list | None]:
     """The extract read once, streamed into a PoolAssembler chunk by chunk (interleaved
-    reading). Unsorted node ids (e.g. JOSM exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry
-    with it, from the start, into a fresh assembler."""
+    reading), and, on an executor of several workers, each chunk's kept records prepared on it
+    while the next chunks are read (scoring.extract.prepare). Unsorted node ids (e.g. JOSM
+    exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it, from the start, afresh."""
     require_gdal()
-    from osgeo import gdal
-
     for custom_indexing in ("YES", "NO"):
-        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
         asm = PoolAssembler(path)
         try:
-            with gdal_warnings(stats):
-                for chunk in _read_records(path):
-                    asm.add(chunk)
-                return asm
+            jobs = _jobs_from_reader(path, custom_indexing, stats, asm)
+            if executor is None or executor.workers < 2:
+                for _ in jobs:  # (prepared in the city's zone once it is known: `finish`)
+                    pass
+                return asm, None
+            done = executor.stream(prepare_chunk, jobs, desc="extract")
+            return asm, [collect(asm, c, part) for c, part in enumerate(done)]
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
                 log.info("unsorted node ids in %s: retrying with OSM_USE_CUSTOM_INDEXING=NO", path)
                 continue
             raise InputError(f"{path}: cannot read OSM data ({str(exc).strip()})") from None
-        finally:
-            gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
     raise InputError(f"{path}: cannot read OSM data")
+
+
+def _jobs_from_reader(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
+    """A child process started now reads the extract and assembles its records (issue 33 item 3:
+    checks, bounds, roles), handing each chunk's kept records to `asm`; yields each chunk's
+    prepare job as it comes, so the executor's workers prepare it while the next are read. The
+    reader's GDAL warning counts, what it read and its errors come back with it."""
+    ctx: Any = mp.get_context("fork" if threading.active_count() == 1 else "spawn")  # fork: no threads
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_reader_main, args=(str(path), custom_indexing, send), daemon=True)
+    proc.start()
+    send.close()
+    return _received(recv, proc, stats, asm)
+
+
+def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
+    try:
+        while True:
+            try:
+                kind, payload = recv.recv()
+            except EOFError:
+                raise RuntimeError("the reading process stopped without a word") from None
+            if kind == "part":
+                yield asm.take(payload)
+            elif kind == "done":
+                stats["gdal_warnings"], summary = payload
+                asm.conclude(summary)
+                return
+            else:
+                raise (InputError if kind == "input" else RuntimeError)(payload)
+    finally:
+        recv.close()
+        proc.join(timeout=1)
+        if proc.is_alive():  # stopped early: the reader waits to send the next chunk
+            proc.terminate()
+            proc.join()
+
+
+def _reader_main(path: str, custom_indexing: str, send) -> None:
+    """The reading process: each chunk's kept records, then ("done", (warning counts, what was
+    read)), or the error's kind and text (an InputError's: a bad record, named)."""
+    from osgeo import gdal
+
+    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
+    stats: dict = {}
+    asm = PoolAssembler(Path(path))
+    try:
+        with gdal_warnings(stats):
+            for chunk in _read_records(Path(path)):
+                asm.add(chunk)
+                if asm.chunks:
+                    send.send(("part", asm.part()))
+        send.send(("done", (stats["gdal_warnings"], asm.summary())))
+    except InputError as exc:
+        send.send(("input", str(exc)))
+    except (BrokenPipeError, OSError):
+        pass  # the builder stopped reading
+    except Exception as exc:  # noqa: BLE001 (any failure is reported to the builder)
+        send.send(("error", str(exc)))
+    finally:
+        send.close()
 
 
 def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, bytes]]:
@@ -229,10 +293,10 @@ def load_pools(path: Path | str | None = None, city: str | None = None, executor
     check_readable(path)
     city = city or path.name.split(".")[0].lower()
     stats: dict = {}
-    asm = _read_assembled(path, stats)
+    asm, prepared = _read_assembled(path, stats, executor)
     if not asm.read:
         raise InputError(f"{path}: the extract holds no OSM features")
-    return asm.finish(path, city, stats, executor)
+    return asm.finish(path, city, stats, executor, prepared)
 
 
 def pools_from_records(

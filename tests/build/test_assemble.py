@@ -8,7 +8,7 @@ import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from scoring.errors import InputError
-from scoring.extract import assemble
+from scoring.extract import assemble, prepare
 from scoring.extract.osm import _read_raw, default_osm_path
 from scoring.geometry.georef import snap_to_grid
 
@@ -84,10 +84,24 @@ def test_cleaning_on_workers_is_cleaning_here(raw, monkeypatch):
 
     path = default_osm_path()
     here = assemble.pools_from_records([raw], path, "helsinki", {})
-    monkeypatch.setattr(assemble, "PARALLEL_MIN", 0)  # Helsinki is small: ship it all the same
-    monkeypatch.setattr(assemble, "CLEAN_CHUNK", 500)
+    monkeypatch.setattr(prepare, "PARALLEL_MIN", 0)  # Helsinki is small: ship it all the same
     asm = assemble.PoolAssembler()
-    asm.add(raw)
+    for i in range(0, len(raw), 500):  # one prepare job per chunk of 500 records
+        asm.add(raw[i : i + 500])
     with LocalExecutor(2) as ex:
         there = asm.finish(path, "helsinki", {}, ex)
     assert _fingerprint(here) == _fingerprint(there)
+
+
+def test_chunks_prepared_in_a_wrong_zone_are_prepared_again(raw):
+    """Issue 33 item 3: a chunk prepared while reading, in the zone of the records read so far,
+    is used when that was the city's zone and prepared again when not; the pools are the same."""
+    path = default_osm_path()
+    here = assemble.pools_from_records([raw], path, "helsinki", {})
+    asm = assemble.PoolAssembler()
+    jobs = [j for i in range(0, len(raw), 2000) if (j := asm.add(raw[i : i + 2000], speculate=True))]
+    assert {j[0] for j in jobs} == {here.crs.epsg} and all(j[3] for j in jobs)
+    wrong = [(32634 if k % 2 else epsg, w, r, s) for k, (epsg, w, r, s) in enumerate(jobs)]
+    prepared = [prepare.collect(asm, c, prepare.prepare_chunk(j)) for c, j in enumerate(wrong)]
+    assert prepared[1]["epsg"] == 32634
+    assert _fingerprint(asm.finish(path, "helsinki", {}, None, prepared)) == _fingerprint(here)
