@@ -12,13 +12,13 @@ benchmark manifest records the rule (MAP_FRAME) and each map's sidecar what was 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from shapely.geometry import box
 from shapely.geometry.base import BaseGeometry
 
 from scoring.constraints.edits import EditError, apply_edit
-from scoring.formats.records import Instance
 from scoring.geometry.scene import Scene
 
 MAP_FRAME: dict[str, Any] = {
@@ -42,7 +42,7 @@ def symmetric_frame(scene_bounds: tuple[float, float, float, float], result: Bas
     return box(sx0 - g, sy0 - g, sx1 + g, sy1 + g)
 
 
-def beyond_scene(instance: Instance) -> tuple[list[BaseGeometry], list[str]]:
+def beyond_scene(instance: Mapping[str, Any]) -> tuple[list[BaseGeometry], list[str]]:
     """(task-CRS geometries a map must show besides its scene, the names of everything framed)."""
     what = ["scene"]
     edit = instance.get("reference_edit")
