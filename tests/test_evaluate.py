@@ -138,6 +138,9 @@ def test_stale_or_missing_maps_are_redrawn(evaluated, monkeypatch, tmp_path):
     assert cities.maps_state(bench, ids) == ("current", [])
     assert cities.bench_current(City("", out, None, 0, 1, 1))
     assert not cities.bench_current(City("", out, None, 1, 1, 1))  # another seed
+    monkeypatch.setattr(cities, "FORMAT_VERSION", cities.FORMAT_VERSION + 1)  # a newer builder
+    assert not cities.bench_current(City("", out, None, 0, 1, 1))
+    monkeypatch.undo()
     copy = tmp_path / "bench"
     shutil.copytree(bench, copy)
     (copy / "maps" / f"{ids[3]}.png").unlink()

@@ -177,7 +177,7 @@ def _read_records(
 def _read_layers(
     ds, path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
 ) -> list[tuple[str, dict, bytes]]:
-    from osgeo import ogr, osr
+    from osgeo import osr
 
     layers = [ds.GetLayer(i).GetName() for i in range(ds.GetLayerCount())]
     wgs84 = osr.SpatialReference()
@@ -206,27 +206,9 @@ def _read_layers(
             srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
             to_wgs84 = osr.CoordinateTransformation(srs, wgs84)
             _filter(layer, entry.get("where"), f"{mapping_path}: pools[{i}].where")
-            layer.ResetReading()
-            for feat in layer:
-                g = feat.GetGeometryRef()
-                if g is None:
-                    continue
-                g = g.Clone()
-                if g.Transform(to_wgs84) != ogr.OGRERR_NONE:
-                    skipped += 1
-                    continue
-                ident = feat.GetField(id_field) if id_field else feat.GetFID()
-                base = f"{name}/{entry['pool']}/{ident}"
-                props = _props(entry, feat)
-                geom = _shapely(g, f"{path}: layer {name!r} feature {ident}")
-                parts = _parts(entry["pool"], geom)
-                if not parts:
-                    skipped += 1
-                for k, part in enumerate(parts):
-                    uid = base if len(parts) == 1 else f"{base}#{k}"
-                    records.append(
-                        (RECORD_LAYER[entry["pool"]], {**props, "_uid": uid}, shapely.to_wkb(part))
-                    )
+            skipped += _layer_records(
+                layer, entry, f"{path}: layer {name!r}", name, to_wgs84, id_field, records
+            )
             if failures:  # the driver failed while reading (GPKG: a bad `where`, as SQL)
                 what = "where" if "where" in entry else "layer"
                 first = failures[0].splitlines()[0] if failures[0] else "read error"
@@ -234,9 +216,44 @@ def _read_layers(
                     f"{mapping_path}: pools[{i}].{what}: GDAL cannot read layer {name!r}: {first}"
                 )
             layer.SetAttributeFilter(None)
-            feat = layer = None  # before the data source goes (OGR objects must not outlive it)
+            layer = None  # before the data source goes (OGR objects must not outlive it)
     stats["vector_skipped_geometry"] = skipped
     return records
+
+
+def _layer_records(
+    layer: Any,
+    entry: dict,
+    where: str,
+    name: str,
+    to_wgs84: Any,
+    id_field: str | None,
+    records: list[tuple[str, dict, bytes]],
+) -> int:
+    """Append the records of `layer`'s features (in WGS 84, one per part) to `records`; the
+    number of features skipped (no transform to WGS 84, nothing the pool keeps)."""
+    from osgeo import ogr
+
+    skipped = 0
+    layer.ResetReading()
+    for feat in layer:
+        g = feat.GetGeometryRef()
+        if g is None:
+            continue
+        g = g.Clone()
+        if g.Transform(to_wgs84) != ogr.OGRERR_NONE:
+            skipped += 1
+            continue
+        ident = feat.GetField(id_field) if id_field else feat.GetFID()
+        base = f"{name}/{entry['pool']}/{ident}"
+        props = _props(entry, feat)
+        parts = _parts(entry["pool"], _shapely(g, f"{where} feature {ident}"))
+        if not parts:
+            skipped += 1
+        for k, part in enumerate(parts):
+            uid = base if len(parts) == 1 else f"{base}#{k}"
+            records.append((RECORD_LAYER[entry["pool"]], {**props, "_uid": uid}, shapely.to_wkb(part)))
+    return skipped
 
 
 def _shapely(g: Any, where: str) -> shapely.Geometry:

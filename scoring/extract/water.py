@@ -90,6 +90,28 @@ def sea_from_coastline(
         return []
     if len(faces) < 2:
         return []
+    water_votes, land_votes = _side_votes(lines, faces)
+    sea_idx = [i for i in range(len(faces)) if water_votes[i] > 0 and land_votes[i] == 0]
+    if not sea_idx:
+        return []
+    out = _not_land(faces, sea_idx, pools)
+    if not out:
+        return []
+    sea = shapely.union_all(out)
+    if islands:
+        sea = sea.difference(shapely.union_all(islands))
+    sea = clean_area(sea)
+    if sea is None:
+        return []
+    return [
+        PoolFeature(f"sea/{k}", "water", part, {"water": "sea", "derived_from": "natural=coastline"})
+        for k, part in enumerate(shapely.get_parts(sea).tolist())
+    ]
+
+
+def _side_votes(lines: list, faces: list) -> tuple[np.ndarray, np.ndarray]:
+    """(water, land) evidence per face: the coastline length whose right-hand (water) or
+    left-hand (land) probe lands in it."""
     tree = shapely.STRtree(faces)
     water_votes = np.zeros(len(faces))
     land_votes = np.zeros(len(faces))
@@ -113,9 +135,12 @@ def sea_from_coastline(
         ok = (wet >= 0) & (dry >= 0) & (wet != dry)
         np.add.at(water_votes, wet[ok], length[ok])
         np.add.at(land_votes, dry[ok], length[ok])
-    sea_idx = [i for i in range(len(faces)) if water_votes[i] > 0 and land_votes[i] == 0]
-    if not sea_idx:
-        return []
+    return water_votes, land_votes
+
+
+def _not_land(faces: list, sea_idx: list[int], pools: dict[str, list[PoolFeature]]) -> list:
+    """The sea faces holding no more than a few per cent of the buildings or the road length
+    (more would be a misread coastline flooding the land)."""
     buildings = (
         shapely.points(shapely.get_coordinates([f.geom.representative_point() for f in pools["building"]]))
         if pools["building"]
@@ -137,18 +162,7 @@ def sea_from_coastline(
                 log.info("coastline face %d holds %.0f m of roads: not sea", i, rl)
                 continue
         out.append(face)
-    if not out:
-        return []
-    sea = shapely.union_all(out)
-    if islands:
-        sea = sea.difference(shapely.union_all(islands))
-    sea = clean_area(sea)
-    if sea is None:
-        return []
-    return [
-        PoolFeature(f"sea/{k}", "water", part, {"water": "sea", "derived_from": "natural=coastline"})
-        for k, part in enumerate(shapely.get_parts(sea).tolist())
-    ]
+    return out
 
 
 def _end_key(c) -> tuple[int, int]:
