@@ -30,7 +30,7 @@ from scoring.build.context import (
     join_selections,
     near_instances,
 )
-from scoring.build.sampling import AnchorOrder, anchor_order, seed_for
+from scoring.build.sampling import EAGER_UP_TO, AnchorOrder, anchor_order, seed_for
 from scoring.constraints.framing import MAP_FRAME
 from scoring.errors import InputError, OutputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
@@ -48,14 +48,25 @@ from scoring.relations.unanswerable import (
     unanswerable_summary,
 )
 from scoring.support.files import sha256_file, write_atomic, write_json_atomic
-from scoring.vocab import MODALITIES, PROTOCOLS, Protocol
+from scoring.vocab import MODALITIES, PROTOCOLS, TASKS, Protocol
 
 log = logging.getLogger(__name__)
 
 # 2: issue 29 (paper protocol items, nudge slack); 3: M02 editing keeps a pair its drawn band left
-# no room for (the other band is taken); 4: issue 33, anchors in a lazy seeded order
-# (scoring.build.sampling) instead of a shuffle of each whole pool, the rescue walk capped
-FORMAT_VERSION = 4
+# no room for (the other band is taken); 4: issue 33, a pool of more than EAGER_UP_TO anchors in a
+# lazy seeded order (scoring.build.sampling) instead of a whole shuffle, its rescue walk capped.
+# A build whose pools are all smaller is format 3's, byte for byte, and says 3.
+FORMAT_VERSION = 3
+LAZY_FORMAT_VERSION = 4
+FORMATS = (FORMAT_VERSION, LAZY_FORMAT_VERSION)  # what this builder writes
+
+
+def format_version(pools: FeaturePools) -> int:
+    """The format a build of `pools` is: 4 when some anchor pool is drawn lazily, else 3."""
+    lazy = any(len(feats) > EAGER_UP_TO for task in TASKS for feats in pools.for_task(task).features.values())
+    return LAZY_FORMAT_VERSION if lazy else FORMAT_VERSION
+
+
 DEFAULT_PER_RELATION = 25
 TRIES_PER_SLOT = 40
 SCARCE_CLASS = 40  # fewer features of a kind in a task's pool: reported with a shortfall
@@ -228,7 +239,7 @@ def _fill_slots(pools: FeaturePools, shard: Shard) -> tuple[list[dict], int]:
     # Slots that found nothing among their own anchors (a stride of n visits only one residue
     # class) walk the first anchors, under their own rng, once for all of them (T04 editing fell 1
     # short on Helsinki under seed 90417 while other anchors held valid candidates).
-    spare = iter(range(min(len(anchors), RESCUE_TRIES)))
+    spare = iter(range(len(anchors) if anchors.eager else min(len(anchors), RESCUE_TRIES)))
     for k in (k for k in range(shard.n) if k not in slots):
         inst, tries = build_slot(
             pools, shard.code, shard.task, shard.seed, k, shard.n, anchors, shard.protocol, seen, spare
@@ -397,7 +408,7 @@ def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
     ]
     unanswerable = sum(1 for i in qa if not all(i["answerable"].values()))
     return {
-        "format_version": FORMAT_VERSION,
+        "format_version": format_version(pools),
         "tool": "spatialgap",
         "tool_version": __version__,
         "city": pools.city,

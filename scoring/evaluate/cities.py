@@ -13,7 +13,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from scoring import __version__
-from scoring.build.builder import FORMAT_VERSION, build_benchmark
+from scoring.build.builder import FORMATS, build_benchmark
 from scoring.errors import InputError, OutputError, SpatialGapError
 from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import City
@@ -35,8 +35,8 @@ def say(msg: str) -> None:
 
 def bench_current(city: City, force: bool = False) -> bool:
     """An existing benchmark is reused only if it was built from the same request: same source
-    bytes, seed, counts, relations, protocol, tool version and builder format (another format
-    samples other instances from the same request)."""
+    bytes, seed, counts, relations, protocol, tool version and a format this builder writes
+    (another format samples other instances from the same request)."""
     if force or not (city.bench / "manifest.json").exists():
         return False
     try:
@@ -54,7 +54,7 @@ def bench_current(city: City, force: bool = False) -> bool:
         and req.get("edit_per_relation") == city.n_edit
         and same_relations
         and m.get("tool_version") == __version__
-        and m.get("format_version") == FORMAT_VERSION
+        and m.get("format_version") in FORMATS
         and m.get("protocol", "spatialgap") == city.protocol
     )
 
