@@ -129,11 +129,13 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
     for custom_indexing in ("YES", "NO"):
         asm = PoolAssembler(path)
         try:
-            jobs = _jobs_from_reader(path, custom_indexing, stats, asm)
             if executor is None or executor.workers < 2:
-                for _ in jobs:  # (prepared in the city's zone once it is known: `finish`)
-                    pass
+                # Read here: nothing to overlap with, and inside QGIS (jobs=1) no process may be
+                # started (sys.executable is the qgis binary; a fork would inherit Qt's threads).
+                for _ in _jobs_in_process(path, custom_indexing, stats, asm):
+                    pass  # (prepared in the city's zone once it is known: `finish`)
                 return asm, None
+            jobs = _jobs_from_reader(path, custom_indexing, stats, asm)
             done = executor.stream(prepare_chunk, jobs, desc="extract")
             return asm, [collect(asm, c, part) for c, part in enumerate(done)]
         except RuntimeError as exc:
@@ -155,6 +157,23 @@ def _jobs_from_reader(path: Path, custom_indexing: str, stats: dict, asm: PoolAs
     proc.start()
     send.close()
     return _received(recv, proc, stats, asm)
+
+
+def _jobs_in_process(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
+    """What `_jobs_from_reader` yields, read in this process (the same assembler steps)."""
+    from osgeo import gdal
+
+    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
+    reader = PoolAssembler(path)
+    try:
+        with gdal_warnings(stats):
+            for chunk in _read_records(path):
+                reader.add(chunk)
+                if reader.chunks:
+                    yield asm.take(reader.part())
+        asm.conclude(reader.summary())
+    finally:
+        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
 
 
 def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
