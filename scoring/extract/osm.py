@@ -14,7 +14,7 @@ import multiprocessing as mp
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -160,37 +160,17 @@ def _jobs_from_reader(path: Path, custom_indexing: str, stats: dict, asm: PoolAs
 
 
 def _jobs_in_process(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
-    """What `_jobs_from_reader` yields, read in this process (the same assembler steps)."""
-    from osgeo import gdal
-
-    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
-    reader = PoolAssembler(path)
+    """What `_jobs_from_reader` yields, read in this process (the reading process's messages)."""
+    parts = _read_parts(path, custom_indexing)
     try:
-        with gdal_warnings(stats):
-            for chunk in _read_records(path):
-                reader.add(chunk)
-                if reader.chunks:
-                    yield asm.take(reader.part())
-        asm.conclude(reader.summary())
+        yield from _taken(parts, stats, asm)
     finally:
-        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
+        parts.close()  # GDAL's indexing option reset now, not when the generator is collected
 
 
 def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
     try:
-        while True:
-            try:
-                kind, payload = recv.recv()
-            except EOFError:
-                raise RuntimeError("the reading process stopped without a word") from None
-            if kind == "part":
-                yield asm.take(payload)
-            elif kind == "done":
-                stats["gdal_warnings"], summary = payload
-                asm.conclude(summary)
-                return
-            else:
-                raise (InputError if kind == "input" else RuntimeError)(payload)
+        yield from _taken(_messages(recv), stats, asm)
     finally:
         recv.close()
         proc.join(timeout=1)
@@ -199,21 +179,55 @@ def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
             proc.join()
 
 
-def _reader_main(path: str, custom_indexing: str, send) -> None:
-    """The reading process: each chunk's kept records, then ("done", (warning counts, what was
-    read)), or the error's kind and text (an InputError's: a bad record, named)."""
+def _messages(recv) -> Iterator[tuple[str, Any]]:
+    """The reading process's messages; its errors raised here, as they were raised there."""
+    while True:
+        try:
+            kind, payload = recv.recv()
+        except EOFError:
+            raise RuntimeError("the reading process stopped without a word") from None
+        if kind not in ("part", "done"):
+            raise (InputError if kind == "input" else RuntimeError)(payload)
+        yield kind, payload
+
+
+def _taken(messages: Iterator[tuple[str, Any]], stats: dict, asm: PoolAssembler) -> Iterator:
+    """Each chunk's prepare job, its kept records handed to `asm`; at the end, what was read and
+    the GDAL warning counts."""
+    for kind, payload in messages:
+        if kind == "part":
+            yield asm.take(payload)
+        else:
+            stats["gdal_warnings"], summary = payload
+            asm.conclude(summary)
+            return
+
+
+def _read_parts(path: Path, custom_indexing: str) -> Generator[tuple[str, Any], None, None]:
+    """The extract read and assembled: ("part", each chunk's kept records), then ("done",
+    (warning counts, what was read)); a reading error raises."""
     from osgeo import gdal
 
     gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
     stats: dict = {}
-    asm = PoolAssembler(Path(path))
+    asm = PoolAssembler(path)
     try:
         with gdal_warnings(stats):
-            for chunk in _read_records(Path(path)):
+            for chunk in _read_records(path):
                 asm.add(chunk)
                 if asm.chunks:
-                    send.send(("part", asm.part()))
-        send.send(("done", (stats["gdal_warnings"], asm.summary())))
+                    yield "part", asm.part()
+        yield "done", (stats["gdal_warnings"], asm.summary())
+    finally:
+        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
+
+
+def _reader_main(path: str, custom_indexing: str, send) -> None:
+    """The reading process: `_read_parts`'s messages, or the error's kind and text (an
+    InputError's: a bad record, named)."""
+    try:
+        for message in _read_parts(Path(path), custom_indexing):
+            send.send(message)
     except InputError as exc:
         send.send(("input", str(exc)))
     except (BrokenPipeError, OSError):
