@@ -54,11 +54,10 @@ def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tup
             )
         )
     try:
-        data = json.loads(resp.body.decode("utf-8"))
-        names = kind.model_names(data)
-        if not names:
-            raise ValueError("no model names")
+        names = kind.model_names(json.loads(resp.body.decode("utf-8")))
     except (ValueError, UnicodeDecodeError):
+        names = []
+    if not names:
         return True, tr("Connected (HTTP {status}), but the model list is not readable").format(
             status=resp.status
         )
