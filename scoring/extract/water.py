@@ -112,7 +112,8 @@ def sea_from_coastline(
 def _side_votes(lines: list, faces: list) -> tuple[np.ndarray, np.ndarray]:
     """(water, land) evidence per face: the coastline length whose right-hand (water) or
     left-hand (land) probe lands in it."""
-    tree = shapely.STRtree(faces)
+    for face in faces:  # each face tests many probes: prepared once, a test is a lookup
+        shapely.prepare(face)
     water_votes = np.zeros(len(faces))
     land_votes = np.zeros(len(faces))
     for ln in lines:
@@ -127,8 +128,8 @@ def _side_votes(lines: list, faces: list) -> tuple[np.ndarray, np.ndarray]:
         face_of = []
         for probe in (mid + SEA_PROBE_M * right, mid - SEA_PROBE_M * right):
             where = np.full(len(probe), -1)
-            pi, fi = tree.query(shapely.points(probe), predicate="within")
-            where[pi] = fi
+            for fi, face in enumerate(faces):  # the faces' interiors are disjoint (polygonized)
+                where[shapely.contains_xy(face, probe[:, 0], probe[:, 1])] = fi
             face_of.append(where)
         wet, dry = face_of
         # a segment with the same face on both sides (a dangling piece) tells nothing
@@ -151,13 +152,15 @@ def _not_land(faces: list, sea_idx: list[int], pools: dict[str, list[PoolFeature
     out = []
     for i in sea_idx:
         face = faces[i]
+        shapely.prepare(face)  # tested against every building and road
         if len(buildings):
             inside = int(shapely.contains(face, buildings).sum())
             if inside > max(3, SEA_MAX_LAND_SHARE * len(buildings)):
                 log.info("coastline face %d holds %d buildings: not sea", i, inside)
                 continue
         if roads:
-            rl = sum(g.intersection(face).length for g in roads if g.intersects(face))
+            crossing = np.flatnonzero(shapely.intersects(face, roads))
+            rl = sum(roads[j].intersection(face).length for j in crossing)
             if rl > SEA_MAX_LAND_SHARE * road_total:
                 log.info("coastline face %d holds %.0f m of roads: not sea", i, rl)
                 continue

@@ -34,9 +34,8 @@ from scoring.errors import InputError
 from scoring.geometry.scene import snap
 from scoring.oracle.core import azimuth, ref_point, sector
 from scoring.relations.base import REFUSAL, TOLERANCES
-from scoring.vocab import MODALITIES, AnswerType, Protocol, Task
+from scoring.vocab import DEFAULT_SHARE, MODALITIES, AnswerType, Protocol, Task
 
-DEFAULT_SHARE = 0.1  # of each shard's answerable items, under --protocol spatialgap
 FIRST_NUMBER = 900  # unanswerable ids are numbered from here: <city>-<task>-<code>-9NN
 EDGE_TOLERANCE = TOLERANCES[AnswerType.BEARING]  # degrees: the scorer's bearing tolerance
 FEATURE_ID = re.compile(r"\bF\d+\b")

