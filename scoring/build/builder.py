@@ -1,8 +1,10 @@
 """Stage 3 — feature pools -> scenes + oracle answers -> instances (`spatialgap build`).
 
-Work is split into shards, one per (relation, task); every instance slot is a pure function of
-(pools, seed, relation, task, slot index), so shards can run on any worker (scoring.execute: a
-process pool or a Dask cluster) and the same input and seed give byte-identical files.
+Work is split into shards, one per (relation, task), searched in two rounds of small jobs
+(scoring.build.shards: batches of slots, then each shard finished in slot order); every job is a
+pure function of (pools, seed, relation, task, slot indices), so jobs can run on any worker
+(scoring.execute: a process pool or a Dask cluster) and the same input and seed give
+byte-identical files.
 """
 
 from __future__ import annotations

@@ -132,7 +132,8 @@ def _read_assembled(
                 for _ in _jobs_in_process(path, custom_indexing, stats, asm):
                     pass  # (prepared in the city's zone once it is known: `finish`)
                 return asm, None
-            early = reading if reading is not None and reading.custom_indexing == custom_indexing else None
+            ours = reading is not None and (reading.path, reading.custom_indexing) == (path, custom_indexing)
+            early = reading if ours else None
             jobs = _received(early or start_reading(path, custom_indexing), stats, asm)
             done = executor.stream(prepare_chunk, jobs, desc="extract")
             return asm, [collect(asm, c, part) for c, part in enumerate(done)]
