@@ -260,6 +260,8 @@ _QUANTITIES = frozenset(
 )
 
 TASKS: tuple[Task, ...] = tuple(Task)
+# OSM keys whose presence makes a point a POI (the `poi` pool; a vector mapping's attributes too)
+POI_KEYS = ("amenity", "shop", "tourism", "leisure", "office", "craft", "historic", "healthcare")
 # A build's defaults, here so that `spatialgap build`'s options load without the catalogue:
 DEFAULT_PER_RELATION = 25  # QA and editing instances per relation (700 + 700 over 28 relations)
 DEFAULT_SHARE = 0.1  # unanswerable variants of each shard's answerable items, under spatialgap

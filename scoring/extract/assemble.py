@@ -28,8 +28,8 @@ from scoring.extract.prepare import CLEANED, Job, prepared_chunks
 from scoring.extract.water import WATER_TAGS, sea_from_coastline
 from scoring.geometry.georef import GRID, CityCRS, snap_to_grid
 from scoring.support.files import sha256_file
+from scoring.vocab import POI_KEYS
 
-POI_KEYS = ("amenity", "shop", "tourism", "leisure", "office", "craft", "historic", "healthcare")
 # Highway values that are not ways one travels along (or not built yet).
 NON_ROAD_HIGHWAYS = {
     "platform",

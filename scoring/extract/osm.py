@@ -10,9 +10,7 @@ reads in a scene is exactly what the oracle computed on. Invalid OSM geometries 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,9 @@ from scoring.extract.reading import (
     Reading,
     check_readable,
     default_osm_path,
+    gdal_warnings,
     messages,
+    require_gdal,
     send_messages,
     start_reading,
 )
@@ -39,26 +39,14 @@ __all__ = [
     "POI_KEYS",
     "check_readable",
     "default_osm_path",
+    "gdal_warnings",
     "load_pools",
     "pools_from_records",
+    "require_gdal",
 ]
 # records handed to the assembler at a time (their fields and WKB are then dropped); small enough
 # that a city's extract makes several chunks, prepared on the workers while the next are read
 READ_CHUNK = 4000
-
-
-GDAL_MISSING = (
-    "reading OSM and vector files needs GDAL's Python bindings (the 'osgeo' module): "
-    "pip install 'spatialgap[gdal]' (builds against the system's libgdal; Debian: apt install python3-gdal)"
-)
-
-
-def require_gdal() -> None:
-    """A one-line InputError naming the `gdal` extra when GDAL's bindings are not installed."""
-    try:
-        import osgeo.gdal  # noqa: F401
-    except ImportError:
-        raise InputError(GDAL_MISSING) from None
 
 
 def _open_osm(path: Path):
@@ -77,40 +65,6 @@ def _open_osm(path: Path):
     if ds is None:
         raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file")
     return ds
-
-
-@contextmanager
-def gdal_warnings(stats: dict) -> Iterator[list[str]]:
-    """GDAL's own warnings ("Non closed ring detected", ...) go to the log (shown with -v), not
-    raw to the terminal, and are counted per kind in `stats["gdal_warnings"]` for the build
-    report. Errors still raise where GDAL raises them (gdal.UseExceptions); the messages of
-    those it only reports (a driver failing while reading) are collected in the yielded list."""
-    from osgeo import gdal
-
-    counts: dict[str, int] = {}
-    stats["gdal_warnings"] = counts  # afresh: a retried read counts its own warnings only
-
-    failures: list[str] = []
-
-    def handler(err_class, _err_no, message):
-        if err_class in (gdal.CE_Failure, gdal.CE_Fatal):
-            failures.append(str(message).strip())
-        elif err_class == gdal.CE_Warning:
-            kind = _warning_kind(message)
-            counts[kind] = counts.get(kind, 0) + 1
-            log.info("GDAL warning: %s", message.strip())
-
-    gdal.PushErrorHandler(handler)
-    try:
-        yield failures
-    finally:
-        gdal.PopErrorHandler()
-
-
-def _warning_kind(message: str) -> str:
-    """A warning's kind: its first sentence, numbers replaced (one kind per message template)."""
-    first = message.strip().split(". ")[0].rstrip(".")
-    return re.sub(r"\d+", "N", first)[:120]
 
 
 def _read_assembled(

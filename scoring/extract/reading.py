@@ -4,21 +4,28 @@
 while the command's own process is still importing the relation catalogue, instead of after it.
 This module imports the standard library only, so that a command can start the read before
 numpy, shapely, PROJ and the catalogue load; the child then loads what it needs
-(scoring.extract.osm). Messages and errors are those of scoring.extract.osm's reading process.
+(scoring.extract.osm, or for a vector file scoring.extract.vector, which avoids PROJ and the
+assembler). GDAL's bindings load in the functions that use them. Messages and errors are those
+of scoring.extract.osm's reading process.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
+import re
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from scoring.errors import InputError
+
+log = logging.getLogger("scoring.extract.osm")  # GDAL's warnings, logged as the reader's
 
 
 @dataclass
@@ -111,6 +118,54 @@ def messages(recv) -> Iterator[tuple[str, Any]]:
         if kind not in ("part", "done"):
             raise (InputError if kind == "input" else RuntimeError)(payload)
         yield kind, payload
+
+
+GDAL_MISSING = (
+    "reading OSM and vector files needs GDAL's Python bindings (the 'osgeo' module): "
+    "pip install 'spatialgap[gdal]' (builds against the system's libgdal; Debian: apt install python3-gdal)"
+)
+
+
+def require_gdal() -> None:
+    """A one-line InputError naming the `gdal` extra when GDAL's bindings are not installed."""
+    try:
+        import osgeo.gdal  # noqa: F401
+    except ImportError:
+        raise InputError(GDAL_MISSING) from None
+
+
+@contextmanager
+def gdal_warnings(stats: dict) -> Iterator[list[str]]:
+    """GDAL's own warnings ("Non closed ring detected", ...) go to the log (shown with -v), not
+    raw to the terminal, and are counted per kind in `stats["gdal_warnings"]` for the build
+    report. Errors still raise where GDAL raises them (gdal.UseExceptions); the messages of
+    those it only reports (a driver failing while reading) are collected in the yielded list."""
+    from osgeo import gdal
+
+    counts: dict[str, int] = {}
+    stats["gdal_warnings"] = counts  # afresh: a retried read counts its own warnings only
+
+    failures: list[str] = []
+
+    def handler(err_class, _err_no, message):
+        if err_class in (gdal.CE_Failure, gdal.CE_Fatal):
+            failures.append(str(message).strip())
+        elif err_class == gdal.CE_Warning:
+            kind = _warning_kind(message)
+            counts[kind] = counts.get(kind, 0) + 1
+            log.info("GDAL warning: %s", message.strip())
+
+    gdal.PushErrorHandler(handler)
+    try:
+        yield failures
+    finally:
+        gdal.PopErrorHandler()
+
+
+def _warning_kind(message: str) -> str:
+    """A warning's kind: its first sentence, numbers replaced (one kind per message template)."""
+    first = message.strip().split(". ")[0].rstrip(".")
+    return re.sub(r"\d+", "N", first)[:120]
 
 
 def default_osm_path() -> Path:

@@ -39,22 +39,25 @@ import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shapely
 import shapely.errors
 
 from scoring.errors import InputError
-from scoring.extract.osm import (
-    POI_KEYS,
+from scoring.extract.reading import (
+    Reading,
     check_readable,
     gdal_warnings,
-    pools_from_records,
+    messages,
     require_gdal,
+    send_messages,
 )
-from scoring.extract.pools import FeaturePools
-from scoring.extract.reading import Reading, messages, send_messages
 from scoring.support.files import sha256_file
+from scoring.vocab import POI_KEYS
+
+if TYPE_CHECKING:  # the reading process imports this module: no PROJ or assembler there
+    from scoring.extract.pools import FeaturePools
 
 POOL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "road": ("highway", "name", "layer", "bridge", "tunnel"),
@@ -154,6 +157,9 @@ def load_vector_pools(
         records, stats = read_mapped(path, mapping_path, mapping)
     if not records:
         raise InputError(f"{path}: the mapping {mapping_path.name} selects no features")
+
+    from scoring.extract.osm import pools_from_records
+
     pools = pools_from_records(records, path, city, stats)
     pools.stats["mapping"] = {"file": mapping_path.name, "sha256": sha256_file(mapping_path)}
     pools.stats["attribution"] = source.get("attribution") or "see the source data's licence"
