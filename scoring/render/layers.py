@@ -15,7 +15,7 @@ from shapely.geometry import box
 
 from scoring.geometry.georef import PixelTransform
 from scoring.render.backend.artists import (
-    line2d,
+    dots,
     line_collection,
     line_collection_of_paths,
     path_collection,
@@ -211,15 +211,13 @@ def _draw_pois(ax, shown: _ContextInView, st: dict[str, Any], zbase: float) -> N
     if len(pois):
         xy = points_xy(pois)
         ax.add_line(
-            line2d(
+            dots(
                 xy[:, 0],
                 xy[:, 1],
-                ls="none",
-                marker="o",
-                ms=px_to_pt(st["poi"]["size"]),
-                mfc=st["poi"]["face"],
-                mec=st["poi"]["edge"],
-                mew=px_to_pt(1.0),
+                size=px_to_pt(st["poi"]["size"]),
+                face=st["poi"]["face"],
+                edge=st["poi"]["edge"],
+                edge_width=px_to_pt(1.0),
                 zorder=zbase + 0.5,
             )
         )
@@ -327,27 +325,23 @@ def _draw_task_point(ax, f: TaskFeature, geom: Any, t: dict[str, Any], z: float)
     size = t["target_point_size"] if f.target else t["point_size"]
     xy = points_xy([geom])
     ax.add_line(
-        line2d(
+        dots(
             xy[:, 0],
             xy[:, 1],
-            ls="none",
-            marker="o",
-            ms=px_to_pt(size),
-            mfc=f.color,
-            mec=t["halo_color"],
-            mew=px_to_pt(3.0),
+            size=px_to_pt(size),
+            face=f.color,
+            edge=t["halo_color"],
+            edge_width=px_to_pt(3.0),
             zorder=z,
         )
     )
     ax.add_line(
-        line2d(
+        dots(
             xy[:, 0],
             xy[:, 1],
-            ls="none",
-            marker="o",
-            ms=px_to_pt(3.5),
-            mfc="#ffffff",
-            mec="none",
+            size=px_to_pt(3.5),
+            face="#ffffff",
+            edge="none",
             zorder=z + 0.05,
         )
     )
@@ -362,15 +356,13 @@ def _draw_crossings(
     xy = crossings(subject.features, geoms_by_fid)
     if len(xy):
         ax.add_line(
-            line2d(
+            dots(
                 xy[:, 0],
                 xy[:, 1],
-                ls="none",
-                marker="o",
-                ms=px_to_pt(cst["size"]),
-                mfc=cst["face"],
-                mec=cst["edge"],
-                mew=px_to_pt(cst["edge_width"]),
+                size=px_to_pt(cst["size"]),
+                face=cst["face"],
+                edge=cst["edge"],
+                edge_width=px_to_pt(cst["edge_width"]),
                 zorder=z,
             )
         )

@@ -111,6 +111,17 @@ def line2d(x, y, **style) -> Line2D:
     return line
 
 
+def dots(
+    x, y, *, size: float, face: Any, edge: Any, zorder: float, edge_width: float | None = None
+) -> Line2D:
+    """Round markers of `size` points at (x, y), no line between them; `edge_width` in points
+    (None: matplotlib's default)."""
+    style: dict[str, Any] = {"ls": "none", "marker": "o", "ms": size, "mfc": face, "mec": edge}
+    if edge_width is not None:
+        style["mew"] = edge_width
+    return line2d(x, y, zorder=zorder, **style)
+
+
 def rectangle(xy, width, height, **style) -> Rectangle:
     """Rectangle(xy, width, height, **style) (no angle)."""
     r = styled(Rectangle, ((0.0, 0.0), 0.0, 0.0), style)

@@ -7,7 +7,7 @@ from typing import Any
 
 import matplotlib
 
-from scoring.render.backend.artists import line2d, rectangle
+from scoring.render.backend.artists import dots, line2d, rectangle
 from scoring.render.backend.canvas import MapCanvas, add_patch
 from scoring.render.features import MapSubject, TaskFeature, geom_type
 from scoring.render.labels.placement import Box, hidden_area, place_box
@@ -138,15 +138,13 @@ def draw_legend(canvas: MapCanvas, ax, bbox: Box, layout: LegendLayout, z=50.0) 
 def _draw_crossing_symbol(ax, cst: dict[str, Any], sx: float, y: float, z: float) -> None:
     """The disc drawn where task roads cross, a little smaller than on the map."""
     ax.add_line(
-        line2d(
+        dots(
             [sx + 17],
             [y],
-            ls="none",
-            marker="o",
-            ms=px_to_pt(cst["size"] - 2),
-            mfc=cst["face"],
-            mec=cst["edge"],
-            mew=px_to_pt(cst["edge_width"]),
+            size=px_to_pt(cst["size"] - 2),
+            face=cst["face"],
+            edge=cst["edge"],
+            edge_width=px_to_pt(cst["edge_width"]),
             zorder=z + 1,
         )
     )
@@ -157,15 +155,13 @@ def _draw_task_symbol(ax, f: TaskFeature, t: dict[str, Any], sx: float, y: float
     gt = geom_type(f.geom_px)
     if gt in ("Point", "MultiPoint"):
         ax.add_line(
-            line2d(
+            dots(
                 [sx + 17],
                 [y],
-                ls="none",
-                marker="o",
-                ms=px_to_pt(14),
-                mfc=f.color,
-                mec="#ffffff",
-                mew=px_to_pt(2),
+                size=px_to_pt(14),
+                face=f.color,
+                edge="#ffffff",
+                edge_width=px_to_pt(2),
                 zorder=z + 1,
             )
         )
@@ -198,36 +194,25 @@ def _draw_task_symbol(ax, f: TaskFeature, t: dict[str, Any], sx: float, y: float
 def _draw_context_symbol(ax, pool: str, c: dict[str, Any], sx: float, y: float, z: float) -> None:
     """A context pool's symbol: a cased road, a POI dot, or a box of the pool's fill."""
     if pool == "road":
-        ax.add_line(
-            line2d(
-                [sx + 2, sx + 32],
-                [y, y],
-                color=c["road_casing"],
-                lw=px_to_pt(10),
-                solid_capstyle="butt",
-                zorder=z + 1,
+        for color, width_px, dz in ((c["road_casing"], 10, 1), (c["road_fill"], 7, 1.1)):
+            ax.add_line(
+                line2d(
+                    [sx + 2, sx + 32],
+                    [y, y],
+                    color=color,
+                    lw=px_to_pt(width_px),
+                    solid_capstyle="butt",
+                    zorder=z + dz,
+                )
             )
-        )
-        ax.add_line(
-            line2d(
-                [sx + 2, sx + 32],
-                [y, y],
-                color=c["road_fill"],
-                lw=px_to_pt(7),
-                solid_capstyle="butt",
-                zorder=z + 1.1,
-            )
-        )
     elif pool == "poi":
         ax.add_line(
-            line2d(
+            dots(
                 [sx + 17],
                 [y],
-                ls="none",
-                marker="o",
-                ms=px_to_pt(c["poi"]["size"] + 1),
-                mfc=c["poi"]["face"],
-                mec=c["poi"]["edge"],
+                size=px_to_pt(c["poi"]["size"] + 1),
+                face=c["poi"]["face"],
+                edge=c["poi"]["edge"],
                 zorder=z + 1,
             )
         )
