@@ -8,6 +8,17 @@ import math
 from handbuilt_shapes import AREA, EAST_ROAD, SQ10, line, point, square
 from shapely.geometry import Polygon
 
+# F0 at the origin; F1 5 m away, F2 exactly 10 m, F3 10.5 m, F4 a square whose edge is 3 m away,
+# F5 28 m: the scene of both M14 counts
+WITHIN = {
+    "F0": point(0, 0),
+    "F1": point(5, 0),
+    "F2": point(0, 10),
+    "F3": point(-10.5, 0),
+    "F4": square(3, -1, 30, 1),
+    "F5": point(20, 20),
+}
+
 CASES = [
     # ------------------------------------------------------------ M01 minimum distance
     (
@@ -196,14 +207,7 @@ CASES = [
         "M14",
         "count within 10 (5, exactly 10, square edge 3 counted; 10.5 and 20 not)",
         "count_within_distance",
-        {
-            "F0": point(0, 0),
-            "F1": point(5, 0),
-            "F2": point(0, 10),
-            "F3": point(-10.5, 0),
-            "F4": square(3, -1, 30, 1),
-            "F5": point(20, 20),
-        },
+        WITHIN,
         ["F0", "F1", "F2", "F3", "F4", "F5"],
         {"distance": 10},
         3,
@@ -212,14 +216,7 @@ CASES = [
         "M14",
         "count within 4",
         "count_within_distance",
-        {
-            "F0": point(0, 0),
-            "F1": point(5, 0),
-            "F2": point(0, 10),
-            "F3": point(-10.5, 0),
-            "F4": square(3, -1, 30, 1),
-            "F5": point(20, 20),
-        },
+        WITHIN,
         ["F0", "F1", "F2", "F3", "F4", "F5"],
         {"distance": 4},
         1,
