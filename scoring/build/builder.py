@@ -199,7 +199,7 @@ def _guided(shards: list[Shard], order: list[int]) -> list[tuple[int, SlotBatch]
     """(shard index, batch) in dispatch order: the shards dispatched while more than half of all
     slots are still to come go whole (a long one then has the rest to overlap with), the later
     ones in small batches (the build ends on short jobs, not on one long shard)."""
-    total, left = sum(s.n for s in shards), sum(s.n for s in shards)
+    total = left = sum(s.n for s in shards)
     out = []
     for i in order:
         whole = left - shards[i].n >= GUIDED_SHARE * total

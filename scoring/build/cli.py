@@ -88,25 +88,30 @@ def early_reading(args: argparse.Namespace, executor: Executor) -> Iterator[Read
     """The input's reading process, started now when the build has a local pool of several
     workers (one worker: the build reads in its own process, as inside QGIS), else None. Ended
     on the way out, whether the build took it over or stopped before (a bad --out, Ctrl-C)."""
-    if not isinstance(executor, LocalExecutor) or executor.workers < 2:
+    files = _input_files(args) if isinstance(executor, LocalExecutor) and executor.workers >= 2 else None
+    if files is None:
         yield None
         return
-    vector = args.vector is not None or args.mapping is not None
+    path, mapping = files
+    with start_vector_reading(path, mapping) if mapping is not None else start_reading(path) as reading:
+        yield reading
+
+
+def _input_files(args: argparse.Namespace) -> tuple[Path, Path | None] | None:
+    """The extract (and a vector file's mapping) the build will read, or None where the build
+    itself will refuse the options or the files (it says why, as without an early start)."""
     try:
-        if vector:
-            if args.vector is None or args.mapping is None or args.osm is not None:
-                raise InputError("--vector and --mapping go together")
-            path = Path(args.vector)
-            check_readable(path)
-            check_readable(Path(args.mapping))
-        else:
+        if args.vector is None and args.mapping is None:
             path = Path(args.osm) if args.osm is not None else default_osm_path()
             check_readable(path)
-    except InputError:  # said by the build itself, as without an early start
-        yield None
-        return
-    with start_vector_reading(path, Path(args.mapping)) if vector else start_reading(path) as reading:
-        yield reading
+            return path, None
+        if args.vector is None or args.mapping is None or args.osm is not None:
+            return None
+        check_readable(Path(args.vector))
+        check_readable(Path(args.mapping))
+    except InputError:
+        return None
+    return Path(args.vector), Path(args.mapping)
 
 
 def _build_then_render(args: argparse.Namespace, executor: Executor, reading: Reading | None = None) -> int:
