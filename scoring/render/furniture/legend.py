@@ -177,18 +177,8 @@ def _draw_task_symbol(ax, f: TaskFeature, t: dict[str, Any], sx: float, y: float
             )
         )
     else:
-        add_patch(
-            ax,
-            rectangle(
-                (sx + 4, y - 8),
-                26,
-                16,
-                facecolor=matplotlib.colors.to_rgba(f.color, t["polygon_alpha"].get(f.kind, 0.3)),
-                edgecolor=f.color,
-                lw=px_to_pt(2.5),
-                zorder=z + 1,
-            ),
-        )
+        face = matplotlib.colors.to_rgba(f.color, t["polygon_alpha"].get(f.kind, 0.3))
+        _symbol_box(ax, sx, y, z, face, f.color, 2.5)
 
 
 def _draw_context_symbol(ax, pool: str, c: dict[str, Any], sx: float, y: float, z: float) -> None:
@@ -218,15 +208,10 @@ def _draw_context_symbol(ax, pool: str, c: dict[str, Any], sx: float, y: float, 
         )
     else:
         edge = c[pool]["edge"] if c[pool]["edge"] != "none" else c[pool]["face"]
-        add_patch(
-            ax,
-            rectangle(
-                (sx + 4, y - 8),
-                26,
-                16,
-                facecolor=c[pool]["face"],
-                edgecolor=edge,
-                lw=px_to_pt(1.2),
-                zorder=z + 1,
-            ),
-        )
+        _symbol_box(ax, sx, y, z, c[pool]["face"], edge, 1.2)
+
+
+def _symbol_box(ax, sx: float, y: float, z: float, face: Any, edge: Any, edge_px: float) -> None:
+    """The 26 x 16 px box an area's legend row shows."""
+    style = {"facecolor": face, "edgecolor": edge, "lw": px_to_pt(edge_px), "zorder": z + 1}
+    add_patch(ax, rectangle((sx + 4, y - 8), 26, 16, **style))
