@@ -8,13 +8,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
-from scoring.answers.text import prepare, reads_conclusion, without_option_echo
+from scoring.answers.boolean import yes_no_in
+from scoring.answers.evidence import Question, read_reply
+from scoring.answers.options import option_by_content
+from scoring.answers.text import Prepared, without_option_echo
 
 _LETTER_STRONG = (
     r"\(\s*(?P<a>{L})\s*\)"  # (B)
     r"|\[\s*(?P<b>{L})\s*\]"  # [B]
-    r"|\b(?i:option|choice|letter)\s*[:#]?\s*\(?(?P<c>{L})\b(?![\w'’])"  # option B
-    r"|^[ \t]*(?P<d>{L})[ \t]*(?:[.):]|$)"  # B.  B)  B:  B  (line start)
+    r"|\b(?i:option|choice|letter)\s*[:#]?\s*\(?(?P<c>{L}|{l})\b(?![\w'’])"  # option B, Option (d)
+    r"|^[ \t]*(?P<d>{L})[ \t]*(?:[.):]|$|(?=[ \t]+[(\[—–\-]))"  # B.  B)  B:  B  D (916 per km²)
+    r"|(?<![\w'’])(?P<e>{L})[ \t]+(?i:is|seems|would\s+be|looks|must\s+be)[ \t]+(?i:the[ \t]+)?"
+    r"(?i:correct|right|best|answer|true|most\s+likely)\b"  # D is correct
+    r"|\b(?i:it'?s|it\s+is|that'?s|that\s+is|is|be)[ \t]+(?P<f>{L})[ \t]*[.!]?[ \t]*$"  # ... but it is B.
 )
 _ARTICLE_A = re.compile(r"\s+(?!(?:or|and|nor|vs|and/or)\b)[a-z]")
 _CACHE: dict[int, tuple[re.Pattern, re.Pattern, re.Pattern]] = {}
@@ -24,7 +30,7 @@ def _patterns(n: int) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     if n not in _CACHE:
         last = chr(ord("A") + n - 1)
         letters = f"[A-{last}]"
-        strong = re.compile(_LETTER_STRONG.format(L=letters), re.M)
+        strong = re.compile(_LETTER_STRONG.format(L=letters, l=letters.lower()), re.M)
         lone = re.compile(rf"(?<![\w'’\-])({letters})(?![\w'’\-])")
         # a lower-case letter counts only as the first word of a marked answer: "The answer is b."
         lower = re.compile(rf"^\W{{0,3}}([a-{last.lower()}])(?:\W{{0,3}}$|[.):\]]|\s+(?=[A-Z0-9(]))")
@@ -48,41 +54,31 @@ def _by_option_text(seg: str, options: Sequence[Any]) -> str | None:
     return None
 
 
-@reads_conclusion
-def parse_choice(text: Any, n_options: int = 4, options: Sequence[Any] | None = None) -> Parsed:
-    """Option letter ``"A"``.. ``chr(ord("A")+n_options-1)``.
-
-    Accepted: ``B``, ``(B)``, ``B)``, ``B.``, ``**B**``, ``Answer: B``, ``The answer is b.``,
-    ``Final answer: (C) F3``, ``option B``, ``{"answer": "C"}``, ``\\boxed{B}``, or the exact text
-    of one option (``options``). Without a final-answer mark only strong forms count (parenthesised,
-    ``option X``, a letter opening a line); an echoed option list is ignored. Two different letters
-    -> not ok ("two different option letters").
-    """
-    try:
-        n = max(1, min(26, int(n_options)))
-    except (TypeError, ValueError, OverflowError):
-        return fail("bad n_options")
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
+def _letters(seg: str, pre: Prepared, n: int) -> list[str]:
+    """The option letters ``seg`` names, in order (strong forms; lone letters where marked)."""
     strong, lone, lower = _patterns(n)
-    seg = pre.segment if pre.explicit else without_option_echo(pre.segment)
-    found = [next(g for g in m.groups() if g) for m in strong.finditer(seg)]
-    if pre.explicit or len(seg) <= 12:
+    seg = seg if pre.explicit else without_option_echo(seg)
+    found = [next(g for g in m.groups() if g).upper() for m in strong.finditer(seg)]
+    if pre.explicit or len(seg.strip()) <= 12:
         for m in lone.finditer(seg):
             letter = m.group(1)
             if letter == "A" and _ARTICLE_A.match(seg, m.end()):
                 continue
             found.append(letter)
     if pre.explicit and not found:
-        first = lower.match(seg)
-        if first and not (first.group(1) == "a" and _ARTICLE_A.match(seg, first.end(1))):
+        first = lower.match(seg.strip())
+        if first and not (first.group(1) == "a" and _ARTICLE_A.match(seg.strip(), first.end(1))):
             found.append(first.group(1).upper())
+    return found
+
+
+def _choice_in(seg: str, pre: Prepared, n: int, options: Sequence[Any] | None) -> Parsed:
+    found = _letters(seg, pre, n)
     distinct = set(found)
     if not distinct and options:
-        by_text = _by_option_text(seg, options)
-        if by_text is not None:
-            return Parsed(True, by_text)
+        by_content = option_by_content(seg, options)
+        if by_content is not None:
+            return Parsed(True, by_content)
     if not distinct:
         return fail("no option letter found")
     if len(distinct) > 1:
@@ -90,29 +86,34 @@ def parse_choice(text: Any, n_options: int = 4, options: Sequence[Any] | None = 
     return Parsed(True, found[0])
 
 
-_YES = re.compile(r"\b(?:yes|true|correct|yep|yeah|affirmative)\b", re.I)
-_NO = re.compile(r"\b(?:no|false|incorrect|nope|negative)\b", re.I)
-_YES_OR_NO = re.compile(r"\b(?:yes|true|no|false)\s*(?:or|/|and)\s*(?:yes|true|no|false)\b", re.I)
+def parse_choice(
+    text: Any, n_options: int = 4, options: Sequence[Any] | None = None, question: str = ""
+) -> Parsed:
+    """Option letter ``"A"``.. ``chr(ord("A")+n_options-1)``.
+
+    Accepted: ``B``, ``(B)``, ``B)``, ``B.``, ``**B**``, ``Answer: B``, ``The answer is b.``,
+    ``Final answer: (C) F3``, ``option B``, ``Option (d)``, ``D is correct``, ``{"answer": "C"}``,
+    ``\\boxed{B}``, ``答案：C``, or the content of one option (``options``): its text, its
+    number ("The distance is 48.9 m." for the option "48.9 m"), its direction, yes or no. Without
+    a final-answer mark only strong forms count (parenthesised, ``option X``, a letter opening a
+    line); an echoed option list or instruction ("(A, B, C or D)") is ignored. Two different
+    letters -> not ok ("two different option letters").
+
+    >>> options = ["12.4 m", "48.9 m", "103.0 m", "cannot be determined"]
+    >>> parse_choice("The distance is 48.9 m.", 4, options).value
+    'B'
+    >>> parse_choice("Answer: D, because option B is too far", 4).value
+    'D'
+    """
+    try:
+        n = max(1, min(26, int(n_options)))
+    except (TypeError, ValueError, OverflowError):
+        return fail("bad n_options")
+    return read_reply(
+        text, lambda seg, pre: _choice_in(seg, pre, n, options), Question(question), letters=True
+    )
 
 
-@reads_conclusion
-def parse_yes_no(text: Any) -> Parsed:
+def parse_yes_no(text: Any, question: str = "") -> Parsed:
     """``True`` for yes/true/correct, ``False`` for no/false/incorrect; both -> not ok."""
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    seg = pre.segment
-    yes, no = _YES.search(seg), _NO.search(seg)
-    if yes and no and _YES_OR_NO.search(seg):
-        return fail("both yes and no")
-    if yes and no:
-        # "Yes, no feature ..." -> the leading word decides when it opens the answer
-        first = min(yes.start(), no.start())
-        if first <= 2 and (len(seg.split()) > 2):
-            return Parsed(True, yes.start() == first)
-        return fail("both yes and no")
-    if yes:
-        return Parsed(True, True)
-    if no:
-        return Parsed(True, False)
-    return fail("no yes/no found")
+    return read_reply(text, lambda seg, pre: yes_no_in(seg.strip()), Question(question), negation=False)

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
-from scoring.answers.text import prepare, reads_conclusion
+from scoring.answers.evidence import Question, read_reply
+from scoring.answers.text import Prepared
 
 DIRECTIONS8 = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 _CARD = {"north": "N", "south": "S", "east": "E", "west": "W"}
@@ -43,16 +44,7 @@ def find_directions(text: str) -> list[tuple[str, int]]:
     return found
 
 
-@reads_conclusion
-def parse_direction(text: Any, scheme: str | int = "8") -> Parsed:
-    """Compass direction: scheme ``"4"`` -> N/E/S/W, ``"8"`` -> N/NE/E/SE/S/SW/W/NW."""
-    scheme = str(scheme)
-    if scheme not in ("4", "8"):
-        return fail(f"unknown direction scheme {scheme!r}")
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    seg = pre.segment
+def _direction_in(seg: str, scheme: str) -> Parsed:
     if SIXTEEN_POINT.search(seg):
         return fail("16-point direction, not in the scheme")
     found = {d for d, _ in find_directions(seg)}
@@ -66,6 +58,18 @@ def parse_direction(text: Any, scheme: str | int = "8") -> Parsed:
     return Parsed(True, label)
 
 
+def parse_direction(text: Any, scheme: str | int = "8", question: str = "") -> Parsed:
+    """Compass direction: scheme ``"4"`` -> N/E/S/W, ``"8"`` -> N/NE/E/SE/S/SW/W/NW.
+
+    >>> parse_direction("SW (bearing about 225°, measured clockwise from north)").value
+    'SW'
+    """
+    scheme = str(scheme)
+    if scheme not in ("4", "8"):
+        return fail(f"unknown direction scheme {scheme!r}")
+    return read_reply(text, lambda seg, pre: _direction_in(seg, scheme), Question(question))
+
+
 _REL = {
     "ahead": re.compile(r"\b(?:ahead|in\s+front|forwards?|straight\s+on|front)\b", re.I),
     "behind": re.compile(r"\b(?:behind|backwards?|back|rear|to\s+the\s+back)\b", re.I),
@@ -74,19 +78,22 @@ _REL = {
 }
 
 
-@reads_conclusion
-def parse_relative_direction(text: Any) -> Parsed:
-    """Egocentric direction: ``ahead`` / ``behind`` / ``left`` / ``right``."""
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    seg = pre.segment
+def _relative_in(seg: str, pre: Prepared) -> Parsed:
     found = [name for name, rx in _REL.items() if rx.search(seg)]
     if not found:
         return fail("no relative direction found")
     if len(found) > 1:
         return fail("several different relative directions")
     return Parsed(True, found[0])
+
+
+def parse_relative_direction(text: Any, question: str = "") -> Parsed:
+    """Egocentric direction: ``ahead`` / ``behind`` / ``left`` / ``right``.
+
+    >>> parse_relative_direction("left, not right").value
+    'left'
+    """
+    return read_reply(text, _relative_in, Question(question))
 
 
 _AXIS_TOKEN = (
@@ -114,17 +121,10 @@ def _dir_label(token: str) -> str:
     return _CARD[t[:5]] + _CARD[t[5:]]
 
 
-@reads_conclusion
-def parse_axis(text: Any) -> Parsed:
-    """Orientation axis ``N-S``, ``NE-SW``, ``E-W`` or ``NW-SE`` from a pair of opposite
-    directions (``north–south``, ``S-N``, ``SW–NE``, ``east to west``). Words such as
-    "horizontal" or "vertical" are not accepted; two different axes -> not ok."""
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
+def _axis_in(seg: str, pre: Prepared) -> Parsed:
     found = set()
     bad = False
-    for m in _AXIS_RE.finditer(pre.segment):
+    for m in _AXIS_RE.finditer(seg):
         pair = frozenset((_dir_label(m.group("a")), _dir_label(m.group("b"))))
         axis = _AXES.get(pair)
         if axis is None:
@@ -136,6 +136,13 @@ def parse_axis(text: Any) -> Parsed:
     if found:
         return Parsed(True, found.pop())
     return fail("directions are not opposite" if bad else "no axis found")
+
+
+def parse_axis(text: Any, question: str = "") -> Parsed:
+    """Orientation axis ``N-S``, ``NE-SW``, ``E-W`` or ``NW-SE`` from a pair of opposite
+    directions (``north–south``, ``S-N``, ``SW–NE``, ``east to west``). Words such as
+    "horizontal" or "vertical" are not accepted; two different axes -> not ok."""
+    return read_reply(text, _axis_in, Question(question))
 
 
 # quadrant bearing: N36.0W = 36° west of north = 324°

@@ -95,6 +95,12 @@ def _needs(key: str, answer_type: str) -> Callable[[Mapping[str, Any]], Any]:
     return get
 
 
+def _question(context: Mapping[str, Any]) -> str:
+    """The question's wording, when the caller knows it (the reader uses what it names)."""
+    q = context.get("question")
+    return q if isinstance(q, str) else ""
+
+
 def _pick(options: Sequence[str]) -> Guesser:
     return lambda rng, ids, choices: rng.choice(list(options))
 
@@ -120,7 +126,7 @@ answer_format(
     "Answer with the option letter only (A, B, C or D). If the information given is insufficient, "
     "choose the option saying that it cannot be determined if there is one; otherwise answer "
     '"cannot be determined".',
-    read=lambda t, c: parse_choice(t, c.get("n_options", 4), c.get("options")),
+    read=lambda t, c: parse_choice(t, c.get("n_options", 4), c.get("options"), _question(c)),
     check=exact,
     guess=lambda rng, ids, choices: rng.choice("ABCD"[: max(1, min(4, len(choices) or 4))]),
 )
@@ -129,7 +135,7 @@ for _length in (AnswerType.DISTANCE, AnswerType.PERIMETER):  # asked, read and c
         _length,
         "metres",
         'Answer with a single number in metres (no unit), e.g. "Answer: 125.4".',
-        read=lambda t, c: parse_number(t, "distance"),
+        read=lambda t, c: parse_number(t, "distance", _question(c)),
         check=_within(1.0),
         guess=lambda rng, ids, choices: f"{rng.uniform(1, 1000):.1f}",
         tolerance=1.0,
@@ -139,7 +145,7 @@ answer_format(
     AnswerType.AREA,
     "square_metres",
     'Answer with a single number in square metres (no unit), e.g. "Answer: 5300".',
-    read=lambda t, c: parse_number(t, "area"),
+    read=lambda t, c: parse_number(t, "area", _question(c)),
     check=exact,
     guess=lambda rng, ids, choices: f"{rng.uniform(10, 50000):.0f}",
 )
@@ -147,7 +153,7 @@ answer_format(
     AnswerType.BEARING,
     "degrees",
     'Answer with a single number in degrees, clockwise from north (0–360), e.g. "Answer: 45".',
-    read=lambda t, c: parse_number(t, "angle"),
+    read=lambda t, c: parse_number(t, "angle", _question(c)),
     check=_circular(1.0),
     guess=lambda rng, ids, choices: str(rng.randrange(0, 360)),
     tolerance=1.0,
@@ -158,7 +164,7 @@ answer_format(
     "density",
     "Answer with a single number in POIs per square kilometre (no unit), with at least three "
     'decimals, e.g. "Answer: 1234.567".',
-    read=lambda t, c: parse_number(t, "density"),
+    read=lambda t, c: parse_number(t, "density", _question(c)),
     check=_within(0.001),
     guess=lambda rng, ids, choices: f"{rng.uniform(0, 5000):.3f}",
     tolerance=0.001,
@@ -168,7 +174,7 @@ answer_format(
     AnswerType.COUNT,
     "count",
     'Answer with a single whole number, e.g. "Answer: 3".',
-    read=lambda t, c: parse_number(t, "count"),
+    read=lambda t, c: parse_number(t, "count", _question(c)),
     check=_same_count,
     guess=lambda rng, ids, choices: str(rng.randrange(0, 10)),
     unit="count",
@@ -177,7 +183,7 @@ answer_format(
     AnswerType.DIRECTION4,
     "direction4",
     "Answer with one of the four compass directions N, E, S or W.",
-    read=lambda t, c: parse_direction(t, "4"),
+    read=lambda t, c: parse_direction(t, "4", _question(c)),
     check=exact,
     guess=_pick(["N", "E", "S", "W"]),
 )
@@ -185,7 +191,7 @@ answer_format(
     AnswerType.DIRECTION8,
     "direction",
     "Answer with a compass direction (N, NE, E, SE, S, SW, W or NW).",
-    read=lambda t, c: parse_direction(t, "8"),
+    read=lambda t, c: parse_direction(t, "8", _question(c)),
     check=exact,
     guess=_pick(["N", "NE", "E", "SE", "S", "SW", "W", "NW"]),
 )
@@ -193,7 +199,7 @@ answer_format(
     AnswerType.RELATIVE_DIRECTION,
     "relative_direction",
     "Answer with one of: ahead, behind, left, right.",
-    read=lambda t, c: parse_relative_direction(t),
+    read=lambda t, c: parse_relative_direction(t, _question(c)),
     check=exact,
     guess=_pick(["ahead", "behind", "left", "right"]),
 )
@@ -201,7 +207,7 @@ answer_format(
     AnswerType.AXIS,
     "axis",
     "Answer with one of the axes N-S, NE-SW, E-W or NW-SE.",
-    read=lambda t, c: parse_axis(t),
+    read=lambda t, c: parse_axis(t, _question(c)),
     check=exact,
     guess=_pick(["N-S", "NE-SW", "E-W", "NW-SE"]),
 )
@@ -209,7 +215,7 @@ answer_format(
     AnswerType.FEATURE_ID,
     "feature_id",
     'Answer with a feature id, e.g. "Answer: F3".',
-    read=lambda t, c: parse_feature_id(t, _needs("valid_ids", "feature_id")(c)),
+    read=lambda t, c: parse_feature_id(t, _needs("valid_ids", "feature_id")(c), _question(c)),
     check=exact,
     guess=lambda rng, ids, choices: rng.choice(list(ids)),
 )
@@ -217,7 +223,7 @@ answer_format(
     AnswerType.ORDERING,
     "ordering",
     'Answer with the feature ids in order, separated by commas, e.g. "Answer: F2, F1, F3".',
-    read=lambda t, c: parse_ordering(t, _needs("ids", "ordering")(c)),
+    read=lambda t, c: parse_ordering(t, _needs("ids", "ordering")(c), _question(c)),
     check=_same_order,
     guess=_ordering_guess,
 )
@@ -225,7 +231,7 @@ answer_format(
     AnswerType.YES_NO,
     "boolean",
     'Answer with "yes" or "no".',
-    read=lambda t, c: parse_yes_no(t),
+    read=lambda t, c: parse_yes_no(t, _question(c)),
     check=exact,
     guess=_pick(["yes", "no"]),
 )
@@ -234,7 +240,7 @@ answer_format(
     "topology_class",
     "Answer with one label: equals, within, contains, covered by, covers, touches, crosses, overlaps, "
     "intersects or disjoint.",
-    read=lambda t, c: parse_topology_class(t),
+    read=lambda t, c: parse_topology_class(t, _question(c)),
     check=exact,
     guess=_pick(TOPOLOGY_CLASS_NAMES),
 )

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
-from scoring.answers.text import prepare, reads_conclusion
+from scoring.answers.evidence import Question, read_reply
+from scoring.answers.text import Prepared, prepare
 
 _ID_SPLIT = re.compile(r"^([A-Za-z]+)[\s_\-]?(\d+)$")
 
@@ -83,54 +84,54 @@ def _only_as_reference(seg: str, fid: str) -> bool:
 _NEITHER = re.compile(r"\b(?:neither|same (?:vertical )?level)\b", re.I)
 
 
-@reads_conclusion
-def parse_feature_id(text: Any, valid_ids: Iterable[str]) -> Parsed:
-    """One id of ``valid_ids`` (case-insensitive; ``feature F3``; ``Feature 3`` when exactly one
-    valid id ends in that number). Two different ids -> not ok, unless a final-answer line names
-    exactly one."""
-    try:
-        valid = [str(v) for v in valid_ids]
-    except TypeError:
-        return fail("bad valid_ids")
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    got, unknown = _find_ids(pre.segment, valid)
+def _feature_id_in(seg: str, valid: list[str]) -> Parsed:
+    got, unknown = _find_ids(seg, valid)
     distinct = set(got)
     if len(distinct) > 1:
         # "F1 is the closest to F0": an id named only as the reference of a relation is not the answer
-        distinct = {i for i in distinct if not _only_as_reference(pre.segment, i)}
+        distinct = {i for i in distinct if not _only_as_reference(seg, i)}
         if len(distinct) != 1:
             return fail("two different feature ids")
         got = [i for i in got if i in distinct]
     if not distinct:
         # "neither" (e.g. two roads at the same level) is an answer, right or wrong, not noise.
-        if not unknown and _NEITHER.search(pre.segment):
+        if not unknown and _NEITHER.search(seg):
             return Parsed(True, "neither")
         return fail("feature id not among the valid ids" if unknown else "no feature id found")
     return Parsed(True, got[0])
 
 
-@reads_conclusion
-def parse_ordering(text: Any, ids: Iterable[str]) -> Parsed:
-    """Every id of ``ids`` exactly once, in the answer's order (``F2, F1, F3``, ``F2 → F1 → F3``,
-    ``F2 then F1 then F3``, numbered lists). Looks at the text from the final-answer line to the
-    end when there is one, else the whole text, else the last line naming ids."""
+def named_ids(question: str, ids: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    """Patterns of the ids ``question`` names: the answer is an id it does not name."""
+    patterns = (re.compile(rf"(?<![\w\-]){re.escape(i)}(?![\w\-])", re.I) for i in ids)
+    return tuple(rx for rx in patterns if rx.search(question))
+
+
+def parse_feature_id(text: Any, valid_ids: Iterable[str], question: str = "") -> Parsed:
+    """One id of ``valid_ids`` (case-insensitive; ``feature F3``; ``Feature 3`` when exactly one
+    valid id ends in that number). Two different ids -> not ok, unless a final-answer line names
+    exactly one, or all but one are set aside: negated ("F5 (not F2)", "F1 does not qualify"),
+    named only as a reference ("closest to F0"), or named by the question itself.
+
+    >>> parse_feature_id("F1 lies above F0", ["F0", "F1", "F2"], question="Which road lies above F0?").value
+    'F1'
+    """
     try:
-        expected = [str(v) for v in ids]
+        valid = [str(v) for v in valid_ids]
     except TypeError:
-        return fail("bad ids")
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    if not expected:
-        return fail("no ids to order")
+        return fail("bad valid_ids")
+    return read_reply(
+        text, lambda seg, pre: _feature_id_in(seg, valid), Question(question, named_ids(question, valid))
+    )
+
+
+def _ordering_in(seg: str, pre: Prepared, expected: list[str]) -> Parsed:
     # the answer line alone, then its paragraph (a list over several lines), then everything after
-    candidates = [pre.segment]
+    candidates = [seg]
     if pre.explicit:
         candidates += [pre.rest.split("\n\n", 1)[0], pre.rest]
     else:
-        lines = [ln for ln in pre.segment.splitlines() if ln.strip()]
+        lines = [ln for ln in seg.splitlines() if ln.strip()]
         for ln in reversed(lines):
             if _find_ids(ln, expected)[0]:
                 candidates.append(ln)
@@ -145,3 +146,19 @@ def parse_ordering(text: Any, ids: Iterable[str]) -> Parsed:
         missing = set(expected) - set(got)
         reason = f"missing ids: {', '.join(sorted(missing))}" if missing else "an id appears more than once"
     return fail(reason)
+
+
+def parse_ordering(text: Any, ids: Iterable[str], question: str = "") -> Parsed:
+    """Every id of ``ids`` exactly once, in the answer's order (``F2, F1, F3``, ``F2 → F1 → F3``,
+    ``F2 then F1 then F3``, numbered lists). Looks at the text from the final-answer line to the
+    end when there is one, else the whole text, else the last line naming ids."""
+    try:
+        expected = [str(v) for v in ids]
+    except TypeError:
+        return fail("bad ids")
+    if not expected:
+        pre = prepare(text)
+        return pre if isinstance(pre, Parsed) else fail("no ids to order")
+    return read_reply(
+        text, lambda seg, pre: _ordering_in(seg, pre, expected), Question(question), negation=False
+    )

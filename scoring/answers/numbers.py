@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
 from scoring.answers.directions import quadrant_bearings_to_azimuths
-from scoring.answers.text import prepare, reads_conclusion
+from scoring.answers.evidence import read_reply
+from scoring.answers.numerals import count_set_aside, digits, first_stated, question_of, stated_sentence
+from scoring.answers.text import Prepared
 
 _NUMBER = (
     r"(?<![\w.,\u2009\u202f\u00a0])(?<![A-Za-z]-)"
@@ -95,6 +97,16 @@ _add("area", 4046.8564224, "acre", "acres")
 _add("area", _FT**2, "ft²", "ft2", "sq ft", "sq. ft", "square foot", "square feet")
 _add("area", _MI**2, "mi²", "mi2", "sq mi", "sq. mi", "square mile", "square miles")
 _add("angle", 1.0, "°", "º", "deg", "degs", "degree", "degrees")
+_add("angle", 1.0, "度", "grados", "degrés", "градусов", "градуса")
+_add("angle", 180.0 / math.pi, "rad", "rads", "radian", "radians")
+# the metre and its multiples as the other languages of the answer markers write them
+_add("distance", 1.0, "米", "メートル", "미터", "mètres", "mètre", "metros", "metro", "metri")
+_add("distance", 1.0, "метров", "метра", "м")
+_add("distance", 1000.0, "公里", "千米", "キロメートル", "킬로미터", "kilómetros", "kilomètres")
+_add("distance", 1000.0, "километров", "км")
+_add("area", 1.0, "平方米", "平方メートル", "제곱미터")
+_add("area", 1e6, "平方公里", "平方千米")
+_add("area", 1e4, "公顷")
 _add("percent", 1.0, "%", "percent", "per cent")
 
 # density: "per"/"/" + an area unit; factor converts "per <unit>" to per km²
@@ -343,6 +355,8 @@ def _usable(seg: str, unit_kind: str) -> list[Quantity] | Parsed:
         if gap is None or (a.value is not None and b.value is not None and _same(a.value, b.value)):
             continue
         word = gap.group("w").lower()
+        if word in ("-", "–", "—") and _EQUALS.search(seg, b.end, _line_end(seg, b.end)):
+            continue  # "7 - 2 - 1 = 4": operands of a computation, not a range
         if word in ("-", "–", "—", "to") or (
             word == "and" and "between" in seg[max(0, a.start - 12) : a.start]
         ):
@@ -357,23 +371,17 @@ def _usable(seg: str, unit_kind: str) -> list[Quantity] | Parsed:
     return sorted(with_unit + kept, key=lambda q: q.start)
 
 
-@reads_conclusion
-def parse_number(text: Any, unit_kind: str) -> Parsed:
-    """A single number converted to the base unit of ``unit_kind``.
+def _line_end(seg: str, pos: int) -> int:
+    end = seg.find("\n", pos)
+    return len(seg) if end < 0 else end
 
-    ``unit_kind`` is one of ``distance`` (metres), ``area`` (m²), ``angle`` (degrees),
-    ``density`` (per km²), ``count`` (a whole number, returned as ``int``). Several different
-    values are ambiguous (a hedge "87.3 m or 62.3 m" is not an answer) unless a computation ends
-    with "= value"; a value set aside ("not 160.1", "± 1 m") is not a candidate.
-    """
-    if unit_kind not in _KINDS:
-        return fail(f"unknown unit kind {unit_kind!r}")
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    seg = pre.segment
+
+def _number_in(seg: str, pre: Prepared, unit_kind: str) -> Parsed:
+    seg = digits(seg)
     if unit_kind == "angle":
         seg = quadrant_bearings_to_azimuths(seg)
+    if unit_kind == "count":
+        seg = count_set_aside(seg)
     usable = _usable(seg, unit_kind)
     if isinstance(usable, Parsed):
         return usable
@@ -391,3 +399,49 @@ def parse_number(text: Any, unit_kind: str) -> Parsed:
     if abs(chosen) > 1e15:
         return fail("number too large")
     return Parsed(True, float(chosen))
+
+
+def _values_in(unit_kind: str) -> Callable[[str], int]:
+    def count(sentence: str) -> int:
+        usable = _usable(digits(sentence), unit_kind)
+        return 0 if isinstance(usable, Parsed) else len(_distinct(usable))
+
+    return count
+
+
+def parse_number(text: Any, unit_kind: str, question: str = "") -> Parsed:
+    """A single number converted to the base unit of ``unit_kind``.
+
+    ``unit_kind`` is one of ``distance`` (metres), ``area`` (m²), ``angle`` (degrees),
+    ``density`` (per km²), ``count`` (a whole number, returned as ``int``). Several different
+    values are ambiguous (a hedge "87.3 m or 62.3 m" is not an answer) unless a computation ends
+    with "= value"; a value set aside ("not 160.1", "± 1 m") is not a candidate. Spelled numbers
+    and written-out powers of ten are read (`scoring.answers.numerals`); the reply's first
+    sentence that states the asked quantity is the last evidence level.
+
+    >>> parse_number("The distance is 48 m. From the centroid: 12 m east, 46 m north.", "distance").value
+    48.0
+    >>> parse_number("one hundred and eighteen metres", "distance").value
+    118.0
+    >>> parse_number("7 - 2 - 1 = 4", "count").value
+    4
+    """
+    if unit_kind not in _KINDS:
+        return fail(f"unknown unit kind {unit_kind!r}")
+    stated = stated_sentence(unit_kind)
+    values = _values_in(unit_kind)
+    return read_reply(
+        text,
+        lambda seg, pre: _number_in(seg, pre, unit_kind),
+        question_of(question),
+        last=lambda seg, q: first_stated(seg, stated, values),
+    )
+
+
+def unit_kind_of(text: str) -> str | None:
+    """The kind of the unit after the first number of ``text`` (``None`` without a unit)."""
+    m = _NUMBER_RE.search(text)
+    if m is None:
+        return None
+    unit, ukind, _, _ = _unit_after(text, m.end(), "density")
+    return ukind if unit is not None else None

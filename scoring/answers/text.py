@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from scoring.answers.base import (
     MAX_CHARS,
@@ -25,6 +24,7 @@ from scoring.answers.base import (
     to_text,
     top_level_objects,
 )
+from scoring.answers.markers import FOREIGN_MARKERS, MORE_REFUSALS, UNFINISHED_END, normalise_script
 
 THINK_CLOSE = re.compile(r"</\s*(?:think|thinking|reasoning)\s*>", re.I)
 _THINK_OPEN = re.compile(r"<\s*(?:think|thinking|reasoning)\s*>", re.I)
@@ -45,7 +45,9 @@ _ANSWER_LINE = re.compile(
     r"|\b(?:the|my)\s+answer\s+(?:is|would\s+be|will\s+be)\b"
     r"|\banswer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：])"
     r"|^[ \t]*answer(?=[ \t]*$)"
-    r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+|i'll\s+)(?:choose|pick|select|go\s+with)\b)"
+    r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+|i'll\s+)(?:choose|pick|select|go\s+with)\b"
+    + FOREIGN_MARKERS
+    + r")"
     r"[ \t]*(?:[:=：]|[\-–—](?=[ \t]))?[ \t]*(?P<rest>[^\n]*)",
     re.I | re.M,
 )
@@ -200,6 +202,9 @@ def _drop_questions(text: str) -> str:
 def _committed(text: str) -> tuple[str, str]:
     """(the committed part of an unmarked reply, why it is empty)."""
     last = last_match(_RETRACT, text)
+    # a trace cut mid-sentence commits to nothing (a bare answer such as "A" or "north of" is no trace)
+    if len(text.split()) >= 6 and not _ENDS_COMMITTED.search(text) and UNFINISHED_END.search(text):
+        return "", "unfinished reasoning, no committed answer"
     if last is None:
         seg = _drop_questions(text)
         return seg, "" if seg else "no committed answer: only questions"
@@ -227,6 +232,7 @@ def preprocess(text: Any) -> Prepared | None:
 @functools.lru_cache(maxsize=8)
 def _preprocess(raw: str) -> Prepared:
     body, reasoning_only = strip_reasoning(raw)
+    body = normalise_script(body)
     boxed = _container(body)
     if boxed is not None:
         return _explicit(boxed, clean_markdown(body).strip())
@@ -272,7 +278,7 @@ _REFUSAL = re.compile(
     r"|\b(?:is|are)\s+not\s+(?:provided|given|shown|visible|available|specified|indicated|labell?ed)\b"
     r"|\b(?:information|data)\s+(?:is\s+)?not\s+(?:available|provided|given)\b"
     r"|\b(?:is|remains)\s+unknown\b|\bno\s+(?:answer|information)\s+(?:can|is)\b"
-    r"|^\W*(?:unknown|n/?a|not\s+applicable|i\s+don'?t\s+know|no\s+idea|unsure)\W*$",
+    r"|^\W*(?:unknown|n/?a|not\s+applicable|i\s+don'?t\s+know|no\s+idea|unsure)\W*$" + MORE_REFUSALS,
     re.I,
 )
 # "cannot be certain, but it is probably X" is a hedged answer, not a refusal
@@ -340,33 +346,17 @@ _CONCLUSION = re.compile(
 )
 
 
+def conclusion_of(segment: str) -> str | None:
+    """The concluding clause of an unmarked segment (last marker to the end), if it has one."""
+    last = last_match(_CONCLUSION, segment)
+    if last is None or not segment[: last.start()].strip():
+        return None
+    return segment[last.start() :].strip()
+
+
 def conclusion(text: Any) -> str | None:
     """The concluding clause of an unmarked reply (last marker to the end), if it has one."""
     pre = preprocess(text)
     if pre is None or pre.explicit or not pre.segment:
         return None
-    last = last_match(_CONCLUSION, pre.segment)
-    if last is None or not pre.segment[: last.start()].strip():
-        return None
-    return pre.segment[last.start() :].strip()
-
-
-_Parse = TypeVar("_Parse", bound=Callable[..., Parsed])
-
-
-def reads_conclusion(parse: _Parse) -> _Parse:
-    """Let ``parse`` fall back on the reply's concluding clause when the whole reply fails."""
-
-    @functools.wraps(parse)
-    def parse_with_conclusion(text: Any, *args: Any, **kwargs: Any) -> Parsed:
-        parsed = parse(text, *args, **kwargs)
-        if parsed.ok or parsed.refusal:
-            return parsed
-        clause = conclusion(text)
-        if clause:
-            again = parse(clause, *args, **kwargs)
-            if again.ok:
-                return again
-        return parsed
-
-    return parse_with_conclusion  # type: ignore[return-value]
+    return conclusion_of(pre.segment)

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
-from scoring.answers.text import prepare
+from scoring.answers.evidence import Question, read_reply
+from scoring.answers.text import Prepared
 from scoring.vocab import TOPOLOGY_CLASSES, TopologyClass
 
 # The labels a topology-class answer names, most specific first (scoring.relations.paper_topology
@@ -30,15 +31,17 @@ _CLASS_RX = {
 }
 
 
-def parse_topology_class(text: Any) -> Parsed:
-    """One topology label (equals, within, contains, covered by, covers, touches, crosses,
-    overlaps, intersects, disjoint); two different labels named -> not ok."""
-    pre = prepare(text)
-    if isinstance(pre, Parsed):
-        return pre
-    found = [name for name, rx in _CLASS_RX.items() if rx.search(pre.segment)]
+def _class_in(seg: str, pre: Prepared) -> Parsed:
+    found = [name for name, rx in _CLASS_RX.items() if rx.search(seg)]
     if not found:
         return fail("no DE-9IM class found")
     if len(found) > 1:
         return fail("several different DE-9IM classes")
     return Parsed(True, found[0])
+
+
+def parse_topology_class(text: Any, question: str = "") -> Parsed:
+    """One topology label (equals, within, contains, covered by, covers, touches, crosses,
+    overlaps, intersects, disjoint); two different labels named -> not ok. A negated label
+    ("not disjoint") is no answer."""
+    return read_reply(text, _class_in, Question(question), negation=False)

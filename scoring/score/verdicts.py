@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -101,6 +102,9 @@ def _json_safe(v: Any) -> Any:
     return v
 
 
+_ID = re.compile(r"(?<![\w\-])[A-Z]{1,3}\d+(?![\w\-])")
+
+
 def _scene_ids(instance: Instance) -> list[str]:
     out = []
     scene: Mapping[str, Any] = instance.get("scene") or {}
@@ -109,6 +113,19 @@ def _scene_ids(instance: Instance) -> list[str]:
         if fid:
             out.append(str(fid))
     return out
+
+
+def _ordered_ids(instance: Instance) -> list[str]:
+    """The ids an ordering question asks to order: its answer's, or on an unanswerable item (whose
+    answer is a refusal and whose scene lacks one of them) those every option orders."""
+    reference = instance.get("answer")
+    if isinstance(reference, list):
+        return sorted(map(str, reference))
+    for choice in instance.get("choices") or []:
+        ids = _ID.findall(str(choice))
+        if ids:
+            return sorted(ids)
+    return _scene_ids(instance)
 
 
 def _failed(status: str, error: Any) -> Scored | None:
@@ -179,7 +196,7 @@ def score_qa(
 def _score_choice(instance: Instance, text: str | None, answerable: bool) -> Scored:
     """A multiple-choice reply: the letter chosen (the "cannot be determined" option is a refusal)."""
     choices = list(instance.get("choices") or [])
-    parsed = answers.parse_choice(text, len(choices) or 4, choices)
+    parsed = answers.parse_choice(text, len(choices) or 4, choices, str(instance.get("question") or ""))
     refusal = parsed.refusal
     value = parsed.value if parsed.ok else None
     if parsed.ok:
@@ -205,11 +222,11 @@ def _score_open(instance: Instance, text: str | None, answerable: bool) -> Score
     """An open reply, read by its answer type and checked within the instance's tolerance."""
     answer_type = str(instance.get("answer_type") or "")
     reference = instance.get("answer")
-    ctx: dict[str, Any] = {}
+    ctx: dict[str, Any] = {"question": str(instance.get("question") or "")}
     if answer_type == "feature_id":
         ctx["valid_ids"] = _scene_ids(instance)
     elif answer_type == "ordering":
-        ctx["ids"] = sorted(map(str, reference)) if isinstance(reference, list) else _scene_ids(instance)
+        ctx["ids"] = _ordered_ids(instance)
     parsed = answers.parse_answer(text, answer_type, **ctx)
     value = _json_safe(parsed.value) if parsed.ok else None
     if not answerable:

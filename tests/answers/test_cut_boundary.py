@@ -14,9 +14,10 @@ FILLER = " that is all."
 
 
 def at_cut(head: str, rest: str, limit: int = MAX_CHARS) -> str:
-    """``head + rest + filler`` whose last ``limit`` characters begin exactly at ``rest``."""
+    """``head + rest + filler`` whose last ``limit`` characters begin exactly at ``rest``; it ends
+    on a full stop, as a finished reply does (one cut mid-sentence has no answer)."""
     pad = FILLER * ((limit - len(rest)) // len(FILLER) + 1)
-    return head + (rest + pad)[:limit]
+    return head + (rest + pad)[: limit - 1] + "."
 
 
 @pytest.mark.parametrize("split", range(1, len("1234.5")))

@@ -1,0 +1,202 @@
+"""Which of a reply's candidate answers is its answer: evidence levels, tried in one fixed order.
+
+A reader first finds the answer segment (`scoring.answers.text`: a container, JSON, an answer
+marker in any of ten languages, or what an unmarked reply commits to). Inside it, every mention
+of a value of the asked type is a candidate. Mentions that are not the model's answer are set
+aside first: negated ("F5 (not F2)", "F1 does not qualify"), hypothetical ("if it were closer it
+would be A"), a back bearing, an echoed instruction ("(A, B, C or D)"). Then the levels:
+
+1. ``answer``: the segment as a whole: one value -> that value;
+2. ``lead``: a marked answer up to its first justification ("Answer: B, because option C ...")
+   or sentence end -- an answer comes before its reasons;
+3. ``question``: without what the question itself names (its ids, its numbers): "Answer: F3
+   crosses F0." asked "which feature crosses F0?" answers F3;
+4. ``plain``: without its parenthetical glosses ("SW (bearing about 225°, from north)");
+5. ``conclusion``: the concluding clause of an unmarked reply ("..., so the distance is 50 m");
+6. the type's own last level, if any (a number: the sentence that restates what was asked).
+
+The first level that reads exactly one value gives the answer; a level that reads none or
+several passes to the next; when none reads one, the reply is unparsed with the first level's
+reason. Every level reads a part of the one before (or the text the question leaves), so a
+later level never adds a candidate: it only removes the ones with weaker evidence.
+
+>>> from scoring.answers import parse_answer
+>>> parse_answer("F5 (not F2)", "feature_id", valid_ids=["F0", "F2", "F5"]).value
+'F5'
+>>> asked = "Which feature crosses F0?"
+>>> parse_answer("Answer: F3 crosses F0.", "feature_id", valid_ids=["F0", "F3"], question=asked).value
+'F3'
+>>> parse_answer("Answer: 87.3 m or 62.3 m", "distance").reason
+'ambiguous: several numbers'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from scoring.answers.base import Parsed
+from scoring.answers.text import Prepared, conclusion_of, prepare
+
+# A reader of one segment: (segment, the prepared reply) -> reading.
+SegmentReader = Callable[[str, Prepared], Parsed]
+# A type's own last level: (segment, question) -> the part of it to read, or None.
+LastLevel = Callable[[str, "Question"], "str | None"]
+
+_TOKEN = (
+    r"(?:option\s+|choice\s+|feature\s+|the\s+)?\(?[\w°²'’/\-]+(?:\.\d+)?\)?"
+    r"(?:[ \t]*(?:°|m\b|km\b|metres?\b|meters?\b|degrees?\b))?"
+)
+_NEGATED_BEFORE = re.compile(
+    r"\b(?:not|never|rather\s+than|instead\s+of|except(?:\s+for)?|excluding|other\s+than|no\s+longer"
+    r"|rule\s+out|ruled\s+out|rules\s+out|eliminat(?:e|es|ed|ing))[ \t]+" + _TOKEN,
+    re.I,
+)
+_NEGATED_AFTER = re.compile(
+    r"(?P<t>\b[\w°²\-]+(?:\.\d+)?)[ \t]+(?:does\s+not|doesn'?t|do\s+not|don'?t|is\s+not|isn'?t|cannot|can'?t"
+    r"|fails?\s+to|would\s+not|wouldn'?t)[ \t]+"
+    r"(?:qualify|fit|work|satisfy|apply|count|match|hold|meet|be\s+it|be\s+right|be\s+correct|the\s+answer)\b"
+    r"|(?P<u>\b[\w°²\-]+(?:\.\d+)?)[ \t]+(?:is|was|seems)[ \t]+"
+    r"(?:wrong|incorrect|ruled\s+out|excluded|eliminated|not\s+(?:it|right|correct|the\s+answer))\b",
+    re.I,
+)
+_BACK_BEARING = re.compile(
+    r"\b(?:back|reverse|reciprocal|opposite|return)[\s\-]+(?:bearing|azimuth|heading|direction)\b[^.;\n)]*",
+    re.I,
+)
+_LETTER_LIST = re.compile(
+    r"\(?(?<![\w'’])[A-Z](?:[ \t]*,?[ \t]*(?:,|/|\bor\b|\band\b|\||-|–)[ \t]*[A-Z](?![\w'’])){2,}\)?"
+)
+_HYPOTHETICAL_SENTENCE = re.compile(r"\b(?:if|were|unless|suppose|assuming)\b", re.I)
+_IF_CLAUSE = re.compile(r"\b(?:if|unless|suppose|assuming)\b[^,;.!?\n]*", re.I)
+_WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\s+(?:be|have\s+been|choose|pick)\b[^,;.!?\n]*", re.I)
+# A sentence: up to a full stop followed by white space (not a decimal point), or a line's end.
+SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?![.!?]*(?:\s|$)))+(?:[.!?]+(?=\s|$)|\n|$)")
+# Where an answer's reasons begin: a justification word, a parenthesis, a dash, a semicolon.
+_REASONS = re.compile(
+    r"[ \t]+(?:because|since|as\s+(?=\w+\s)|due\s+to|given\s+(?:that\s+)?|owing\s+to|whereas|while"
+    r"|which\s+(?:means|is\s+why)|car|parce\s+que|weil|porque|perché|потому\s+что|так\s+как)\b"
+    r"|[ \t]*(?:[;(（\[]|—|–|--|[ \t]-[ \t])"
+    r"|,[ \t]*(?:because|since|as|given|while|whereas|but|and\s+not|not)\b"
+    r"|(?<=\S)[.!?](?=\s)|因为|由于|因為|なぜなら|왜냐하면",
+    re.I,
+)
+
+
+_PARENTHETICAL = re.compile(r"\([^()\n]*\)|\[[^\[\]\n]*\]|（[^（）\n]*）")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a reader may know of the question a reply answers.
+
+    Attributes:
+        text: the question's wording ("" when unknown).
+        named: masks of what the question names (its ids, its numbers), each a compiled pattern.
+    """
+
+    text: str = ""
+    named: Sequence[re.Pattern[str]] = field(default_factory=tuple)
+
+
+def blank(text: str, spans: Iterator[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by spaces (positions, and so the other mentions, kept)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _hypothetical_spans(seg: str) -> Iterator[tuple[int, int]]:
+    for sentence in SENTENCES.finditer(seg):
+        if _HYPOTHETICAL_SENTENCE.search(sentence.group()):
+            for rx in (_IF_CLAUSE, _WOULD_CLAUSE):
+                for m in rx.finditer(seg, sentence.start(), sentence.end()):
+                    yield m.span()
+
+
+def set_aside(seg: str, *, negation: bool = True, letters: bool = False) -> str:
+    """``seg`` without the mentions that are not the model's answer (see the module's doc)."""
+    spans: list[tuple[int, int]] = []
+    if negation:
+        spans += [m.span() for m in _NEGATED_BEFORE.finditer(seg)]
+        spans += [m.span("t") if m.group("t") else m.span("u") for m in _NEGATED_AFTER.finditer(seg)]
+    spans += [m.span() for m in _BACK_BEARING.finditer(seg)]
+    if letters:
+        spans += [m.span() for m in _LETTER_LIST.finditer(seg)]
+    spans += list(_hypothetical_spans(seg))
+    return blank(seg, iter(spans)) if spans else seg
+
+
+def lead(seg: str) -> str | None:
+    """The segment up to where its reasons begin, when that is a part of it."""
+    start = len(seg) - len(seg.lstrip())
+    m = _REASONS.search(seg, start + 1)
+    return seg[: m.start()] if m is not None and m.start() > start else None
+
+
+def without_named(seg: str, question: Question) -> str | None:
+    """The segment without what the question names, when the question names any of it."""
+    spans = [m.span() for rx in question.named for m in rx.finditer(seg)]
+    return blank(seg, iter(spans)) if spans else None
+
+
+def _levels(
+    seg: str, pre: Prepared, question: Question, last: LastLevel | None, negation: bool, letters: bool
+) -> Iterator[str]:
+    kept = set_aside(seg, negation=negation, letters=letters)
+    yield kept
+    first = lead(kept) if pre.explicit else None
+    if first is not None:
+        yield first
+    unnamed = without_named(kept, question)
+    if unnamed is not None:
+        yield unnamed
+    plain = _PARENTHETICAL.sub(lambda m: " " * len(m.group()), kept)
+    if plain != kept:
+        yield plain
+    if not pre.explicit:
+        clause = conclusion_of(kept)
+        if clause is not None:
+            yield clause
+    if last is not None:
+        own = last(kept, question)
+        if own is not None:
+            yield own
+
+
+def read_reply(
+    text: object,
+    read: SegmentReader,
+    question: Question | None = None,
+    *,
+    last: LastLevel | None = None,
+    negation: bool = True,
+    letters: bool = False,
+) -> Parsed:
+    """Read ``text`` with the segment reader ``read`` through the evidence levels.
+
+    Args:
+        text: the reply (any object; not text is a failure, never an exception).
+        read: reads one segment of the asked type.
+        question: what is known of the question (its wording and what it names).
+        last: the type's own last level, if it has one.
+        negation: set negated mentions aside (not for yes/no, where "not" is the answer).
+        letters: set echoed letter lists aside (option letters).
+
+    Returns:
+        The reading of the first level that reads exactly one value, else the first failure.
+    """
+    pre = prepare(text)
+    if isinstance(pre, Parsed):
+        return pre
+    first: Parsed | None = None
+    for seg in _levels(pre.segment, pre, question or Question(), last, negation, letters):
+        if not seg.strip():
+            continue
+        parsed = read(seg, pre)
+        if parsed.ok:
+            return parsed
+        first = first or parsed
+    return first or read(pre.segment, pre)

@@ -1,0 +1,116 @@
+"""Numbers as a reply writes them, rewritten as digits before a number is read, and the evidence
+levels that are a number's own.
+
+Number words go through `text_to_num` (a maintained parser of spelled numbers, compiled, about
+10 µs a reply): "one hundred and eighteen metres" is 118 m, never 18 m. Small isolated words
+("one of them") are left alone, as `scoring.answers.numbers` reads them only beside a unit.
+Scientific notation written out ("5.45 × 10^1 m") becomes ``5.45e1``.
+
+>>> digits("one hundred and eighteen metres")
+'118 metres'
+>>> digits("sixty-nine degrees")
+'69 degrees'
+>>> digits("5.45 × 10^1 m")
+'5.45e1 m'
+"""
+
+from __future__ import annotations
+
+import re
+
+from scoring.answers.evidence import SENTENCES, Question, blank
+
+try:
+    from text_to_num import alpha2digit
+except ImportError:  # a QGIS whose Python lacks it: compound number words are then left unread
+    alpha2digit = None
+
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)[ \t]*[×x*·][ \t]*10[ \t]*(?:\^|\*\*)[ \t]*\{?([-+−]?\d{1,3})\}?"
+)
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_SCI_SUPERSCRIPT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[ \t]*[×x·][ \t]*10([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})")
+_SPELLED = re.compile(
+    r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen"
+    r"|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred"
+    r"|thousand|million)\b",
+    re.I,
+)
+
+
+_COMPOUND = re.compile(rf"(?:{_SPELLED.pattern})(?:[\s\-]+(?:and[\s\-]+)?(?:{_SPELLED.pattern}))+", re.I)
+
+
+def _sci(m: re.Match[str]) -> str:
+    return f"{m.group(1)}e{m.group(2).replace('−', '-')}"
+
+
+def digits(seg: str) -> str:
+    """``seg`` with spelled English numbers and written-out scientific notation as digits."""
+    if "10" in seg:
+        seg = _SCIENTIFIC.sub(_sci, seg)
+        seg = _SCI_SUPERSCRIPT.sub(lambda m: f"{m.group(1)}e{m.group(2).translate(_SUPERSCRIPT)}", seg)
+    if _SPELLED.search(seg):
+        if alpha2digit is not None:
+            return str(alpha2digit(seg, "en"))
+        # without the parser, "one hundred and eighteen" must not be read as 18: no reading at all
+        seg = _COMPOUND.sub(lambda m: " " * len(m.group()), seg)
+    return seg
+
+
+# A count's set-asides: the total in "2 of 6", a year ("in 2023").
+_OF_TOTAL = re.compile(r"(?<=\d)[ \t]+(?:out[ \t]+of|of|/)[ \t]+(?:the[ \t]+|all[ \t]+)?\d+\b", re.I)
+_YEAR = re.compile(r"\b(?:in|since|from|by|until|year|of)[ \t]+(?:1[6-9]\d\d|20\d\d)\b", re.I)
+
+
+def count_set_aside(seg: str) -> str:
+    """``seg`` without the numbers a count's reply names beside its answer (totals, years)."""
+    spans = [m.span() for rx in (_OF_TOTAL, _YEAR) for m in rx.finditer(seg)]
+    return blank(seg, iter(spans)) if spans else seg
+
+
+# What each kind of number is called when a sentence states it ("the distance is 48 m").
+_NOUNS = {
+    "distance": r"distance|length|perimeter|far|apart|away|long|separat\w*|gap",
+    "area": r"area|size|surface|covers?|footprint",
+    "angle": r"bearing|azimuth|heading|direction|angle|orientation",
+    "density": r"density|per\s+(?:square\s+)?k(?:ilo)?m|concentration",
+    "count": r"count|number|how\s+many|there\s+(?:are|is)|total|in\s+all|altogether",
+}
+_STATES = (
+    r"(?:is|are|was|of|=|:|equals?|measures?|comes\s+to|amounts\s+to|totals?|stands\s+at"
+    r"|about|around|approximately|roughly)"
+)
+
+
+def stated_sentence(kind: str) -> re.Pattern[str]:
+    """A sentence that states a value of ``kind`` (its noun, then a verb of stating)."""
+    return re.compile(rf"\b(?:{_NOUNS[kind]})\b[^.!?\n]{{0,60}}?\b{_STATES}(?!\w)", re.I)
+
+
+def first_stated(seg: str, stated: re.Pattern[str], count_values: object) -> str | None:
+    """The first sentence of ``seg`` that states a value of the asked kind with one value in it,
+    or a first sentence that is only a value ("48 m. Because ..."): the answer a reply gives
+    before its working."""
+    sentences = [m.group() for m in SENTENCES.finditer(seg) if m.group().strip()]
+    if not sentences:
+        return None
+    head = sentences[0]
+    if len(head.split()) <= 3 and re.search(r"\d", head):
+        return head
+    for sentence in sentences:
+        if stated.search(sentence) and count_values(sentence) == 1:  # type: ignore[operator]
+            return sentence
+    return None
+
+
+def named_numbers(question: str) -> tuple[re.Pattern[str], ...]:
+    """Patterns of the numbers a question names ("within 50 m of F0"), to set them aside."""
+    found = {m.group() for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]\d)", question or "")}
+    unit = r"(?:[ \t]*(?:m|km|°|metres?|meters?)\b)?"
+    return tuple(re.compile(rf"(?<![\w.,]){re.escape(n)}(?![\d]){unit}") for n in found)
+
+
+def question_of(text: str) -> Question:
+    """What a number reader knows of the question: its wording and the numbers it names."""
+    return Question(text, named_numbers(text))
