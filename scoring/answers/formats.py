@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.answers.base import Parsed
@@ -51,6 +51,8 @@ class AnswerFormat:
     guess: Guesser
     tolerance: float | None = None  # of the deterministic scorer, in `unit`
     unit: str | None = None
+    # the JSON schema of a structured answer's value (`--answer-format json`)
+    value_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "string"})
 
 
 def exact(reference: Any, value: Any, tolerance: float | None) -> bool:
@@ -129,6 +131,7 @@ answer_format(
     read=lambda t, c: parse_choice(t, c.get("n_options", 4), c.get("options"), _question(c)),
     check=exact,
     guess=lambda rng, ids, choices: rng.choice("ABCD"[: max(1, min(4, len(choices) or 4))]),
+    value_schema={"type": "string", "enum": list("ABCD")},
 )
 for _length in (AnswerType.DISTANCE, AnswerType.PERIMETER):  # asked, read and checked alike
     answer_format(
@@ -140,6 +143,7 @@ for _length in (AnswerType.DISTANCE, AnswerType.PERIMETER):  # asked, read and c
         guess=lambda rng, ids, choices: f"{rng.uniform(1, 1000):.1f}",
         tolerance=1.0,
         unit="m",
+        value_schema={"type": "number"},
     )
 answer_format(
     AnswerType.AREA,
@@ -148,6 +152,7 @@ answer_format(
     read=lambda t, c: parse_number(t, "area", _question(c)),
     check=exact,
     guess=lambda rng, ids, choices: f"{rng.uniform(10, 50000):.0f}",
+    value_schema={"type": "number"},
 )
 answer_format(
     AnswerType.BEARING,
@@ -158,6 +163,7 @@ answer_format(
     guess=lambda rng, ids, choices: str(rng.randrange(0, 360)),
     tolerance=1.0,
     unit="deg",
+    value_schema={"type": "number"},
 )
 answer_format(
     AnswerType.DENSITY,
@@ -169,6 +175,7 @@ answer_format(
     guess=lambda rng, ids, choices: f"{rng.uniform(0, 5000):.3f}",
     tolerance=0.001,
     unit="per km2",
+    value_schema={"type": "number"},
 )
 answer_format(
     AnswerType.COUNT,
@@ -178,6 +185,7 @@ answer_format(
     check=_same_count,
     guess=lambda rng, ids, choices: str(rng.randrange(0, 10)),
     unit="count",
+    value_schema={"type": "integer", "minimum": 0},
 )
 answer_format(
     AnswerType.DIRECTION4,
@@ -186,6 +194,7 @@ answer_format(
     read=lambda t, c: parse_direction(t, "4", _question(c)),
     check=exact,
     guess=_pick(["N", "E", "S", "W"]),
+    value_schema={"type": "string", "enum": ["N", "E", "S", "W"]},
 )
 answer_format(
     AnswerType.DIRECTION8,
@@ -194,6 +203,7 @@ answer_format(
     read=lambda t, c: parse_direction(t, "8", _question(c)),
     check=exact,
     guess=_pick(["N", "NE", "E", "SE", "S", "SW", "W", "NW"]),
+    value_schema={"type": "string", "enum": ["N", "NE", "E", "SE", "S", "SW", "W", "NW"]},
 )
 answer_format(
     AnswerType.RELATIVE_DIRECTION,
@@ -202,6 +212,7 @@ answer_format(
     read=lambda t, c: parse_relative_direction(t, _question(c)),
     check=exact,
     guess=_pick(["ahead", "behind", "left", "right"]),
+    value_schema={"type": "string", "enum": ["ahead", "behind", "left", "right"]},
 )
 answer_format(
     AnswerType.AXIS,
@@ -210,6 +221,7 @@ answer_format(
     read=lambda t, c: parse_axis(t, _question(c)),
     check=exact,
     guess=_pick(["N-S", "NE-SW", "E-W", "NW-SE"]),
+    value_schema={"type": "string", "enum": ["N-S", "NE-SW", "E-W", "NW-SE"]},
 )
 answer_format(
     AnswerType.FEATURE_ID,
@@ -226,6 +238,7 @@ answer_format(
     read=lambda t, c: parse_ordering(t, _needs("ids", "ordering")(c), _question(c)),
     check=_same_order,
     guess=_ordering_guess,
+    value_schema={"type": "array", "items": {"type": "string"}},
 )
 answer_format(
     AnswerType.YES_NO,
@@ -234,6 +247,7 @@ answer_format(
     read=lambda t, c: parse_yes_no(t, _question(c)),
     check=exact,
     guess=_pick(["yes", "no"]),
+    value_schema={"type": "boolean"},
 )
 answer_format(
     AnswerType.TOPOLOGY_CLASS,
@@ -243,6 +257,7 @@ answer_format(
     read=lambda t, c: parse_topology_class(t, _question(c)),
     check=exact,
     guess=_pick(TOPOLOGY_CLASS_NAMES),
+    value_schema={"type": "string", "enum": [str(c) for c in TOPOLOGY_CLASS_NAMES]},
 )
 answer_format(
     AnswerType.EDIT,

@@ -152,6 +152,8 @@ def _scalar_text(v: Any) -> str | None:
 
 def _answer_of(obj: dict, depth: int = 0) -> str | None:
     keys = {re.sub(r"[^a-z]", "", str(k).lower()): v for k, v in obj.items()}
+    if keys.get("cannotbedetermined") is True:  # a structured answer's refusal
+        return "cannot be determined"
     unit = next((keys[k] for k in _UNIT_KEYS if isinstance(keys.get(k), str)), None)
     candidates = [k for k in _ANSWER_KEYS if k in keys]
     if not candidates and len(keys) == 1:

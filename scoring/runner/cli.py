@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from scoring.answers.structured import ANSWER_FORMAT_CHOICES
 from scoring.errors import InputError
 from scoring.runner.agents import serve
 from scoring.runner.config import OMITTABLE, ModelSpec, get_model
@@ -125,6 +126,12 @@ def add_generation_options(p: argparse.ArgumentParser) -> None:
         "(a model's extra_body; part of the request key)",
     )
     p.add_argument(
+        "--answer-format",
+        choices=ANSWER_FORMAT_CHOICES,
+        help="QA answers as free text (default, the paper's) or a JSON object sent as structured "
+        "output (a model's answer_format)",
+    )
+    p.add_argument(
         "--omit",
         metavar="PARAMS",
         help=f"comma-separated parameters not to send at all ({', '.join(OMITTABLE)})",
@@ -138,6 +145,7 @@ def generation_overrides(args: argparse.Namespace) -> tuple[dict, list[str]]:
         "max_tokens": args.max_tokens,
         "max_completion_tokens": args.max_completion_tokens,
         "seed": args.seed,
+        "answer_format": getattr(args, "answer_format", None),
     }
     if getattr(args, "extra_body", None) is not None:
         try:

@@ -56,15 +56,23 @@ def png_data_url(png: bytes) -> DataURL:
 
 
 def build_request(
-    spec: ModelSpec, messages: list[dict], key: str | None, *, seed_offset: int = 0
+    spec: ModelSpec,
+    messages: list[dict],
+    key: str | None,
+    *,
+    seed_offset: int = 0,
+    schema: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict, dict]:
     """(url, headers, body) for `messages` in OpenAI chat format (image parts as PNG data URLs),
     in the body form of the spec's endpoint kind. `seed_offset` moves the seed of the k-th
     repeated sample (the first keeps the spec's); the spec's `extra_body` is merged in last and
-    its `headers` sent beside the key."""
+    its `headers` sent beside the key. `schema`: a structured answer's, asked the kind's way."""
     headers = request_headers(spec, key)
     seed = None if spec.seed is None else spec.seed + seed_offset
-    body = endpoint_kinds()[spec.kind].build_body(spec, messages, seed)
+    kind = endpoint_kinds()[spec.kind]
+    body = kind.build_body(spec, messages, seed)
+    if schema is not None and kind.ask_structured is not None:
+        kind.ask_structured(body, schema)
     return spec.url, headers, merged(body, spec.extra_body)
 
 
@@ -351,11 +359,15 @@ class ChatClient:
         sample: str | None = None,
         on_wait: Callable[[WaitNotice], None] | None = None,
         seed_offset: int = 0,
+        schema: Mapping[str, Any] | None = None,
     ) -> Outcome:
         """Send `messages` until answered or a failure is final (see the module's table).
         `max_connect_retries`: set while the endpoint's reachability is unconfirmed (fail fast);
-        `on_retry` / `on_wait`: told before each retry and wait; `seed_offset`: see build_request."""
-        url, headers, body = build_request(self.spec, messages, self.key(), seed_offset=seed_offset)
+        `on_retry` / `on_wait`: told before each retry and wait; `seed_offset`, `schema`: see
+        build_request."""
+        url, headers, body = build_request(
+            self.spec, messages, self.key(), seed_offset=seed_offset, schema=schema
+        )
         out = Outcome(ok=False)
         health, sample = self.health, sample or str(id(messages))
         if health.stop is not None:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
+from scoring.answers.structured import ANSWER_FORMAT_CHOICES
 from scoring.errors import InputError
 from scoring.runner.endpoints import endpoint_kinds
 from scoring.vocab import MODALITIES
@@ -75,6 +76,9 @@ class ModelSpec:
     timeout_s: float = 120.0
     max_retries: int = 5
     image_detail: str = "high"
+    # How QA answers are asked for: "text" (the paper's free text) or "json" (a structured
+    # answer, sent as the endpoint kind's structured-output request; scoring.answers.structured).
+    answer_format: str = "text"
     # Retry pacing (not part of the request, so not part of the cache key).
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
@@ -157,6 +161,11 @@ class ModelSpec:
             raise bad("modalities", f"must be a non-empty list of {', '.join(MODALITIES)}")
         if self.image_detail not in IMAGE_DETAILS:
             raise bad("image_detail", f"must be one of {', '.join(IMAGE_DETAILS)}, got {self.image_detail!r}")
+        if self.answer_format not in ANSWER_FORMAT_CHOICES:
+            raise bad(
+                "answer_format",
+                f"must be one of {', '.join(ANSWER_FORMAT_CHOICES)}, got {str(self.answer_format)[:40]!r}",
+            )
         _check_extra_body(self.extra_body, bad)
         _check_headers(self.headers, self.api_key_header, bad)
 
@@ -212,6 +221,8 @@ class ModelSpec:
         # Only when set, so request keys of runs journaled before this field existed still match.
         if self.max_completion_tokens is not None:
             params["max_completion_tokens"] = self.max_completion_tokens
+        if self.answer_format != "text":
+            params["answer_format"] = self.answer_format
         if self.extra_body:
             params["extra_body"] = json.loads(json.dumps(self.extra_body, sort_keys=True))
         return params
@@ -225,6 +236,8 @@ class ModelSpec:
         for name in ("samples", "extra_body", "headers", "api_key_header"):
             if d[name] in (1, {}, None):
                 del d[name]
+        if d["answer_format"] == "text":
+            del d["answer_format"]
         if "headers" in d:
             d["headers"] = sorted(d["headers"])
         return d

@@ -36,6 +36,8 @@ FIELD_HELP: dict[str, str] = {
     "credentials refused (use api_key_env)",
     "modalities": "what the model can read; `evaluate` runs only these: " + ", ".join(MODALITIES),
     "image_detail": "the image parts' `detail` (OpenAI): " + ", ".join(IMAGE_DETAILS),
+    "answer_format": "QA answers as free `text` (the paper's) or a `json` object, asked as the kind's "
+    "structured output (read as text when a server ignores it)",
     "concurrency": "requests in flight at most (the adaptive limit halves on a 429)",
     "timeout_s": "one deadline for a whole exchange: connect, headers, body",
     "max_retries": "retries of a sample after a retryable failure (5xx, reset, truncated, connect; "

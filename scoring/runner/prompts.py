@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 
 from scoring.answers.formats import ANSWER_FORMATS, instructions
+from scoring.answers.structured import answer_schema, json_request
 from scoring.formats.benchmark import edit_reply_form
 from scoring.formats.mapsets import MapSet
 from scoring.formats.records import Instance
@@ -294,15 +295,27 @@ def _prompt_texts(instance: Instance, name: str, modality: Modality, prompts_dir
     return hit
 
 
+def structured_schema(instance: Instance, form: str | None) -> dict[str, Any] | None:
+    """The JSON schema a QA item's structured answer follows (None for an edit: its reply is
+    already a JSON object, of the edit's own form)."""
+    if instance.get("task") != "qa":
+        return None
+    choices = instance.get("choices") if form == "mcq" else None
+    return answer_schema(str(instance.get("answer_type")), choices or None)
+
+
 def build_messages(
     instance: Instance,
     modality: Modality,
     form: str | None,
     image_png: bytes | MapSet | None,
     prompts_dir: Path = PROMPTS_DIR,
+    *,
+    answer_format: str = "text",
 ) -> list[dict]:
     """Chat messages (OpenAI format) for one instance in one modality and form. A map-set modality
-    (image-multi, image-context) takes its MapSet: every map is sent, in the set's order."""
+    (image-multi, image-context) takes its MapSet: every map is sent, in the set's order.
+    ``answer_format="json"``: a QA item's system message also asks for the structured answer."""
     task = str(instance.get("task"))
     form = "edit" if task == "edit" else form
     name = template_name(task, modality, form, reply_form_of(instance, modality))
@@ -331,6 +344,9 @@ def build_messages(
         ]
     else:
         content = user
+    schema = structured_schema(instance, form) if answer_format == "json" else None
+    if schema is not None:
+        system = f"{system}\n\n{json_request(schema)}"
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 

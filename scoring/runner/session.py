@@ -166,6 +166,7 @@ class _Request:
     messages: list[dict]
     identity: RequestIdentity
     legacy: RequestIdentity | None
+    schema: dict[str, Any] | None = None  # a structured answer's (answer_format json)
 
     def corrective(self, messages: list[dict], reply: str) -> _Request:
         digest = sha256_hex(reply)
@@ -303,7 +304,10 @@ class RunSession:
         img = plan.images.get(inst["id"])
         if plan.map_png is not None and Modality(plan.modality).has_image:
             img = await plan.map_png(inst["id"])
-        messages = prompts.build_messages(inst, plan.modality, ask.form, img)
+        messages = prompts.build_messages(
+            inst, plan.modality, ask.form, img, answer_format=self.spec.answer_format
+        )
+        schema = prompts.structured_schema(inst, ask.form) if self.spec.answer_format == "json" else None
         info = prompts.instance_template_info(inst, plan.modality, ask.form)
         identity = RequestIdentity(
             model=self.spec.model,
@@ -327,7 +331,7 @@ class RunSession:
             and not ask.sample_index
         ):
             legacy = identity.with_template_sha256(old)
-        return _Request(messages, identity, legacy)
+        return _Request(messages, identity, legacy, schema)
 
     def _reuse(self, request: _Request) -> tuple[PredictionRecord | None, str | None]:
         """(an ok record answering the request, where from): this journal ("journal"), another
@@ -378,6 +382,7 @@ class RunSession:
             on_wait=getattr(self.bar, "waiting", None),
             # the k-th repeated sample gets seed + k: a seeded server would repeat one answer
             seed_offset=ask.sample_index,
+            schema=request.schema,
         )
         error = outcome.error or {}
         if error.get("kind") == "not_sent":

@@ -23,7 +23,15 @@ from scoring.runner.config import public_url
 
 NOT_REPORTED = "not reported"
 OMITTED = "omitted"
-GENERATION_PARAMS = ("temperature", "max_tokens", "max_completion_tokens", "top_p", "seed", "image_detail")
+GENERATION_PARAMS = (
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "top_p",
+    "seed",
+    "image_detail",
+    "answer_format",
+)
 MILLION = 1_000_000
 
 
@@ -88,6 +96,7 @@ def run_conditions(run_dir: Path, manifest: dict, name: str) -> dict[str, Any]:
     finals = [r for r in records if r.get("final") and r.get("cached_from") not in own]
     tokens_in, tokens_out = _tokens(finals, "prompt_tokens"), _tokens(finals, "completion_tokens")
     generation = {k: (OMITTED if model.get(k) is None else model.get(k)) for k in GENERATION_PARAMS}
+    generation["answer_format"] = model.get("answer_format") or "text"  # recorded only when not text
     return {
         "run": str(run_dir),
         "model": name,

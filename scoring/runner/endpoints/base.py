@@ -48,7 +48,9 @@ class EndpointKind:
     `build_body(spec, messages, seed)` turns OpenAI-style messages (image parts as data URLs)
     into the kind's request body, with `seed` in place of the spec's (repeated sampling);
     `read_reply(data, reply)` fills `reply` from a 2xx JSON object or raises ReplyError;
-    `model_names(data)` lists the models of the `models_path` listing."""
+    `model_names(data)` lists the models of the `models_path` listing; `ask_structured(body,
+    schema)` asks the body's reply to be a JSON object of `schema` (None: the kind cannot, and
+    the request says so in words only)."""
 
     name: str
     chat_path: str
@@ -57,6 +59,7 @@ class EndpointKind:
     read_reply: Callable[[Mapping[str, Any], Reply], None]
     model_names: Callable[[Any], list[str]]
     help: str = ""
+    ask_structured: Callable[[dict[str, Any], Mapping[str, Any]], None] | None = None
 
 
 ENDPOINT_KINDS: Registry[EndpointKind] = Registry("endpoint kind")

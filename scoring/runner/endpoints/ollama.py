@@ -90,6 +90,11 @@ def model_names(data: Any) -> list[str]:
     return names_in(data.get("models") if isinstance(data, dict) else None, "name", "model")
 
 
+def ask_structured(body: dict[str, Any], schema: Mapping[str, Any]) -> None:
+    """Structured output: Ollama's `format` with the answer's JSON schema."""
+    body["format"] = dict(schema)
+
+
 register(
     EndpointKind(
         name="ollama",
@@ -98,6 +103,7 @@ register(
         build_body=build_body,
         read_reply=read_reply,
         model_names=model_names,
+        ask_structured=ask_structured,
         help="Ollama's native /api/chat",
     ),
 )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from scoring.answers.structured import SCHEMA_NAME
 from scoring.runner.endpoints.base import (
     EndpointKind,
     Messages,
@@ -95,6 +96,14 @@ def read_reply(data: Mapping[str, Any], reply: Reply) -> None:
         raise ReplyError("no_content", "choices[0].message.content is null")
 
 
+def ask_structured(body: dict[str, Any], schema: Mapping[str, Any]) -> None:
+    """Structured output: `response_format` with the answer's JSON schema (strict)."""
+    body["response_format"] = {
+        "type": "json_schema",
+        "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": dict(schema)},
+    }
+
+
 def model_names(data: Any) -> list[str]:
     """`GET /models`: `{"data": [{"id": ...}, ...]}`."""
     return names_in(data.get("data") if isinstance(data, dict) else None, "id", "name")
@@ -108,6 +117,7 @@ register(
         build_body=build_body,
         read_reply=read_reply,
         model_names=model_names,
+        ask_structured=ask_structured,
         help="OpenAI-compatible /chat/completions (vLLM, llama.cpp, LiteLLM, hosted APIs)",
     ),
 )
