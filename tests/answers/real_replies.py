@@ -102,6 +102,7 @@ def _same_option(extraction: str, option: Any) -> bool:
 
 
 _LETTER = re.compile(r"^\(?([A-Za-z])\)?[.:]?$")
+_LETTER_AND_TEXT = re.compile(r"^\(([A-Z])\)\s*(.+?)\.?$")
 
 
 def published_reading(rec: dict) -> Any:
@@ -118,7 +119,16 @@ def published_reading(rec: dict) -> Any:
         m = _LETTER.match(pub.strip())
         if m and m.group(1).upper() in letters(rec):
             return m.group(1).upper()
-        matches = [i for i, opt in enumerate(rec.get("options") or []) if _same_option(pub, opt)]
+        options = rec.get("options") or []
+        m = _LETTER_AND_TEXT.match(pub.strip())  # "(B) Compound": the letter with its own option text
+        if (
+            m
+            and m.group(1) in letters(rec)
+            and options
+            and _same_option(m.group(2), options[ord(m.group(1)) - 65])
+        ):
+            return m.group(1)
+        matches = [i for i, opt in enumerate(options) if _same_option(pub, opt)]
         return chr(ord("A") + matches[0]) if len(matches) == 1 else None
     return _number(pub)
 
@@ -137,23 +147,36 @@ def read(rec: dict) -> Parsed:
 
     Choice -> the ``choice`` answer type with ``n_options``, ``options`` and ``question``; integer
     -> ``count``; float -> ``distance`` (the reader's plain number, in metres when the reply names
-    a length unit). Context the reader does not use is ignored by it.
+    a length unit), or ``bearing`` when the reader finds only numbers with an angle's (or another
+    kind's) unit ("90 degrees"). Context the reader does not use is ignored by it.
     """
     context: dict[str, Any] = {"question": rec.get("question")}
     if rec["kind"] == "choice":
         context.update(n_options=n_options(rec), options=rec.get("options"))
         return parse_answer(rec["reply"], "choice", **context)
-    return parse_answer(rec["reply"], "count" if rec["kind"] == "integer" else "distance", **context)
+    if rec["kind"] == "integer":
+        return parse_answer(rec["reply"], "count", **context)
+    parsed = parse_answer(rec["reply"], "distance", **context)
+    if not parsed.ok and "distance unit" in parsed.reason:  # "90 degrees": the number of another kind
+        angle = parse_answer(rec["reply"], "bearing", **context)
+        return angle if angle.ok else parsed
+    return parsed
 
 
 def agrees(parsed: Parsed, expected: Any, kind: str) -> bool:
-    """Does the reading say what the expected reading says (None: that there is no answer)?"""
-    if expected is None:
+    """Does the reading say what the expected reading says (None: that there is no answer)?
+
+    An integer question answered with a fraction ("7.026%") has no count in it: the count reader
+    agrees by reading nothing.
+    """
+    if expected is None or (kind == "integer" and expected != int(expected)):
         return not parsed.ok
     if not parsed.ok:
         return False
     if kind == "choice":
         return parsed.value == expected
+    if kind == "integer" and expected != int(expected):
+        return False  # a count is whole: a reply answering 7.026 has no count to read (see above)
     value = parsed.value
     if not isinstance(value, int | float) or isinstance(value, bool):
         return False
