@@ -163,20 +163,22 @@ def read(rec: dict) -> Parsed:
     return parsed
 
 
+def _is_count(value: float) -> bool:
+    return value >= 0 and value == int(value)
+
+
 def agrees(parsed: Parsed, expected: Any, kind: str) -> bool:
     """Does the reading say what the expected reading says (None: that there is no answer)?
 
-    An integer question answered with a fraction ("7.026%") has no count in it: the count reader
-    agrees by reading nothing.
+    An integer question answered with a fraction or a negative number ("7.026%", "-3 minutes per
+    month") has no count in it: the count reader agrees by reading nothing.
     """
-    if expected is None or (kind == "integer" and expected != int(expected)):
+    if expected is None or (kind == "integer" and not _is_count(expected)):
         return not parsed.ok
     if not parsed.ok:
         return False
     if kind == "choice":
         return parsed.value == expected
-    if kind == "integer" and expected != int(expected):
-        return False  # a count is whole: a reply answering 7.026 has no count to read (see above)
     value = parsed.value
     if not isinstance(value, int | float) or isinstance(value, bool):
         return False
