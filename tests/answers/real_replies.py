@@ -87,10 +87,20 @@ def _number(text: Any) -> float | None:
     if not isinstance(text, str):
         return None
     t = text.strip().replace(",", "")
+    m = _SCIENTIFIC.match(t)  # "1.20 x 10^4", "-2.7 × 10^-23"
+    if m:
+        return float(m.group(1)) * 10.0 ** int(m.group(2))
+    m = _FRACTION.match(t)  # "1/12"
+    if m and int(m.group(2)):
+        return int(m.group(1)) / int(m.group(2))
     try:
         return float(t)
     except ValueError:
         return None
+
+
+_FRACTION = re.compile(r"^([-+]?\d+)\s*/\s*(\d+)$")
+_SCIENTIFIC = re.compile(r"^([-+]?\d+(?:\.\d+)?)\s*[x×*]\s*10\^\{?([-+]?\d+)\}?$")
 
 
 def _same_option(extraction: str, option: Any) -> bool:
