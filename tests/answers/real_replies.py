@@ -275,6 +275,7 @@ def frieda_records() -> list[dict]:
             expected = frieda_published(r)
             if expected is None:
                 continue
+            m = _DISTANCE.match(str(r.get("extracted_ans") or "").strip().strip("\"'").replace(",", ""))
             parts = r.get("_response") or []
             out.append(
                 {
@@ -285,6 +286,7 @@ def frieda_records() -> list[dict]:
                     "question": r.get("question_text"),
                     "reply": "; ".join(str(p) for p in parts),
                     "expected": expected,
+                    "unitless": bool(m) and not m.group(2),
                 }
             )
     return out
@@ -296,7 +298,12 @@ def frieda_agrees(rec: dict) -> bool:
         parsed = parse_answer(rec["reply"], "direction8", question=rec["question"])
         return parsed.ok and parsed.value == rec["expected"]
     parsed = parse_answer(rec["reply"], "distance", question=rec["question"])
-    return parsed.ok and math.isclose(parsed.value, rec["expected"], rel_tol=1e-6, abs_tol=1e-9)
+    if not parsed.ok:
+        return False
+    # an extraction without a unit ("300" from "300'") is the number as written: the reader's
+    # metres agree when they are that number in some length unit
+    factors = (1.0, *_UNIT_FACTORS) if rec.get("unitless") else (1.0,)
+    return any(math.isclose(parsed.value, rec["expected"] * f, rel_tol=1e-6, abs_tol=1e-9) for f in factors)
 
 
 # --- the command line -----------------------------------------------------------------------------
