@@ -9,7 +9,7 @@ overrides the published one. FRIEDA's published replies (../shared/data/frieda/,
 only, never copied) are a second comparison for directions and distances.
 
     .venv/bin/python tests/answers/real_replies.py [--show N] [--source X] [--model M] [--kind K]
-        [--raw] [--frieda] [--seed S]
+        [--raw] [--ungraded] [--classes] [--frieda] [--seed S]
 
 prints the agreement table (raw: against the published extraction; adjudicated: the grader's
 reading where there is one) and N disagreements with excerpts of their replies.
@@ -352,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ungraded", action="store_true", help="only disagreements no grader has read")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample of disagreements shown")
     ap.add_argument("--frieda", action="store_true", help="also FRIEDA's cardinal/distance replies")
+    ap.add_argument("--classes", action="store_true", help="count disagreements by the grader's class")
     args = ap.parse_args(argv)
     records = load(args.source)
     if args.model:
@@ -373,12 +374,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.ungraded:
         bad = [o for o in bad if not o.graded]
     print(f"\n{len(bad)} disagreements" + (" (raw)" if args.raw else ""))
+    graded = load_adjudicated()
+    if args.classes:
+        classes = Counter(graded.get(o.rec["id"], {}).get("class", "(not graded)") for o in bad)
+        for name, n in classes.most_common():
+            print(f"{n:6d}  {name}")
     for o in random.Random(args.seed).sample(bad, min(args.show, len(bad))):
         r = o.rec
         opts = f" options={r['options']}" if r.get("options") else ""
         print(f"\n--- {r['id']} [{r['kind']}]{opts}")
         print(f"    published={r['published']!r} -> {o.published!r}; expected={o.expected!r}")
         print(f"    reader={_value(o.parsed)}")
+        if o.graded:
+            print(f"    grader: {graded[r['id']]['reading']} -- {graded[r['id']]['why']}")
         print(f"    {excerpt(r['reply'])}")
     return 0
 
