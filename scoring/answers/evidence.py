@@ -15,10 +15,11 @@ would be A"), a back bearing, an echoed instruction ("(A, B, C or D)"). Then the
 5. ``conclusion``: the concluding clause of an unmarked reply ("..., so the distance is 50 m");
 6. the type's own last level, if any (a number: the sentence that restates what was asked).
 
-The first level that reads exactly one value gives the answer; a level that reads none or
-several passes to the next; when none reads one, the reply is unparsed with the first level's
-reason. Every level reads a part of the one before (or the text the question leaves), so a
-later level never adds a candidate: it only removes the ones with weaker evidence.
+The first level that reads exactly one value gives the answer. Each level narrows the text the
+levels before it left; a narrowing that still holds several candidates is kept for the next
+level, one that holds none is dropped (the next level narrows the text before it). When no
+level reads one value, the reply is unparsed with the first level's reason. A later level never
+adds a candidate: it only removes the ones with weaker evidence.
 
 >>> from scoring.answers import parse_answer
 >>> parse_answer("F5 (not F2)", "feature_id", valid_ids=["F0", "F2", "F5"]).value
@@ -142,28 +143,26 @@ def without_named(seg: str, question: Question) -> str | None:
     return blank(seg, iter(spans)) if spans else None
 
 
-def _levels(
-    seg: str, pre: Prepared, question: Question, last: LastLevel | None, negation: bool, letters: bool
-) -> Iterator[str]:
-    kept = set_aside(seg, negation=negation, letters=letters)
-    yield kept
-    first = lead(kept) if pre.explicit else None
-    if first is not None:
-        yield first
-    unnamed = without_named(kept, question)
-    if unnamed is not None:
-        yield unnamed
-    plain = _PARENTHETICAL.sub(lambda m: " " * len(m.group()), kept)
-    if plain != kept:
-        yield plain
+Narrowing = Callable[[str], "str | None"]
+
+
+def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> list[Narrowing]:
+    """The levels after the first, in order: each takes the text the levels before left."""
+    steps: list[Narrowing] = []
+    if pre.explicit:
+        steps.append(lead)
+    steps.append(lambda text: without_named(text, question))
+    steps.append(lambda text: _PARENTHETICAL.sub(lambda m: " " * len(m.group()), text))
     if not pre.explicit:
-        clause = conclusion_of(kept)
-        if clause is not None:
-            yield clause
+        steps.append(conclusion_of)
     if last is not None:
-        own = last(kept, question)
-        if own is not None:
-            yield own
+        steps.append(lambda text: last(text, question))
+    return steps
+
+
+def _found_none(parsed: Parsed) -> bool:
+    """A reading that found no candidate at all (as against several)."""
+    return parsed.reason.startswith(("no ", "missing ids"))
 
 
 def read_reply(
@@ -191,12 +190,20 @@ def read_reply(
     pre = prepare(text)
     if isinstance(pre, Parsed):
         return pre
-    first: Parsed | None = None
-    for seg in _levels(pre.segment, pre, question or Question(), last, negation, letters):
-        if not seg.strip():
+    question = question or Question()
+    text = set_aside(pre.segment, negation=negation, letters=letters)
+    first = read(text, pre)
+    if first.ok:
+        return first
+    # Each level narrows what the one before left, and keeps its narrowing only while
+    # candidates remain in it: a narrowing that leaves none passes the text on unchanged.
+    for narrow in _narrowings(pre, question, last):
+        narrower = narrow(text)
+        if narrower is None or narrower == text or not narrower.strip():
             continue
-        parsed = read(seg, pre)
+        parsed = read(narrower, pre)
         if parsed.ok:
             return parsed
-        first = first or parsed
-    return first or read(pre.segment, pre)
+        if not _found_none(parsed):
+            text = narrower
+    return first

@@ -3,6 +3,7 @@ asked for (metres, m², degrees, per km², counts), and the choice of the one an
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -341,9 +342,12 @@ def _usable(seg: str, unit_kind: str) -> list[Quantity] | Parsed:
         return fail("no number")
     usable = [q for q in quantities if q.value is not None]
     if unit_kind == "count":
-        usable = [q for q in usable if q.unit is None]
+        # a count said with a unit ("14 feet", "90%") is the count when no bare number is there
+        usable = [q for q in usable if q.unit is None] or [
+            dataclasses.replace(q, value=q.number) for q in quantities if q.unit is not None
+        ]
     if not usable:
-        return fail("no unitless count" if unit_kind == "count" else f"no number with a {unit_kind} unit")
+        return fail(f"no number with a {unit_kind} unit")
     if all(q.unit is None for q in usable) and any(
         q.value is None and q.unit is not None for q in quantities
     ):

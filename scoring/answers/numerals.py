@@ -41,18 +41,43 @@ _SPELLED = re.compile(
 _COMPOUND = re.compile(rf"(?:{_SPELLED.pattern})(?:[\s\-]+(?:and[\s\-]+)?(?:{_SPELLED.pattern}))+", re.I)
 
 
+_JOINER = "\u2060"  # inside a number word, it keeps the parser from reading the word
+_SMALL = r"two|three|four|five|six|seven|eight|nine|ten"
+_GROUP = re.compile(
+    r"\b(?:the|these|those|both|all|its|their|each|every|other|between|any|top|bottom|first|last|next"
+    rf"|remaining)[ \t]+(?P<w>{_SMALL})\b"
+    rf"|\b(?P<w2>{_SMALL})(?=[ \t]+(?:consecutive|adjacent|neighbou?ring|successive|given|selected)\b)",
+    re.I,
+)
+_PRECISION = re.compile(
+    r"\b(?:to[ \t]+|with[ \t]+)?\d+[ \t]+(?:decimal[ \t]+(?:places?|digits?)"
+    r"|significant[ \t]+(?:figures|digits)|d\.p\.|s\.f\.)",
+    re.I,
+)
+
+
+def _keep_word(m: re.Match[str]) -> str:
+    name = "w" if m.group("w") else "w2"
+    word = m.group(name)
+    return m.group()[: m.start(name) - m.start()] + word[0] + _JOINER + word[1:]
+
+
 def _sci(m: re.Match[str]) -> str:
     return f"{m.group(1)}e{m.group(2).replace('−', '-')}"
 
 
 def digits(seg: str) -> str:
-    """``seg`` with spelled English numbers and written-out scientific notation as digits."""
+    """``seg`` with spelled English numbers and written-out scientific notation as digits; a
+    precision ("to two decimal places") and a small number naming a group ("the two roads") are
+    no values and are left out."""
     if "10" in seg:
         seg = _SCIENTIFIC.sub(_sci, seg)
         seg = _SCI_SUPERSCRIPT.sub(lambda m: f"{m.group(1)}e{m.group(2).translate(_SUPERSCRIPT)}", seg)
     if _SPELLED.search(seg):
         if alpha2digit is not None:
-            return str(alpha2digit(seg, "en"))
+            # isolated words above one: "two bars" is 2, "no one" and "the one" stay words
+            seg = str(alpha2digit(_GROUP.sub(_keep_word, seg), "en", 1.5)).replace(_JOINER, "")
+            return _PRECISION.sub(lambda m: " " * len(m.group()), seg)
         # without the parser, "one hundred and eighteen" must not be read as 18: no reading at all
         seg = _COMPOUND.sub(lambda m: " " * len(m.group()), seg)
     return seg
@@ -106,9 +131,11 @@ def first_stated(seg: str, stated: re.Pattern[str], count_values: object) -> str
 
 def named_numbers(question: str) -> tuple[re.Pattern[str], ...]:
     """Patterns of the numbers a question names ("within 50 m of F0"), to set them aside."""
-    found = {m.group() for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]\d)", question or "")}
+    asked = digits(question or "")  # "these two people": 2 is the question's, not an answer
+    found = {m.group() for m in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]\d)", asked)}
     unit = r"(?:[ \t]*(?:m|km|°|metres?|meters?)\b)?"
-    return tuple(re.compile(rf"(?<![\w.,]){re.escape(n)}(?![\d]){unit}") for n in found)
+    # the whole number only: "3" named by the question is not the 3 of "3.25" or "$3,250"
+    return tuple(re.compile(rf"(?<![\w.,]){re.escape(n)}(?![\d])(?![.,]\d){unit}") for n in found)
 
 
 def question_of(text: str) -> Question:

@@ -216,6 +216,23 @@ def _committed(text: str) -> tuple[str, str]:
     return seg, "" if seg else "unfinished reasoning, no committed answer"
 
 
+# A model that goes on after its answer with a question of its own (few-shot continuation:
+# "Question: ... Answer: ...") answers that one too; only what comes before it is the reply.
+_NEXT_QUESTION = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*)?[*_]{0,2}(?:question|q|problem|exercise|问题|题目)[ \t]*\d*[*_]{0,2}"
+    r"[ \t]*[:：.]",
+    re.I | re.M,
+)
+
+
+def _before_next_question(body: str) -> str:
+    """``body`` up to a new question that follows an answer it already gave, if one does."""
+    for m in _NEXT_QUESTION.finditer(body):
+        if m.start() > 0 and _ANSWER_LINE.search(clean_markdown(body[: m.start()])):
+            return body[: m.start()]
+    return body
+
+
 def _explicit(segment: str, text: str) -> Prepared:
     seg = clean_markdown(segment).strip()
     return Prepared(text, seg, seg, True, False)
@@ -234,7 +251,7 @@ def preprocess(text: Any) -> Prepared | None:
 @functools.lru_cache(maxsize=8)
 def _preprocess(raw: str) -> Prepared:
     body, reasoning_only = strip_reasoning(raw)
-    body = normalise_script(body)
+    body = _before_next_question(normalise_script(body))
     boxed = _container(body)
     if boxed is not None:
         return _explicit(boxed, clean_markdown(body).strip())

@@ -144,7 +144,8 @@ def test_count():
     ok(answers.parse_number("three", "count"), 3)
     ok(answers.parse_number("Answer: 12", "count"), 12)
     bad(answers.parse_number("3.5", "count"), "whole")
-    bad(answers.parse_number("12 km", "count"), "no unitless count")
+    ok(answers.parse_number("The line is 12 km long.", "count"), 12)  # a count said with a unit
+    bad(answers.parse_number("12 km or 9 km", "count"), "several")
     assert isinstance(answers.parse_number("7", "count").value, int)
 
 
