@@ -212,6 +212,10 @@ def work(c: Case, r: random.Random) -> str:
     o = others(c, r)
     ref = " and ".join(c.named[:2]) or "the features"
     t = c.answer_type
+    if c.refusal:
+        return (
+            f"I looked for what the question needs around {ref}, compared {both(o)}; part of it is missing."
+        )
     if t == "choice":
         return (
             f"Let me go through the options. Option {both(o, ' and option ')} look plausible at "
@@ -326,6 +330,16 @@ def _cot_so(c: Case, r: random.Random) -> str | None:
     return f"Let me work through this step by step.\n\n{work(c, r)}\n\n{end}"
 
 
+@style("cot_concludes_refusal", "reasoning")
+def _cot_refusal(c: Case, r: random.Random) -> str | None:
+    """Reasoning that names candidates, then "So the distance cannot be determined from what is
+    given." (unanswerable items)."""
+    if c.answer_type == "edit" or not c.refusal:
+        return None
+    subject = "the answer" if c.answer_type == "choice" else SUBJECT[c.answer_type]
+    return f"Let me check.\n\n{work(c, r)}\n\nSo {subject} cannot be determined from what is given."
+
+
 @style("cot_putting_it_together", "reasoning")
 def _cot_together(c: Case, r: random.Random) -> str | None:
     """Reasoning, then "Putting it all together, I'm confident it's X." """
@@ -374,6 +388,25 @@ def _self_correction(c: Case, r: random.Random) -> str | None:
     if c.answer_type == "choice":
         return f"I initially leaned towards {o}. Actually no, {o} is wrong; the right option is {c.answer}."
     return f"My first pick was {o}. Wait, {o} does not qualify; {say(c)} does."
+
+
+@style("conditional_then_answer", "reasoning")
+def _conditional(c: Case, r: random.Random) -> str | None:
+    """ "If we went by the bounding boxes it would be B; going by the geometry as asked, it is C." """
+    if c.answer_type == "edit" or c.refusal:
+        return None
+    o = others(c, r)[0]
+    return (
+        f"If we went by the bounding boxes it would be {o}; going by the geometry as asked, it is {say(c)}."
+    )
+
+
+@style("bold_inline_then_others", "reasoning")
+def _bold_inline(c: Case, r: random.Random) -> str | None:
+    """The answer in bold mid-sentence, other candidates named after it."""
+    if c.answer_type == "edit" or c.refusal:
+        return None
+    return f"Based on the coordinates, **{say(c)}** is the one; {both(others(c, r), ' and ')} do not fit."
 
 
 @style("negation_in_parentheses", "claims")
@@ -441,6 +474,28 @@ def _claim(c: Case, r: random.Random) -> str | None:
     return claim(c, c.answer, c.named)
 
 
+_QUESTION_NUMBER = re.compile(r"(\d+(?:\.\d+)?)\s?(m\b|°)")
+
+
+@style("echo_question_numbers", "claims")
+def _echo_numbers(c: Case, r: random.Random) -> str | None:
+    """The question's own number restated beside the answer ("Within 50 m of F0 I count 3 features.")."""
+    m = _QUESTION_NUMBER.search(c.question)
+    if c.refusal or m is None or len(c.named) < 2:
+        return None
+    q, a, n = m.group(1) + ("°" if m.group(2) == "°" else " m"), c.answer, c.named
+    if c.answer_type == "count":
+        return f"Within {q} of {n[-1]} I count {a} features."
+    if c.answer_type == "relative_direction":
+        side = f"on the {a}" if a in ("left", "right") else a
+        return f"Moving along heading {q}, the observer has {n[1]} {side}."
+    if c.answer_type == "yes_no":
+        return (
+            f"{'Yes' if a == 'yes' else 'No'}: {n[0]} is {'' if a == 'yes' else 'not '}within {q} of {n[1]}."
+        )
+    return None
+
+
 # ---------------------------------------------------------------------- multiple choice by content
 
 
@@ -475,6 +530,16 @@ def _its_bold(c: Case, r: random.Random) -> str | None:
     if c.answer_type != "choice":
         return None
     return f"looking at the geometry, it's **{c.answer}**"
+
+
+@style("echoed_instruction_letter", "content")
+def _echoed(c: Case, r: random.Random) -> str | None:
+    """The instruction echoed before the letter: "Answering with the option letter only (A, B, C or D): C" """
+    if c.answer_type != "choice":
+        return None
+    letters = [chr(65 + i) for i in range(len(c.choices))]
+    listed = ", ".join(letters[:-1]) + " or " + letters[-1]
+    return f"Answering with the option letter only ({listed}): {c.answer}"
 
 
 @style("letter_and_content_dash", "content")
@@ -689,8 +754,9 @@ def _words_rounded(c: Case, r: random.Random) -> str | None:
         return None
     n = round(float(c.answer)) % 360 if c.answer_type == "bearing" else round(float(c.answer))
     unit = UNIT_WORDS[c.answer_type]
-    lead = "There are" if c.answer_type == "count" else "It comes to roughly"
-    return f"{lead} {int_words(n)}{' ' + unit if unit else ''}."
+    if c.answer_type == "count":
+        return f"There are {int_words(n)} such features."
+    return f"It comes to roughly {int_words(n)} {unit}."
 
 
 @style("scientific_notation", "numbers")
@@ -796,7 +862,7 @@ def _json_value(c: Case) -> object:
 @style("yaml_final_answer", "structured")
 def _yaml(c: Case, r: random.Random) -> str | None:
     """A YAML block: reasoning, `final_answer:`, then a confidence number."""
-    if c.answer_type == "edit" or c.refusal:
+    if c.answer_type == "edit":
         return None
     o = others(c, r)
     return (
@@ -859,7 +925,7 @@ def _table(c: Case, r: random.Random) -> str | None:
 @style("heading_answer_then_explanation", "structured")
 def _heading(c: Case, r: random.Random) -> str | None:
     """ "### Final Answer" with the answer, then "### Explanation" naming other candidates."""
-    if c.answer_type == "edit" or c.refusal:
+    if c.answer_type == "edit":
         return None
     return f"### Final Answer\n{say(c)}\n\n### Explanation\n{work(c, r)}"
 
@@ -978,6 +1044,12 @@ def _not_enough(c: Case, r: random.Random) -> str | None:
     return f"I don't have enough information to answer that: the scene does not show where {ref} is."
 
 
+@style("refusal_na", "refusal")
+def _na(c: Case, r: random.Random) -> str | None:
+    """ "N/A — the scene does not contain what the question needs." """
+    return "N/A — the scene does not contain what the question needs." if c.refusal else None
+
+
 @style("refusal_edit_impossible", "refusal")
 def _edit_impossible(c: Case, r: random.Random) -> str | None:
     """ "This cannot be done with the allowed operations." (edits)"""
@@ -1070,11 +1142,25 @@ def first_turn(messages: list[dict]) -> list[dict]:
     return out
 
 
+AMBIGUOUS_SHARE = 0.1  # of the requests answered in an ambiguous style (where one applies)
+
+
 def pick_style(messages: list[dict], case: Case, salt: str = "") -> tuple[Style, str]:
-    """The style of this request (by the hash of its first turn) and the reply in it."""
+    """The style of this request (by the hash of its first turn) and the reply in it: ambiguous
+    in one request of ten; otherwise a family of the applicable styles first, then a style of it
+    (a type's few own styles, such as the numbers', are not drowned by the many that fit every
+    type)."""
     rng = request_rng(first_turn(messages), "styles" + salt)
     styles = applicable(case)
-    chosen = styles[rng.randrange(len(styles))]
+    ambiguous = [s for s in styles if s.ambiguous]
+    if ambiguous and rng.random() < AMBIGUOUS_SHARE:
+        styles = ambiguous
+    else:
+        styles = [s for s in styles if not s.ambiguous]
+    families = sorted({s.family for s in styles})
+    family = families[rng.randrange(len(families))]
+    pool = [s for s in styles if s.family == family]
+    chosen = pool[rng.randrange(len(pool))]
     text = chosen.render(case, rng)
     assert text is not None
     return chosen, text

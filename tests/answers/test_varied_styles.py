@@ -16,15 +16,24 @@ of unambiguous replies, every ambiguous one unparsed, and no crash.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from style_agent import NUMERIC, STYLES, STYLES_BY_NAME, Case, Style, applicable
+from style_agent import NUMERIC, STYLES, STYLES_BY_NAME, Case, Style, applicable, first_turn, restyle
 
 from scoring.answers import ANSWER_FORMATS, Parsed, parse_answer, parse_choice, parse_edit
+from scoring.build.builder import build_benchmark
+from scoring.cli import main
+from scoring.render import render_benchmark
+from scoring.runner.agents import agent, get_agent, parse_prompt, start_server
 from scoring.runner.agents.edit_search import EDIT_REFUSAL
+from scoring.runner.prompts import build_messages
+from scoring.vocab import Modality
 
 TARGET = 0.99
 REWRITE = pytest.mark.xfail(strict=False, reason="reader rewrite in progress")
@@ -183,15 +192,19 @@ def expected_of(case: Case, style: Style) -> str:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Reading:
+    """One styled reply and how it was read: `expected` and `got` are readings (offline) or
+    verdicts (pipeline)."""
+
     style: Style
-    case: Case
+    label: str  # the answer type (and, in the pipeline, modality and form)
     reply: str
+    expected: str
     got: str
     intended: bool
 
 
-def offline_outcomes() -> list[Outcome]:
+def offline_readings() -> list[Reading]:
     out = []
     for i, case in enumerate(synthetic_cases()):
         for style in applicable(case):
@@ -199,13 +212,16 @@ def offline_outcomes() -> list[Outcome]:
                 reply = style.render(case, random.Random(f"{style.name}/{i}/{k}"))
                 assert reply is not None
                 got = read(case, reply)
-                out.append(Outcome(style, case, reply, shown(got), as_intended(case, style, got)))
+                intended = as_intended(case, style, got)
+                out.append(
+                    Reading(style, case.answer_type, reply, expected_of(case, style), shown(got), intended)
+                )
     return out
 
 
-def table(outcomes: list[Outcome], title: str) -> tuple[str, float, float]:
+def table(outcomes: list[Reading], title: str) -> tuple[str, float, float]:
     """The per-style table, and the read rates of unambiguous and ambiguous replies."""
-    by: dict[str, list[Outcome]] = defaultdict(list)
+    by: dict[str, list[Reading]] = defaultdict(list)
     for o in outcomes:
         by[o.style.name].append(o)
     lines = [f"\n{title}", f"{'style':38} {'family':11} {'n':>5} {'read':>5} {'rate':>7}"]
@@ -225,10 +241,7 @@ def table(outcomes: list[Outcome], title: str) -> tuple[str, float, float]:
     lines.append("misreads (style | type | reply | expected | got):")
     for o in outcomes:
         if not o.intended:
-            lines.append(
-                f"  {o.style.name} | {o.case.answer_type} | {o.reply!r} | "
-                f"{expected_of(o.case, o.style)} | {o.got}"
-            )
+            lines.append(f"  {o.style.name} | {o.label} | {o.reply!r} | {o.expected} | {o.got}")
     return "\n".join(lines), rate, amb_rate
 
 
@@ -274,7 +287,174 @@ def test_styled_replies_never_crash_the_reader_offline():
 
 @REWRITE
 def test_styles_read_as_intended_offline():
-    text, rate, amb_rate = table(offline_outcomes(), "offline: styled replies read by the reader")
+    text, rate, amb_rate = table(offline_readings(), "offline: styled replies read by the reader")
     print(text)
+    assert rate >= TARGET, f"unambiguous replies read as intended: {rate:.1%}"
+    assert amb_rate >= TARGET, f"ambiguous replies read as unparsed: {amb_rate:.1%}"
+
+
+# ------------------------------------------------------------------------- the pipeline, over HTTP
+
+RELATIONS = ["D01", "D02", "D04", "D05", "D06", "M01", "M12", "M14", "M18", "O01", "O06", "T04"]
+MODALITIES = ("geojson", "image", "together")
+CANONICAL = "styles-canonical"
+STYLED = ("styles-varied", "styles-varied-2")  # two passes: each picks its styles with its own salt
+
+
+class Oracle:
+    """Which benchmark sample a request is (its first user turn's text and image), and the
+    canonical reply: the tools agent's answer to the instance asked with its GeoJSON (so that image
+    requests get the right answer too); an edit is answered as asked (its units are the modality's)."""
+
+    def __init__(self, bench: Path):
+        self.instances = {
+            d["id"]: d for name in ("qa.jsonl", "edit.jsonl") for d in map(json.loads, (bench / name).open())
+        }
+        self.samples: dict[tuple[str, str], tuple[str, str, str]] = {}
+        for iid, inst in self.instances.items():
+            forms = ("open", "mcq") if inst["task"] == "qa" else ("edit",)
+            for modality in MODALITIES:
+                png = (bench / "maps" / f"{iid}.png").read_bytes() if modality != "geojson" else None
+                for form in forms:
+                    key = self.key(build_messages(inst, Modality(modality), form, png))
+                    self.samples[key] = (iid, modality, form)
+
+    @staticmethod
+    def key(messages: list[dict]) -> tuple[str, str]:
+        v = parse_prompt(first_turn(messages))
+        return v.text, hashlib.sha256((v.image_url or "").encode()).hexdigest()
+
+    def sample(self, messages: list[dict]) -> tuple[str, str, str]:
+        return self.samples[self.key(messages)]
+
+    def canonical(self, messages: list[dict]) -> str:
+        iid, _, form = self.sample(messages)
+        inst = self.instances[iid]
+        if inst["task"] == "edit":
+            return get_agent("tools")(messages)
+        return get_agent("tools")(build_messages(inst, Modality.GEOJSON, form, None))
+
+
+ORACLE: list[Oracle] = []  # the module's benchmark, once built
+# (agent, sample) -> (style, reply)
+STYLE_OF: dict[tuple[str, tuple[str, str, str]], tuple[str, str]] = {}
+
+
+@agent(CANONICAL)
+def canonical_agent(messages: list[dict]) -> str:
+    return ORACLE[0].canonical(messages)
+
+
+def styled(name: str, salt: str) -> None:
+    @agent(name)
+    def styled_agent(messages: list[dict]) -> str:
+        """The canonical reply in the request's style (a corrective follow-up gets the same reply)."""
+        chosen, text = restyle(messages, ORACLE[0].canonical(messages), salt)
+        STYLE_OF[name, ORACLE[0].sample(messages)] = (chosen.name, text)
+        return text
+
+
+for _i, _name in enumerate(STYLED):
+    styled(_name, str(_i or ""))
+
+
+@pytest.fixture(scope="module")
+def style_bench(tmp_path_factory) -> Path:
+    """Two QA instances and one edit per relation of every answer type the catalogue asks, with
+    unanswerable variants, and every map rendered."""
+    out = tmp_path_factory.mktemp("stylebench") / "helsinki"
+    build_benchmark(
+        None,
+        out,
+        seed=0,
+        n_qa=2,
+        n_edit=1,
+        relations=RELATIONS,
+        jobs=1,
+        progress=False,
+        unanswerable_share=0.3,
+    )
+    render_benchmark(out, jobs=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def verdicts(style_bench, tmp_path_factory) -> dict[str, dict[tuple[str, str, str], dict]]:
+    """Both agents run over every task, form and modality, and scored: verdict rows by agent and
+    sample (instance id, modality, form)."""
+    ORACLE[:] = [Oracle(style_bench)]
+    root = tmp_path_factory.mktemp("styleruns")
+    runs = []
+    for name in (CANONICAL, *STYLED):
+        server, _ = start_server(name)
+        try:
+            for modality in MODALITIES:
+                for task in ("qa", "edit"):
+                    d = root / f"{name}-{modality}-{task}"
+                    argv = [
+                        "run",
+                        "--bench",
+                        str(style_bench),
+                        "--endpoint",
+                        server.base_url,
+                        "--model",
+                        name,
+                    ]
+                    argv += ["--modality", modality, "--task", task, "--out", str(d), "--no-progress"]
+                    assert main(argv) == 0
+                    runs.append(d)
+        finally:
+            server.shutdown()
+            server.server_close()
+    argv = ["score", "--bench", str(style_bench), "--out", str(root / "results"), "--no-progress"]
+    assert main(argv + [a for d in runs for a in ("--run", str(d))]) == 0
+    out: dict[str, dict[tuple[str, str, str], dict]] = defaultdict(dict)
+    for row in map(json.loads, (root / "results" / "verdicts.jsonl").open()):
+        form = row["form"] if row["task"] == "qa" else "edit"
+        out[row["model"]][(row["id"], row["modality"], form)] = row
+    return out
+
+
+def pipeline_readings(verdicts) -> tuple[list[Reading], list[str]]:
+    """Each styled sample's reading against its canonical twin's verdict; and the samples left
+    out (their canonical reply itself was not read)."""
+    rows, skipped = [], []
+    for model in STYLED:
+        for sample, row in sorted(verdicts[model].items()):
+            name, reply = STYLE_OF[model, sample]
+            style = STYLES_BY_NAME[name]
+            canon = verdicts[CANONICAL][sample]
+            if canon["verdict"] in ("unparsed", "error"):
+                skipped.append(f"{sample}: canonical {canon['verdict']} ({canon['reason']})")
+                continue
+            want = "unparsed" if style.ambiguous else canon["verdict"]
+            got = row["verdict"]
+            label = f"{row['answer_type'] or 'edit'}/{sample[1]}/{sample[2]}"
+            detail = f"{got} ({row['reason']})" if got != want else got
+            rows.append(Reading(style, label, reply, want, detail, got == want))
+    return rows, skipped
+
+
+def test_pipeline_runs_every_task_form_and_modality_without_a_crash(verdicts):
+    for name in (CANONICAL, *STYLED):
+        rows = verdicts[name]
+        assert {(m, f) for _, m, f in rows} == {(m, f) for m in MODALITIES for f in ("open", "mcq", "edit")}
+        crashed = [(k, r["reason"]) for k, r in rows.items() if r["verdict"] == "error"]
+        assert not crashed, f"{name}: {crashed[:5]}"
+    for name in STYLED:
+        assert set(verdicts[name]) == set(verdicts[CANONICAL]) == {k for m, k in STYLE_OF if m == name}
+    # the baseline reads: the canonical replies are all read (image edits are answered blind: wrong)
+    assert not [k for k, r in verdicts[CANONICAL].items() if r["verdict"] == "unparsed"]
+    assert {r["verdict"] for r in verdicts[CANONICAL].values()} >= {"correct", "correct_refusal"}
+    used = {style for style, _ in STYLE_OF.values()}
+    assert len(used) >= 0.9 * len(STYLES), sorted(set(STYLES_BY_NAME) - used)
+
+
+@REWRITE
+def test_styles_read_as_intended_in_the_pipeline(verdicts):
+    rows, skipped = pipeline_readings(verdicts)
+    text, rate, amb_rate = table(rows, "pipeline: verdicts of styled replies vs their canonical twins")
+    print(text)
+    print("left out:", skipped or "none")
     assert rate >= TARGET, f"unambiguous replies read as intended: {rate:.1%}"
     assert amb_rate >= TARGET, f"ambiguous replies read as unparsed: {amb_rate:.1%}"
