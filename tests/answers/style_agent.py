@@ -818,9 +818,15 @@ def _arith(c: Case, r: random.Random) -> str | None:
     t = c.answer_type
     if t == "count":
         n = int(c.answer)
-        total = n + r.randint(1, 3)
+        listed = len(c.named) - 1
+        total = listed if listed >= n else n + r.randint(1, 3)
         return f"Of the {total} candidates, {total - n} are too far: {total} - {total - n} = {n}."
-    if t in ("distance", "perimeter"):
+    if t == "perimeter":
+        total_p = dec(c)
+        parts = [round(total_p * Decimal("0.3"), 1), round(total_p * Decimal("0.45"), 1)]
+        parts.append(total_p - sum(parts))
+        return f"P = {' + '.join(fmt(p) for p in parts)} = {c.answer} m"
+    if t == "distance":
         v = float(c.answer)
         return f"d = √(Δx² + Δy²) = √({v * 0.6:.2f}² + {v * 0.8:.2f}²) = {c.answer} m"
     if t == "bearing":
@@ -1006,6 +1012,19 @@ def _edit_inline(c: Case, r: random.Random) -> str | None:
     return f"The operations I'd apply are: {_edit_json(c)}. That's all that is needed."
 
 
+@style("edit_then_rejected_alternative", "edit")
+def _edit_alternative(c: Case, r: random.Random) -> str | None:
+    """The edit first, then a rejected alternative edit shown for comparison."""
+    if c.answer_type != "edit" or c.refusal:
+        return None
+    rejected = json.dumps({"operations": [{"op": "translate", "dx": 0, "dy": 0}]})
+    return (
+        f"My edit:\n```json\n{_edit_json(c)}\n```\n\n"
+        f"For comparison, leaving the target in place ({rejected}) would break constraint 1, "
+        "so that is not an option."
+    )
+
+
 @style("edit_steps_then_json", "edit")
 def _edit_steps(c: Case, r: random.Random) -> str | None:
     """Numbered steps with numbers in them, then "Final edit (JSON):" and indented JSON."""
@@ -1048,6 +1067,23 @@ def _not_enough(c: Case, r: random.Random) -> str | None:
 def _na(c: Case, r: random.Random) -> str | None:
     """ "N/A — the scene does not contain what the question needs." """
     return "N/A — the scene does not contain what the question needs." if c.refusal else None
+
+
+@style("refusal_after_attempts", "refusal")
+def _refusal_attempts(c: Case, r: random.Random) -> str | None:
+    """Attempts with numbers and ids, then a refusal in prose (no JSON, no marker)."""
+    if not c.refusal:
+        return None
+    ids = c.named or ["F0", "F1"]
+    if c.answer_type == "edit":
+        return (
+            f"I tried moving {ids[0]} 12 m east and then 25 m north, and rotating it by 15°, but each "
+            "time another constraint broke. No allowed edit satisfies all of them, so I can't give one."
+        )
+    return (
+        f"I tried to locate {' and '.join(ids[:2])} and measure between them, but one of them is not "
+        "in the data, so there is no way to answer this reliably."
+    )
 
 
 @style("refusal_edit_impossible", "refusal")
@@ -1103,6 +1139,18 @@ def _cut(c: Case, r: random.Random) -> str | None:
     lead = others(c, r)[0] if c.refusal else say(c)
     ref = c.named[0] if c.named else "the reference"
     return f"Let me think. So far {lead} looks likely, but I still need to check {ref} against the"
+
+
+@style("ambiguous_retracted", "ambiguous", ambiguous=True)
+def _retracted(c: Case, r: random.Random) -> str | None:
+    """An answer given, then withdrawn with nothing in its place ("Answer: F3. Hmm, wait — that
+    does not hold up; I would have to redo the whole check before answering.")."""
+    if c.answer_type == "edit" or c.refusal:
+        return None
+    return (
+        f"Answer: {say(c)}. Hmm, wait — that does not hold up; I would have to redo the whole check "
+        "before answering."
+    )
 
 
 STYLES_BY_NAME = {s.name: s for s in STYLES}

@@ -20,7 +20,8 @@ import hashlib
 import json
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from scoring.answers import ANSWER_FORMATS, Parsed, parse_answer, parse_choice, 
 from scoring.build.builder import build_benchmark
 from scoring.cli import main
 from scoring.render import render_benchmark
-from scoring.runner.agents import agent, get_agent, parse_prompt, start_server
+from scoring.runner.agents import agent, get_agent, parse_prompt, registry, start_server
 from scoring.runner.agents.edit_search import EDIT_REFUSAL
 from scoring.runner.prompts import build_messages
 from scoring.vocab import Modality
@@ -335,27 +336,30 @@ class Oracle:
         return get_agent("tools")(build_messages(inst, Modality.GEOJSON, form, None))
 
 
-ORACLE: list[Oracle] = []  # the module's benchmark, once built
-# (agent, sample) -> (style, reply)
-STYLE_OF: dict[tuple[str, tuple[str, str, str]], tuple[str, str]] = {}
+Sample = tuple[str, str, str]  # instance id, modality, form ("edit" for an edit)
 
 
-@agent(CANONICAL)
-def canonical_agent(messages: list[dict]) -> str:
-    return ORACLE[0].canonical(messages)
+@dataclass
+class Pipeline:
+    """What the runs left: verdict rows by agent and sample, and each styled reply's style."""
+
+    verdicts: dict[str, dict[Sample, dict]] = field(default_factory=lambda: defaultdict(dict))
+    style_of: dict[tuple[str, Sample], tuple[str, str]] = field(default_factory=dict)  # (agent, sample)
 
 
-def styled(name: str, salt: str) -> None:
-    @agent(name)
-    def styled_agent(messages: list[dict]) -> str:
-        """The canonical reply in the request's style (a corrective follow-up gets the same reply)."""
-        chosen, text = restyle(messages, ORACLE[0].canonical(messages), salt)
-        STYLE_OF[name, ORACLE[0].sample(messages)] = (chosen.name, text)
-        return text
+def register_agents(oracle: Oracle, style_of: dict[tuple[str, Sample], tuple[str, str]]) -> None:
+    """The canonical agent and the styled ones (a corrective follow-up gets the same reply)."""
+    agent(CANONICAL)(oracle.canonical)
 
+    def styled(name: str, salt: str) -> None:
+        @agent(name)
+        def styled_agent(messages: list[dict]) -> str:
+            chosen, text = restyle(messages, oracle.canonical(messages), salt)
+            style_of[name, oracle.sample(messages)] = (chosen.name, text)
+            return text
 
-for _i, _name in enumerate(STYLED):
-    styled(_name, str(_i or ""))
+    for i, name in enumerate(STYLED):
+        styled(name, str(i or ""))
 
 
 @pytest.fixture(scope="module")
@@ -379,10 +383,11 @@ def style_bench(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def verdicts(style_bench, tmp_path_factory) -> dict[str, dict[tuple[str, str, str], dict]]:
-    """Both agents run over every task, form and modality, and scored: verdict rows by agent and
-    sample (instance id, modality, form)."""
-    ORACLE[:] = [Oracle(style_bench)]
+def pipeline(style_bench, tmp_path_factory) -> Iterator[Pipeline]:
+    """The canonical and the styled agents served over loopback, run over every task, form and
+    modality, and scored."""
+    found = Pipeline()
+    register_agents(Oracle(style_bench), found.style_of)
     root = tmp_path_factory.mktemp("styleruns")
     runs = []
     for name in (CANONICAL, *STYLED):
@@ -408,20 +413,22 @@ def verdicts(style_bench, tmp_path_factory) -> dict[str, dict[tuple[str, str, st
             server.server_close()
     argv = ["score", "--bench", str(style_bench), "--out", str(root / "results"), "--no-progress"]
     assert main(argv + [a for d in runs for a in ("--run", str(d))]) == 0
-    out: dict[str, dict[tuple[str, str, str], dict]] = defaultdict(dict)
     for row in map(json.loads, (root / "results" / "verdicts.jsonl").open()):
         form = row["form"] if row["task"] == "qa" else "edit"
-        out[row["model"]][(row["id"], row["modality"], form)] = row
-    return out
+        found.verdicts[row["model"]][row["id"], row["modality"], form] = row
+    yield found
+    for name in (CANONICAL, *STYLED):
+        registry.AGENTS.pop(name, None)
 
 
-def pipeline_readings(verdicts) -> tuple[list[Reading], list[str]]:
+def pipeline_readings(run: Pipeline) -> tuple[list[Reading], list[str]]:
     """Each styled sample's reading against its canonical twin's verdict; and the samples left
     out (their canonical reply itself was not read)."""
     rows, skipped = [], []
+    verdicts = run.verdicts
     for model in STYLED:
         for sample, row in sorted(verdicts[model].items()):
-            name, reply = STYLE_OF[model, sample]
+            name, reply = run.style_of[model, sample]
             style = STYLES_BY_NAME[name]
             canon = verdicts[CANONICAL][sample]
             if canon["verdict"] in ("unparsed", "error"):
@@ -435,24 +442,25 @@ def pipeline_readings(verdicts) -> tuple[list[Reading], list[str]]:
     return rows, skipped
 
 
-def test_pipeline_runs_every_task_form_and_modality_without_a_crash(verdicts):
+def test_pipeline_runs_every_task_form_and_modality_without_a_crash(pipeline):
+    verdicts, style_of = pipeline.verdicts, pipeline.style_of
     for name in (CANONICAL, *STYLED):
         rows = verdicts[name]
         assert {(m, f) for _, m, f in rows} == {(m, f) for m in MODALITIES for f in ("open", "mcq", "edit")}
         crashed = [(k, r["reason"]) for k, r in rows.items() if r["verdict"] == "error"]
         assert not crashed, f"{name}: {crashed[:5]}"
     for name in STYLED:
-        assert set(verdicts[name]) == set(verdicts[CANONICAL]) == {k for m, k in STYLE_OF if m == name}
+        assert set(verdicts[name]) == set(verdicts[CANONICAL]) == {k for m, k in style_of if m == name}
     # the baseline reads: the canonical replies are all read (image edits are answered blind: wrong)
     assert not [k for k, r in verdicts[CANONICAL].items() if r["verdict"] == "unparsed"]
     assert {r["verdict"] for r in verdicts[CANONICAL].values()} >= {"correct", "correct_refusal"}
-    used = {style for style, _ in STYLE_OF.values()}
+    used = {style for style, _ in style_of.values()}
     assert len(used) >= 0.9 * len(STYLES), sorted(set(STYLES_BY_NAME) - used)
 
 
 @REWRITE
-def test_styles_read_as_intended_in_the_pipeline(verdicts):
-    rows, skipped = pipeline_readings(verdicts)
+def test_styles_read_as_intended_in_the_pipeline(pipeline):
+    rows, skipped = pipeline_readings(pipeline)
     text, rate, amb_rate = table(rows, "pipeline: verdicts of styled replies vs their canonical twins")
     print(text)
     print("left out:", skipped or "none")
