@@ -406,7 +406,9 @@ def _bold_inline(c: Case, r: random.Random) -> str | None:
     """The answer in bold mid-sentence, other candidates named after it."""
     if c.answer_type == "edit" or c.refusal:
         return None
-    return f"Based on the coordinates, **{say(c)}** is the one; {both(others(c, r), ' and ')} do not fit."
+    o = others(c, r)
+    verb = "do" if len(o) > 1 else "does"
+    return f"Based on the coordinates, **{say(c)}** is the one; {both(o)} {verb} not fit."
 
 
 @style("negation_in_parentheses", "claims")
@@ -771,7 +773,8 @@ def _scientific(c: Case, r: random.Random) -> str | None:
     mant = fmt(d.scaleb(-exp))
     sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     form = r.choice([f"{mant} × 10^{exp}", f"{mant}e{exp}", f"{mant} x 10{sup}"])
-    return f"Result: {form}{UNIT[c.answer_type]}"
+    unit = " degrees" if c.answer_type == "bearing" else UNIT[c.answer_type]
+    return f"Result: {form}{unit}"
 
 
 @style("other_unit", "numbers")
@@ -1045,19 +1048,21 @@ def _edit_steps(c: Case, r: random.Random) -> str | None:
 @style("refusal_undetermined", "refusal")
 def _undetermined(c: Case, r: random.Random) -> str | None:
     """ "Undetermined." """
-    return "Undetermined." if c.refusal else None
+    return "Undetermined." if c.refusal and c.answer_type != "edit" else None
 
 
 @style("refusal_insufficient", "refusal")
 def _insufficient(c: Case, r: random.Random) -> str | None:
     """ "The information provided is insufficient to determine this." """
-    return "The information provided is insufficient to determine this." if c.refusal else None
+    if not c.refusal or c.answer_type == "edit":
+        return None
+    return "The information provided is insufficient to determine this."
 
 
 @style("refusal_not_enough_info", "refusal")
 def _not_enough(c: Case, r: random.Random) -> str | None:
     """ "I don't have enough information to answer that: …" """
-    if not c.refusal:
+    if not c.refusal or c.answer_type == "edit":
         return None
     ref = c.named[0] if c.named else "the feature"
     return f"I don't have enough information to answer that: the scene does not show where {ref} is."
@@ -1066,7 +1071,9 @@ def _not_enough(c: Case, r: random.Random) -> str | None:
 @style("refusal_na", "refusal")
 def _na(c: Case, r: random.Random) -> str | None:
     """ "N/A — the scene does not contain what the question needs." """
-    return "N/A — the scene does not contain what the question needs." if c.refusal else None
+    if not c.refusal or c.answer_type == "edit":
+        return None
+    return "N/A — the scene does not contain what the question needs."
 
 
 @style("refusal_after_attempts", "refusal")
@@ -1103,9 +1110,17 @@ def _edit_impossible(c: Case, r: random.Random) -> str | None:
 @style("refusal_other_language", "refusal")
 def _refusal_i18n(c: Case, r: random.Random) -> str | None:
     """A refusal in another language ("无法确定。", "Impossible à déterminer …", "Das lässt sich
-    nicht bestimmen.")."""
+    nicht bestimmen."; for an edit: "Diese Änderung ist … nicht möglich.")."""
     if not c.refusal:
         return None
+    if c.answer_type == "edit":
+        return r.choice(
+            [
+                "在允许的操作下无法满足所有约束，因此无法完成此编辑。",
+                "Diese Änderung ist mit den erlaubten Operationen nicht möglich.",
+                "Cette modification est impossible avec les opérations autorisées.",
+            ]
+        )
     return r.choice(
         [
             "根据所给信息，无法确定。",
