@@ -411,6 +411,38 @@ def _bold_inline(c: Case, r: random.Random) -> str | None:
     return f"Based on the coordinates, **{say(c)}** is the one; {both(o)} {verb} not fit."
 
 
+@style("hedged_commitment", "reasoning")
+def _hedged(c: Case, r: random.Random) -> str | None:
+    """A hedge that still commits to one answer ("I'm not completely sure, but my best answer is F3.")."""
+    if c.answer_type == "edit" or c.refusal:
+        return None
+    return f"I'm not completely sure — the map is dense here — but my best answer is {say(c)}."
+
+
+@style("checklist_marks", "structured")
+def _checklist(c: Case, r: random.Random) -> str | None:
+    """Candidates as a checklist, the answer the one ticked ("- F2 ✓ meets the condition")."""
+    if c.refusal or c.answer_type not in (
+        "feature_id",
+        "choice",
+        "direction4",
+        "direction8",
+        "relative_direction",
+    ):
+        return None
+    if c.answer_type == "choice":
+        items = [chr(65 + i) for i in range(len(c.choices))]
+    elif c.answer_type == "feature_id":
+        items = [i for i in c.named[:-1] if i != c.answer] + [c.answer] if len(c.named) > 1 else []
+        items = sorted(set(items), key=lambda i: int(i[1:]))
+    else:
+        items = sorted({c.answer, *others(c, r, 3)})
+    if len(items) < 2:
+        return None
+    lines = [f"- {i} {'✓ meets the condition' if i == c.answer else '✗ ruled out'}" for i in items]
+    return "Checking each candidate:\n" + "\n".join(lines)
+
+
 @style("negation_in_parentheses", "claims")
 def _negation(c: Case, r: random.Random) -> str | None:
     """ "F5 (not F2)" for closed answers."""
@@ -800,6 +832,26 @@ def _other_unit(c: Case, r: random.Random) -> str | None:
     if t == "density":
         return f"The density is {fmt(d.scaleb(-2))} POIs per hectare."
     return None
+
+
+LATEX_UNIT = {
+    "distance": r"\,\mathrm{m}",
+    "perimeter": r"\,\mathrm{m}",
+    "area": r"\,\mathrm{m}^2",
+    "bearing": r"^\circ",
+    "density": r"\,\mathrm{km}^{-2}",
+    "count": "",
+}
+
+
+@style("latex_inline", "numbers")
+def _latex(c: Case, r: random.Random) -> str | None:
+    """Inline LaTeX with a symbol and a unit ("$d \\approx 148.1355\\,\\mathrm{m}$")."""
+    if c.answer_type not in NUMERIC or c.refusal:
+        return None
+    symbol = {"distance": "d", "perimeter": "P", "area": "A", "bearing": r"\theta", "density": r"\rho"}
+    lhs = symbol.get(c.answer_type, "n")
+    return f"Computing from the coordinates gives $${lhs} = {c.answer}{LATEX_UNIT[c.answer_type]}$$."
 
 
 @style("si_grouped_digits", "numbers")
