@@ -218,8 +218,9 @@ def work(c: Case, r: random.Random) -> str:
         )
     if t == "choice":
         return (
-            f"Let me go through the options. Option {both(o, ' and option ')} look plausible at "
-            f"first, but a careful check of {ref} rules that out."
+            f"Let me go through the options. Option {both(o, ' and option ')} "
+            f"{'look' if len(o) > 1 else 'looks'} plausible at first, but a careful check of {ref} "
+            "rules that out."
         )
     if t in NUMERIC:
         return (
