@@ -33,6 +33,7 @@ adds a candidate: it only removes the ones with weaker evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -55,11 +56,13 @@ _NEGATED_BEFORE = re.compile(
     re.I,
 )
 _NEGATED_AFTER = re.compile(
-    r"(?P<t>\b[\w°²\-]+(?:\.\d+)?)[ \t]+(?:does\s+not|doesn'?t|do\s+not|don'?t|is\s+not|isn'?t|cannot|can'?t"
-    r"|fails?\s+to|would\s+not|wouldn'?t)[ \t]+"
+    r"(?P<t>(?:[\w°².\-]+,?[ \t]+(?:or[ \t]+|and[ \t]+)?){0,3}[\w°².\-]+)"
+    r"(?<!\bwhich)(?<!\bthat)(?<!\bit)(?<!\bthis)(?<!\bthey)(?<!\bwhat)[ \t]*(?:[✗✘❌×][ \t]*)?"
+    r"(?:(?:does\s+not|doesn'?t|do\s+not|don'?t|is\s+not|isn'?t|cannot|can'?t|fails?\s+to|would\s+not"
+    r"|wouldn'?t|will\s+not|won'?t)[ \t]+"
     r"(?:qualify|fit|work|satisfy|apply|count|match|hold|meet|be\s+it|be\s+right|be\s+correct|the\s+answer)\b"
-    r"|(?P<u>\b[\w°²\-]+(?:\.\d+)?)[ \t]+(?:is|was|seems)[ \t]+"
-    r"(?:wrong|incorrect|ruled\s+out|excluded|eliminated|not\s+(?:it|right|correct|the\s+answer))\b",
+    r"|(?:is|was|seems|are)[ \t]+(?:wrong|incorrect|ruled\s+out|excluded|eliminated"
+    r"|not\s+(?:it|right|correct|the\s+answer))\b|ruled\s+out\b)",
     re.I,
 )
 _BACK_BEARING = re.compile(
@@ -67,11 +70,13 @@ _BACK_BEARING = re.compile(
     re.I,
 )
 _LETTER_LIST = re.compile(
-    r"\(?(?<![\w'’])[A-Z](?:[ \t]*,?[ \t]*(?:,|/|\bor\b|\band\b|\||-|–)[ \t]*[A-Z](?![\w'’])){2,}\)?"
+    r"\(?(?<![\w'’])[A-Z](?:(?:[ \t]*[,/|\-–][ \t]*(?:(?:or|and)[ \t]+)?|[ \t]+(?:or|and)[ \t]+)"
+    r"[A-Z](?![\w'’])){2,}\)?"
 )
 _HYPOTHETICAL_SENTENCE = re.compile(r"\b(?:if|were|unless|suppose|assuming)\b", re.I)
-_IF_CLAUSE = re.compile(r"\b(?:if|unless|suppose|assuming)\b[^,;.!?\n]*", re.I)
-_WOULD_CLAUSE = re.compile(r"\b(?:would|could|might)\s+(?:be|have\s+been|choose|pick)\b[^,;.!?\n]*", re.I)
+_CLAUSE_REST = r"(?:[^,;.!?\n]|[.,](?=\d))*"  # to the clause's end (a decimal point is no end)
+_IF_CLAUSE = re.compile(rf"\b(?:if|unless|suppose|assuming)\b{_CLAUSE_REST}", re.I)
+_WOULD_CLAUSE = re.compile(rf"\b(?:would|could|might)\s+(?:be|have\s+been|choose|pick)\b{_CLAUSE_REST}", re.I)
 # A sentence: up to a full stop followed by white space (not a decimal point), or a line's end.
 SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?![.!?]*(?:\s|$)))+(?:[.!?]+(?=\s|$)|\n|$)")
 # Where an answer's reasons begin: a justification word, a parenthesis, a dash, a semicolon.
@@ -122,7 +127,7 @@ def set_aside(seg: str, *, negation: bool = True, letters: bool = False) -> str:
     spans: list[tuple[int, int]] = []
     if negation:
         spans += [m.span() for m in _NEGATED_BEFORE.finditer(seg)]
-        spans += [m.span("t") if m.group("t") else m.span("u") for m in _NEGATED_AFTER.finditer(seg)]
+        spans += [m.span("t") for m in _NEGATED_AFTER.finditer(seg)]
     spans += [m.span() for m in _BACK_BEARING.finditer(seg)]
     if letters:
         spans += [m.span() for m in _LETTER_LIST.finditer(seg)]
@@ -143,21 +148,38 @@ def without_named(seg: str, question: Question) -> str | None:
     return blank(seg, iter(spans)) if spans else None
 
 
-Narrowing = Callable[[str], "str | None"]
+# A level after the first: (narrowing, whether what it leaves is marked as the answer).
+Narrowing = tuple[Callable[[str], "str | None"], bool]
+_OPENING_WORDS = 3  # an unmarked reply that opens with its answer: "N — W or E would not fit."
+_OPENING_END = re.compile(r"[ \t]+(?:—|–|--|-)[ \t]+|;|[ \t]+(?:because|since)\b", re.I)
+
+
+def _opening(text: str) -> str | None:
+    """An unmarked reply's opening words, when a few words stand before a dash or its reasons."""
+    start = len(text) - len(text.lstrip())
+    m = _OPENING_END.search(text, start + 1)
+    if m is None or len(text[start : m.start()].split()) > _OPENING_WORDS:
+        return None
+    return text[: m.start()]
 
 
 def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> list[Narrowing]:
     """The levels after the first, in order: each takes the text the levels before left."""
-    steps: list[Narrowing] = []
-    if pre.explicit:
-        steps.append(lead)
-    steps.append(lambda text: without_named(text, question))
-    steps.append(lambda text: _PARENTHETICAL.sub(lambda m: " " * len(m.group()), text))
+    steps: list[Narrowing] = [(lead, True) if pre.explicit else (_opening, True)]
+    steps.append((lambda text: without_named(text, question), pre.explicit))
+    steps.append((lambda text: _PARENTHETICAL.sub(lambda m: " " * len(m.group()), text), pre.explicit))
+    steps.append((lambda text: emphasised(text, pre.emphasis), True))
     if not pre.explicit:
-        steps.append(conclusion_of)
+        steps.append((conclusion_of, False))
     if last is not None:
-        steps.append(lambda text: last(text, question))
+        steps.append((lambda text: last(text, question), pre.explicit))
     return steps
+
+
+def emphasised(text: str, emphasis: Sequence[str]) -> str | None:
+    """What the reply set in bold or italics, of what ``text`` still holds (each span once)."""
+    kept = [e for e in emphasis if e.strip() and e in text]
+    return " ; ".join(dict.fromkeys(kept)) if kept else None
 
 
 def _found_none(parsed: Parsed) -> bool:
@@ -197,11 +219,12 @@ def read_reply(
         return first
     # Each level narrows what the one before left, and keeps its narrowing only while
     # candidates remain in it: a narrowing that leaves none passes the text on unchanged.
-    for narrow in _narrowings(pre, question, last):
+    marked = dataclasses.replace(pre, explicit=True)
+    for narrow, marks in _narrowings(pre, question, last):
         narrower = narrow(text)
         if narrower is None or narrower == text or not narrower.strip():
             continue
-        parsed = read(narrower, pre)
+        parsed = read(narrower, marked if marks else pre)
         if parsed.ok:
             return parsed
         if not _found_none(parsed):

@@ -35,7 +35,9 @@ _SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>", re.I)
 _CONTAINERS = (
     re.compile(r"<\|begin_of_box\|>(?P<c>.*?)<\|end_of_box\|>", re.S),
     re.compile(
-        r"<\s*(?:final[_ ]?answer|answer)\s*>(?P<c>.*?)<\s*/\s*(?:final[_ ]?answer|answer)\s*>", re.I | re.S
+        r"<\s*(?P<tag>final[_ ]?answer|answer|result|final|output|choice|solution)\s*>(?P<c>.*?)"
+        r"<\s*/\s*(?P=tag)\s*>",
+        re.I | re.S,
     ),
     re.compile(r"\\boxed\s*\{(?P<c>(?:[^{}]|\{[^{}]*\}){0,2000})\}"),
 )
@@ -43,7 +45,11 @@ _ANSWER_LINE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s+(?:is|would\s+be)\b)?"
     r"|\b(?:correct|best|right|final|most\s+likely)\s+(?:answer|option|choice|fit|match)\s+(?:is|would\s+be|will\s+be)\b"
     r"|\b(?:the|my)\s+answer\s+(?:is|would\s+be|will\s+be)\b"
-    r"|\banswer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：])"
+    r"|(?<![A-Za-z])(?:final[_ ])?answer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：|])"
+    r"|\b(?:i'?m|i\s+am)\s+(?:confident|sure|certain)(?:\s+that)?(?:\s+(?:it'?s|it\s+is|the\s+answer\s+is))?"
+    r"|\b(?:the\s+one\s+)?i\s+(?:settle|land)\s+on(?:\s+is)?|\bi\s+conclude(?:\s+that)?"
+    r"|\b(?:thus|so|therefore|hence)\s+we\s+get"
+    r"|\bmy\s+(?:final\s+)?(?:pick|choice|answer|selection)\s+(?:is|would\s+be)\b"
     r"|^[ \t]*answer(?=[ \t]*$)"
     r"|\b(?:i\s+(?:would\s+|will\s+)?|i'd\s+|i'll\s+)(?:choose|pick|select|go\s+with)\b"
     + FOREIGN_MARKERS
@@ -104,6 +110,7 @@ class Prepared:
     explicit: bool  # the segment was marked as the answer (container, JSON, final-answer line)
     reasoning_only: bool  # an unclosed reasoning block covered the text
     note: str = ""  # why the segment is empty, when it is
+    emphasis: tuple[str, ...] = ()  # what the reply set in bold or italics (cleaned)
 
 
 def strip_reasoning(text: str) -> tuple[str, bool]:
@@ -225,6 +232,18 @@ _NEXT_QUESTION = re.compile(
 )
 
 
+def _last_marker(text: str) -> re.Match[str] | None:
+    """The last answer marker, also where an earlier one on its line ("So we have ... The answer
+    is (C).") would take the line's rest."""
+    last = last_match(_ANSWER_LINE, text)
+    while last is not None:
+        later = _ANSWER_LINE.search(text, last.start("rest") + 1)
+        if later is None:
+            return last
+        last = later
+    return None
+
+
 def _before_next_question(body: str) -> str:
     """``body`` up to a new question that follows an answer it already gave, if one does."""
     for m in _NEXT_QUESTION.finditer(body):
@@ -259,18 +278,34 @@ def _preprocess(raw: str) -> Prepared:
     if wrapped is not None:
         return _explicit(wrapped, clean_markdown(body).strip())
     cleaned = clean_markdown(body)
-    last = last_match(_ANSWER_LINE, cleaned)
-    if last is not None:
+    last = _last_marker(cleaned)
+    emphasis = _emphasis(body)
+    if last is not None and last_match(_RETRACT, cleaned[last.start("rest") :]) is None:
         seg = last.group("rest").strip()
         rest = cleaned[last.start("rest") :]
         if not seg:
             seg = rest.lstrip().split("\n", 1)[0].strip()
-        return Prepared(cleaned.strip(), seg, rest.strip(), True, reasoning_only)
+        return Prepared(cleaned.strip(), seg, rest.strip(), True, reasoning_only, emphasis=emphasis)
     if reasoning_only:
         return Prepared("", "", "", False, True, "unterminated reasoning block, no final answer")
+    # no answer line, or one the reply takes back ("Answer: D. Hmm, wait, ..."): what it commits to
     stripped = cleaned.strip()
     seg, note = _committed(stripped) if stripped else ("", "empty response")
-    return Prepared(stripped, seg, seg, False, False, note)
+    return Prepared(stripped, seg, seg, False, False, note, emphasis)
+
+
+_EMPHASIS_SPAN = re.compile(
+    r"\*\*(?P<a>[^*\n]{1,80}?)\*\*|__(?P<b>[^_\n]{1,80}?)__"
+    r"|(?<![*\w])\*(?P<c>[^*\s][^*\n]{0,80}?)\*(?![*\w])|(?<![_\w])_(?P<d>[^_\s][^_\n]{0,80}?)_(?![_\w])"
+)
+
+
+def _emphasis(body: str) -> tuple[str, ...]:
+    """The spans set in bold or italics, cleaned as the rest of the text is."""
+    if "*" not in body and "_" not in body:
+        return ()
+    spans = (next(g for g in m.groups() if g) for m in _EMPHASIS_SPAN.finditer(body))
+    return tuple(s for s in (clean_markdown(x).strip() for x in spans) if s)
 
 
 def answer_segment(text: Any) -> str:
