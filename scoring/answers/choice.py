@@ -21,6 +21,8 @@ _LETTER_STRONG = (
     r"|(?<![\w'’])(?P<e>{L})[ \t]+(?i:is|seems|would\s+be|looks|must\s+be)[ \t]+(?i:the[ \t]+)?"
     r"(?i:correct|right|best|answer|true|most\s+likely)\b"  # D is correct
     r"|\b(?i:it'?s|it\s+is|that'?s|that\s+is|is|be)[ \t]+(?P<f>{L})[ \t]*[.!]?[ \t]*$"  # ... but it is B.
+    r"|:[ \t]*(?P<g>{L})[ \t]*[.!]?[ \t]*$"  # ... (A, B, C or D): D
+    r"|(?<![\w'’])(?P<h>{L})[ \t]*[✓✔☑✅]"  # - B ✓ meets the condition
 )
 _ARTICLE_A = re.compile(r"\s+(?!(?:or|and|nor|vs|and/or)\b)[a-z]")
 _CACHE: dict[int, tuple[re.Pattern, re.Pattern, re.Pattern]] = {}

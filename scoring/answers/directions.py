@@ -7,6 +7,7 @@ from typing import Any
 
 from scoring.answers.base import Parsed, fail
 from scoring.answers.evidence import Question, read_reply
+from scoring.answers.markers import english_directions
 from scoring.answers.text import Prepared
 
 DIRECTIONS8 = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
@@ -45,6 +46,7 @@ def find_directions(text: str) -> list[tuple[str, int]]:
 
 
 def _direction_in(seg: str, scheme: str) -> Parsed:
+    seg = english_directions(seg)
     if SIXTEEN_POINT.search(seg):
         return fail("16-point direction, not in the scheme")
     found = {d for d, _ in find_directions(seg)}
@@ -79,6 +81,7 @@ _REL = {
 
 
 def _relative_in(seg: str, pre: Prepared) -> Parsed:
+    seg = english_directions(seg, sides=True)
     found = [name for name, rx in _REL.items() if rx.search(seg)]
     if not found:
         return fail("no relative direction found")

@@ -231,6 +231,13 @@ def _positions(g: Any) -> int:
     return 1 if isinstance(g, list) and g else 0
 
 
+def _latest_first(raw: str, spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The objects, last first; one set in parentheses inside prose ("leaving it in place ({...})
+    would break constraint 1") is an aside, read only when no other object is an edit."""
+    aside = [s for s in spans if raw[: s[0]].rstrip().endswith("(")]
+    return [s for s in reversed(spans) if s not in aside] + list(reversed(aside))
+
+
 def parse_edit(text: Any) -> Parsed:
     """The edit JSON in ``text`` (code fences and prose around it allowed): the last top-level
     JSON object with an ``operations``, ``geometry``, ``pixel_geometry`` or ``attributes`` key
@@ -256,7 +263,7 @@ def parse_edit(text: Any) -> Parsed:
             return REFUSED
         return fail("no JSON object found")
     first_error = None
-    for start, end, depth in reversed(spans):
+    for start, end, depth in _latest_first(raw, spans):
         if depth > MAX_JSON_DEPTH:
             first_error = first_error or "JSON nested too deeply"
             continue

@@ -76,7 +76,12 @@ _LETTER_LIST = re.compile(
 _HYPOTHETICAL_SENTENCE = re.compile(r"\b(?:if|were|unless|suppose|assuming)\b", re.I)
 _CLAUSE_REST = r"(?:[^,;.!?\n]|[.,](?=\d))*"  # to the clause's end (a decimal point is no end)
 _IF_CLAUSE = re.compile(rf"\b(?:if|unless|suppose|assuming)\b{_CLAUSE_REST}", re.I)
-_WOULD_CLAUSE = re.compile(rf"\b(?:would|could|might)\s+(?:be|have\s+been|choose|pick)\b{_CLAUSE_REST}", re.I)
+# a consequent runs to a semicolon, the sentence's end or a "but" (its value may be a list)
+_WOULD_CLAUSE = re.compile(
+    r"\b(?:would|could|might)\s+(?:be|have\s+been|give|choose|pick)\b(?:[^;.!?\n]|\.(?=\d))*?"
+    r"(?=\s*(?:[;!?\n]|\.(?!\d)|,?\s*but\b|$))",
+    re.I,
+)
 # A sentence: up to a full stop followed by white space (not a decimal point), or a line's end.
 SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?![.!?]*(?:\s|$)))+(?:[.!?]+(?=\s|$)|\n|$)")
 # Where an answer's reasons begin: a justification word, a parenthesis, a dash, a semicolon.
@@ -123,11 +128,13 @@ def _hypothetical_spans(seg: str) -> Iterator[tuple[int, int]]:
 
 
 def set_aside(seg: str, *, negation: bool = True, letters: bool = False) -> str:
-    """``seg`` without the mentions that are not the model's answer (see the module's doc)."""
+    """``seg`` without the mentions that are not the model's answer (see the module's doc).
+    Without ``negation`` (yes / no, where "not" may be the answer) only a value the reply says
+    does not qualify is set aside."""
     spans: list[tuple[int, int]] = []
     if negation:
         spans += [m.span() for m in _NEGATED_BEFORE.finditer(seg)]
-        spans += [m.span("t") for m in _NEGATED_AFTER.finditer(seg)]
+    spans += [m.span("t") for m in _NEGATED_AFTER.finditer(seg)]
     spans += [m.span() for m in _BACK_BEARING.finditer(seg)]
     if letters:
         spans += [m.span() for m in _LETTER_LIST.finditer(seg)]
@@ -167,6 +174,7 @@ def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> li
     """The levels after the first, in order: each takes the text the levels before left."""
     steps: list[Narrowing] = [(lead, True) if pre.explicit else (_opening, True)]
     steps.append((lambda text: without_named(text, question), pre.explicit))
+    steps.append((_without_conditionals, pre.explicit))
     steps.append((lambda text: _PARENTHETICAL.sub(lambda m: " " * len(m.group()), text), pre.explicit))
     steps.append((lambda text: emphasised(text, pre.emphasis), True))
     if not pre.explicit:
@@ -174,6 +182,19 @@ def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> li
     if last is not None:
         steps.append((lambda text: last(text, question), pre.explicit))
     return steps
+
+
+_COUNTERFACTUAL = re.compile(
+    r"\bwould\s+(?:be|have\s+been|give|yield)\b(?:[^;.!?\n]|\.(?=\d))*?(?=\s*(?:[;!?\n]|\.(?!\d)|,?\s*but\b|$))",
+    re.I,
+)
+
+
+def _without_conditionals(text: str) -> str | None:
+    """The text without what it says would be ("other ways would give 916 m"); what it says
+    might or could be is a hedge, and stays."""
+    spans = [m.span() for m in _COUNTERFACTUAL.finditer(text)]
+    return blank(text, iter(spans)) if spans else None
 
 
 def emphasised(text: str, emphasis: Sequence[str]) -> str | None:

@@ -159,6 +159,4 @@ def parse_ordering(text: Any, ids: Iterable[str], question: str = "") -> Parsed:
     if not expected:
         pre = prepare(text)
         return pre if isinstance(pre, Parsed) else fail("no ids to order")
-    return read_reply(
-        text, lambda seg, pre: _ordering_in(seg, pre, expected), Question(question), negation=False
-    )
+    return read_reply(text, lambda seg, pre: _ordering_in(seg, pre, expected), Question(question))

@@ -65,14 +65,75 @@ MORE_REFUSALS = (
 
 # A reply cut off mid-thought: it ends on a word no sentence ends with, or announces more work.
 UNFINISHED_END = re.compile(
-    r"(?:\b(?:the|a|an|to|of|and|or|but|that|which|with|for|in|on|at|from|by|into|is|are|was|were|be"
-    r"|if|because|whether|than|then|its|their|this|these|those|my|our|i|we|let|need|check|verify"
+    r"(?:\b(?i:the|an|to|of|and|or|but|that|which|with|for|in|on|at|from|by|into|is|are|was|were|be"
+    r"|if|because|whether|than|then|its|their|this|these|those|my|our|we|let|need|check|verify"
     r"|compute|calculate|determine|measure|compare)"
+    r"|\b(?:a|i)"  # lower case only: a closing "A" or "I" may be an option letter
     r"|[,:;\-–—(])\s*$"
-    r"|\b(?:still\s+need\s+to|let\s+me|i\s+(?:need|have)\s+to|next,?\s+i\s+will|now\s+i\s+(?:need|will))"
-    r"\b[^.!?\n]*$",
+    r"|(?i:\b(?:still\s+need\s+to|let\s+me|i\s+(?:need|have)\s+to|next,?\s+i\s+will|now\s+i\s+(?:need|will))"
+    r"\b[^.!?\n]*$)",
+)
+
+# Directions in the languages of the answer markers, as English words. Words that are also
+# common words ("est" is French for "is", "este" Spanish for "this", "sur" French for "on")
+# count only where a direction's grammar frames them ("à l'est", "al este", "nord-est").
+_COMPASS_WORDS = (
+    (
+        r"东北|東北|北东|북동|северо[\-\s]?восток\w*|nord[\-\s]?(?:est|ost\w*)|nor[\-\s]?d?este",
+        "north-east",
+    ),
+    (
+        r"西北|北西|북서|северо[\-\s]?запад\w*|nord[\-\s]?(?:ouest|ovest|west\w*)|nor[\-\s]?oeste",
+        "north-west",
+    ),
+    (
+        r"东南|東南|南东|남동|юго[\-\s]?восток\w*|s[uü]d[\-\s]?(?:est|ost\w*)|su[rd][\-\s]?d?este",
+        "south-east",
+    ),
+    (
+        r"西南|南西|남서|юго[\-\s]?запад\w*|s[uü]d[\-\s]?(?:ouest|ovest|west\w*)|su[rd][\-\s]?oeste",
+        "south-west",
+    ),
+    (r"北|북|север\w*|\bnord(?:en)?\b|\bnorte\b", "north"),
+    (r"南|남|(?<![а-яё])юг\w*|\bs[uü]d(?:en)?\b|\bsul\b|\b(?:al|el|del|hacia\s+el)\s+sur\b", "south"),
+    (r"东|東|동|восток\w*|\bost(?:en)?\b|\bleste\b|\b(?:l'|a\s+|al\s+|el\s+|del\s+)est[e]?\b", "east"),
+    (r"西|서|запад\w*|\bwesten\b|\bouest\b|\boeste\b|\bovest\b", "west"),
+)
+_SIDE_WORDS = (
+    (r"左|왼쪽|слева|налево|\b(?:à\s+)?gauche\b|\blinks\b|\bizquierda\b|\besquerda\b|\bsinistra\b", "left"),
+    (r"右|오른쪽|справа|направо|\b(?:à\s+)?droite\b|\brechts\b|\bderecha\b|\bdireita\b|\bdestra\b", "right"),
+    (r"前方|前面|앞|впереди|\bdevant\b|\bvorne?\b|\bdelante\b|\b(?:em\s+)?frente\b|\bdavanti\b", "ahead"),
+    (
+        r"后方|後方|后面|後ろ|뒤|сзади|позади|\bderrière\b|\bhinten\b|\bdetrás\b|\batrás\b|\bdietro\b",
+        "behind",
+    ),
+)
+_COMPASS_RX = tuple((re.compile(rx, re.I), en) for rx, en in _COMPASS_WORDS)
+_SIDE_RX = tuple((re.compile(rx, re.I), en) for rx, en in _SIDE_WORDS)
+# a cheap test first: most replies are English, with no word these tables translate
+_FOREIGN = re.compile(
+    r"[^\x00-\x7f]|\b(?:nord|sud|s[uü]d|ost|west|ouest|oeste|ovest|norte|sul|leste|est|este|sur|gauche|droite"
+    r"|links|rechts|devant|derri|vorne?|hinten|izquierda|derecha|delante|detr|esquerda|direita|frente|atr"
+    r"|sinistra|destra|davanti|dietro)\w*",
     re.I,
 )
+
+
+def english_directions(text: str, *, sides: bool = False) -> str:
+    """``text`` with compass directions (``sides``: left, right, ahead, behind) of the answer
+    markers' languages written as English words.
+
+    >>> english_directions("F1 liegt im Südwesten von F0.")
+    'F1 liegt im  south-west  von F0.'
+    >>> english_directions("F1 se trouve au nord-est de F0.")
+    'F1 se trouve au  north-east  de F0.'
+    """
+    if not _FOREIGN.search(text):
+        return text
+    for rx, en in _SIDE_RX if sides else _COMPASS_RX:
+        text = rx.sub(f" {en} ", text)
+    return text
+
 
 # Script: fullwidth forms become ASCII; a letter or digit glued to CJK text is split from it.
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}

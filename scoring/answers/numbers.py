@@ -300,10 +300,22 @@ def _computed_result(seg: str, usable: list[Quantity]) -> list[float] | None:
     last = marks[-1]
     left = seg[marks[-2].end() if len(marks) > 1 else 0 : last.start()]
     expr = _ARITHMETIC.search(left)
-    if expr is None or not re.search(r"\d", expr.group()) or not _OPERATOR.search(expr.group()):
+    if _reassigned(seg, marks):
+        pass  # "θ = atan2(Δx, Δy); ... gives θ = 23.2°": the name's last value is its result
+    elif expr is None or not re.search(r"\d", expr.group()) or not _OPERATOR.search(expr.group()):
         return None  # "dx = 30 m and dy = 40 m" assigns values; it computes none
     after = _distinct(q for q in usable if q.start > last.end())
     return after if len(after) == 1 else None
+
+
+_NAME_BEFORE = re.compile(r"([^\W\d]\w{0,11})[ \t]*$")
+
+
+def _reassigned(seg: str, marks: list[re.Match[str]]) -> bool:
+    """Every "=" sets one and the same name, more than once (the computation's own variable:
+    its last value is the result; "a_x = 9 cm, a_y = 5 cm" sets two, and is no single result)."""
+    names = {n.group(1) for n in (_NAME_BEFORE.search(seg, 0, m.start()) for m in marks) if n is not None}
+    return len(marks) > 1 and len(names) == 1
 
 
 _JOIN = re.compile(r"[ \t]*(?P<w>-|–|—|to|and|or|,)[ \t]*", re.I)

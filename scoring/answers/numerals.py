@@ -41,6 +41,8 @@ _SPELLED = re.compile(
 _COMPOUND = re.compile(rf"(?:{_SPELLED.pattern})(?:[\s\-]+(?:and[\s\-]+)?(?:{_SPELLED.pattern}))+", re.I)
 
 
+_PER_AREA = re.compile(r"[ \t]*(?<![A-Za-z])(k?m)[ \t]*(?:\^[ \t]*\{?[ \t]*[-−][ \t]*2[ \t]*\}?|⁻²)")
+_ZERO = re.compile(r"(?<!point )\bzero\b", re.I)
 _JOINER = "\u2060"  # inside a number word, it keeps the parser from reading the word
 _SMALL = r"two|three|four|five|six|seven|eight|nine|ten"
 _GROUP = re.compile(
@@ -70,9 +72,13 @@ def digits(seg: str) -> str:
     """``seg`` with spelled English numbers and written-out scientific notation as digits; a
     precision ("to two decimal places") and a small number naming a group ("the two roads") are
     no values and are left out."""
+    if "^" in seg or "⁻" in seg:  # km^{-2}, km⁻²: per square kilometre
+        seg = _PER_AREA.sub(lambda m: f" per {m.group(1)}²", seg)
     if "10" in seg:
         seg = _SCIENTIFIC.sub(_sci, seg)
         seg = _SCI_SUPERSCRIPT.sub(lambda m: f"{m.group(1)}e{m.group(2).translate(_SUPERSCRIPT)}", seg)
+    if "zero" in seg or "Zero" in seg:  # below the parser's threshold, yet never a word for a group
+        seg = _ZERO.sub("0", seg)
     if _SPELLED.search(seg):
         if alpha2digit is not None:
             # isolated words above one: "two bars" is 2, "no one" and "the one" stay words

@@ -96,6 +96,22 @@ _ANSWER_KEYS = (
     "order",
     "value",
 )
+# words a descriptive key is made of ("feature_count", "min_distance_m", "bearing_deg")
+_DESCRIPTIVE_KEYS = (
+    "answer",
+    "choice",
+    "option",
+    "direction",
+    "bearing",
+    "azimuth",
+    "distance",
+    "length",
+    "area",
+    "perimeter",
+    "density",
+    "count",
+    "ordering",
+)
 _UNIT_KEYS = ("unit", "units")
 _MAX_JSON_ANSWER = 20_000
 
@@ -163,6 +179,8 @@ def _answer_of(obj: dict, depth: int = 0) -> str | None:
         return "cannot be determined"
     unit = next((keys[k] for k in _UNIT_KEYS if isinstance(keys.get(k), str)), None)
     candidates = [k for k in _ANSWER_KEYS if k in keys]
+    if not candidates:  # descriptive keys: "feature_count", "min_distance_m", "bearing_deg"
+        candidates = [k for k in keys if any(word in k for word in _DESCRIPTIVE_KEYS)]
     if not candidates and len(keys) == 1:
         candidates = list(keys)
     for k in candidates:

@@ -44,4 +44,4 @@ def parse_topology_class(text: Any, question: str = "") -> Parsed:
     """One topology label (equals, within, contains, covered by, covers, touches, crosses,
     overlaps, intersects, disjoint); two different labels named -> not ok. A negated label
     ("not disjoint") is no answer."""
-    return read_reply(text, _class_in, Question(question), negation=False)
+    return read_reply(text, _class_in, Question(question))
