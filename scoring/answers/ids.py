@@ -81,6 +81,26 @@ def _only_as_reference(seg: str, fid: str) -> bool:
     return bool(mentions) and all(_REFERENCE.search(seg, max(0, m.start() - 40), m.start()) for m in mentions)
 
 
+_CLAIM_WORDS = 10
+_JOINED = re.compile(r"[,;/&]|\b(?:and|or|nor|vs|versus|than|either|neither|both|between|not)\b", re.I)
+
+
+def _subject_of_claim(seg: str, got: list[str]) -> str | None:
+    """The subject of a short claim naming two ids ("F0 lies above F1", "F3 crosses F0"): the
+    answer restated as a sentence about the other, which is its object."""
+    if len(got) != 2 or len(seg.split()) > _CLAIM_WORDS:
+        return None
+    first = re.search(rf"(?<![\w\-]){re.escape(got[0])}(?![\w\-])", seg, re.I)
+    second = re.search(rf"(?<![\w\-]){re.escape(got[1])}(?![\w\-])", seg, re.I)
+    if first is None or second is None or second.start() < first.end():
+        return None
+    between = seg[first.end() : second.start()]
+    opens = not seg[: first.start()].strip(" *:")  # the claim starts the segment
+    if not opens or not re.search(r"[A-Za-z]{2,}", between) or _JOINED.search(between):
+        return None
+    return got[0]
+
+
 _NEITHER = re.compile(r"\b(?:neither|same (?:vertical )?level)\b", re.I)
 
 
@@ -90,6 +110,9 @@ def _feature_id_in(seg: str, valid: list[str]) -> Parsed:
     if len(distinct) > 1:
         # "F1 is the closest to F0": an id named only as the reference of a relation is not the answer
         distinct = {i for i in distinct if not _only_as_reference(seg, i)}
+        subject = _subject_of_claim(seg, got) if len(distinct) == 2 else None
+        if subject is not None:
+            return Parsed(True, subject)
         if len(distinct) != 1:
             return fail("two different feature ids")
         got = [i for i in got if i in distinct]

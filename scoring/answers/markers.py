@@ -41,6 +41,7 @@ FOREIGN_MARKERS = (
 MORE_REFUSALS = (
     r"|\bundetermined\b|^\W*(?:impossible|cannot\s+say|can'?t\s+say|not\s+determinable)\W*$"
     r"|^\W*n/?a\b[ \t]*[—–:,.(\-]"
+    r"|\b(?:is|are|est|sont|es|è|ist|é)\s+(?:\w+\s+)?impossible\b"
     r"|\binsufficient\s+(?:to|for)\s+(?:determine|answer|tell|say|know|calculate|compute|establish)"
     r"|\b(?:don'?t|do\s+not|doesn'?t|does\s+not|lacks?|lacking)\s+(?:have\s+|contain\s+|provide\s+|give\s+)?"
     r"(?:enough|sufficient|the\s+(?:necessary|required|needed))\s+(?:information|data|details?|context)\b"
