@@ -27,3 +27,30 @@ def yes_no_in(seg: str) -> Parsed:
     if no:
         return Parsed(True, False)
     return fail("no yes/no found")
+
+
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_STOP = frozenset(
+    "the and are there than that this what which does with from have has its their is was were any all "
+    "for not more less fewer".split()
+)
+_DENIAL = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.I)
+_ASKS = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|has|have|will|would|should)\b", re.I)
+_CLAIM_SHARE = 0.6  # of the question's words the first sentence must restate
+
+
+def claim_restated(seg: str, question: str) -> Parsed:
+    """Yes or no from a reply that restates a yes/no question's claim as true, or denies it
+    ("Is the function injective?" -- "The function is not injective because ...").
+
+    >>> claim_restated("The function is not injective.", "Is the function injective?").value
+    False
+    """
+    if not question or not _ASKS.search(question):
+        return fail("no yes/no found")
+    asked = {w.lower() for w in _WORD.findall(question)} - _STOP
+    first = re.split(r"(?<=[.!?])\s+|\n", seg.strip(), maxsplit=1)[0]
+    said = {w.lower() for w in _WORD.findall(first)}
+    if not asked or len(asked & said) < _CLAIM_SHARE * len(asked):
+        return fail("no yes/no found")
+    return Parsed(True, _DENIAL.search(first) is None)

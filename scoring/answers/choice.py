@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from scoring.answers.base import Parsed, fail
-from scoring.answers.boolean import yes_no_in
+from scoring.answers.boolean import claim_restated, yes_no_in
 from scoring.answers.evidence import Question, read_reply
 from scoring.answers.options import option_by_content
 from scoring.answers.text import Prepared, without_option_echo
@@ -74,11 +74,23 @@ def _letters(seg: str, pre: Prepared, n: int) -> list[str]:
     return found
 
 
-def _choice_in(seg: str, pre: Prepared, n: int, options: Sequence[Any] | None) -> Parsed:
-    found = _letters(seg, pre, n)
+_CAPITAL = re.compile(r"(?<![\w'’])[A-Z](?![\w'’])")
+
+
+def _without_option_texts(seg: str, options: Sequence[Any] | None) -> str:
+    """``seg`` without the options' own texts that hold a capital letter ("Solution A"): that
+    letter names a thing, not an option."""
+    for text in map(str, options or ()):
+        if _CAPITAL.search(text) and len(text) > 1 and text in seg:
+            seg = seg.replace(text, " " * len(text))
+    return seg
+
+
+def _choice_in(seg: str, pre: Prepared, n: int, options: Sequence[Any] | None, question: str) -> Parsed:
+    found = _letters(_without_option_texts(seg, options), pre, n)
     distinct = set(found)
     if not distinct and options:
-        by_content = option_by_content(seg, options)
+        by_content = option_by_content(seg, options, question)
         if by_content is not None:
             return Parsed(True, by_content)
     if not distinct:
@@ -112,10 +124,16 @@ def parse_choice(
     except (TypeError, ValueError, OverflowError):
         return fail("bad n_options")
     return read_reply(
-        text, lambda seg, pre: _choice_in(seg, pre, n, options), Question(question), letters=True
+        text, lambda seg, pre: _choice_in(seg, pre, n, options, question), Question(question), letters=True
     )
 
 
+def _yes_no_in(seg: str, question: str) -> Parsed:
+    said = yes_no_in(seg.strip())
+    return said if said.ok or said.reason != "no yes/no found" else claim_restated(seg, question)
+
+
 def parse_yes_no(text: Any, question: str = "") -> Parsed:
-    """``True`` for yes/true/correct, ``False`` for no/false/incorrect; both -> not ok."""
-    return read_reply(text, lambda seg, pre: yes_no_in(seg.strip()), Question(question), negation=False)
+    """``True`` for yes/true/correct, ``False`` for no/false/incorrect; both -> not ok. Without
+    either word, a restatement of the question's claim reads as yes, its denial as no."""
+    return read_reply(text, lambda seg, pre: _yes_no_in(seg, question), Question(question), negation=False)

@@ -48,6 +48,8 @@ MORE_REFUSALS = (
     r"|\b(?:can\s*not|can'?t|could\s+not)\s+be\s+(?:done|performed|accomplished|completed|made|provided"
     r"|given|found|obtained|solved|derived|read)\b"
     r"|\bnot\s+(?:enough|sufficient)\s+(?:info|information|data|details?)\b"
+    r"|\b(?:does|do|did)\s*(?:not|n't)\s+(?:provide|give|contain|include|show|offer)\s+(?:any\s+)?"
+    r"(?:information|data|details?)\s+(?:on|about|regarding|for|to)\b"
     r"|\b(?:can\s*not|can'?t|unable\s+to|could\s+not|couldn'?t)\s+(?:provide|give|offer|find|reach)\s+"
     r"(?:an?\s+|the\s+|any\s+)?(?:definitive\s+|final\s+|numerical\s+|exact\s+|precise\s+|specific\s+)?"
     r"(?:answer|value|number|solution|result)\b"

@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from scoring.answers.boolean import yes_no_in
+from scoring.answers.boolean import claim_restated, yes_no_in
 from scoring.answers.directions import find_directions
 from scoring.answers.numbers import KINDS, Quantity, find_quantities, unit_kind_of
 from scoring.vocab import REFUSAL
@@ -93,14 +93,17 @@ def _by_phrase(seg: str, options: Sequence[str], idx: list[int]) -> str | None:
     return _one(hits)
 
 
-def option_by_content(seg: str, options: Sequence[Any]) -> str | None:
-    """The letter of the one option whose content ``seg`` states, if exactly one."""
+def option_by_content(seg: str, options: Sequence[Any], question: str = "") -> str | None:
+    """The letter of the one option whose content ``seg`` states, if exactly one; yes and no
+    also as the question's claim restated, or denied ("Is F1 within F0?" -- "F1 is not within F0")."""
     texts = [str(o) for o in options]
     idx = [i for i, t in enumerate(texts) if norm(t) and norm(t) != REFUSAL]
     if not idx:
         return None
     if {norm(texts[i]) for i in idx} <= {"yes", "no"}:
         said = yes_no_in(seg.strip())
+        if not said.ok:
+            said = claim_restated(seg, question)
         wanted = ("yes" if said.value else "no") if said.ok else None
         return _one({i for i in idx if norm(texts[i]) == wanted})
     exact = {i for i in idx if norm(texts[i]) == norm(seg)}

@@ -251,14 +251,17 @@ _NEXT_QUESTION = re.compile(
 
 
 def _last_marker(text: str) -> re.Match[str] | None:
-    """The last answer marker, also where an earlier one on its line ("So we have ... The answer
-    is (C).") would take the line's rest."""
-    last = last_match(_ANSWER_LINE, text)
-    while last is not None:
-        later = _ANSWER_LINE.search(text, last.start("rest") + 1)
-        if later is None:
-            return last
-        last = later
+    """The last answer marker with something after it, also where an earlier one on its line
+    ("So we have ... The answer is (C).") would take the line's rest. A marker that ends the
+    reply ("The answer is (J). The answer is" cut off, "... 总结以上答案：") marks nothing."""
+    found: list[re.Match[str]] = []
+    m = _ANSWER_LINE.search(text)
+    while m is not None:
+        found.append(m)
+        m = _ANSWER_LINE.search(text, m.start("rest") + 1)
+    for marker in reversed(found):
+        if text[marker.start("rest") :].strip(" \t\n:：.*"):
+            return marker
     return None
 
 
