@@ -444,3 +444,19 @@ def test_dispatcher():
     for t in answers.ANSWER_TYPES:
         ctx = {"valid_ids": ["F1"], "ids": ["F1"]}
         assert isinstance(parse_answer("???", t, **ctx), Parsed)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "This cannot be done with the allowed operations.",
+        "Undetermined.",
+        "The information provided is insufficient to determine this.",
+        "I don't have enough information to place the feature.",
+        "Die Änderung ist mit den erlaubten Operationen nicht möglich.",
+        "在允许的操作下无法满足所有约束。",
+    ],
+)
+def test_an_edit_refused_in_other_words_gets_no_corrective_turn(reply):
+    reading = answers.read_edit_reply(reply)
+    assert reading.parsed.refusal and reading.retry_reason is None

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the reader measured: this checkout's, or the baseline's unpacked copy (the child process)
 sys.path.insert(0, os.environ.get("READER_PERF_PACKAGE", str(ROOT)))
 
-from scoring import answers
+from scoring import answers  # noqa: E402 -- after choosing which package to measure
 
 TARGET_HUGE_S = 3.0
 TARGET_RATE = 5_000

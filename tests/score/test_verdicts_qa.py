@@ -133,3 +133,34 @@ def test_request_error(qa):
     v = score_qa(inst, None, form="open", status="error", error="HTTP 500")
     assert v.verdict == "error" and "HTTP 500" in v.reason
     assert set(v.as_dict()) >= {"verdict", "reason", "value", "quality"} and v.verdict in VERDICTS
+
+
+def _unanswerable_ordering() -> dict:
+    """An ordering item whose question names F3, which its scene lacks (as the builder makes it)."""
+    point = {"type": "Point", "coordinates": [0.0, 0.0]}
+    road = {"type": "LineString", "coordinates": [[0.0, 0.0], [100.0, 0.0]]}
+    return {
+        "id": "x-qa-O01-900",
+        "task": "qa",
+        "relation": "O01",
+        "question": "Order F1, F2 and F3 by their position along road F0. Answer with the ids in order.",
+        "answer_type": "ordering",
+        "answer": "cannot be determined",
+        "choices": ["F1, F2, F3", "F3, F1, F2", "F2, F3, F1", "F2, F1, F3"],
+        "answerable": {"geojson": False, "image": False, "together": False},
+        "scene": {
+            "type": "FeatureCollection",
+            "features": [
+                {"type": "Feature", "id": fid, "properties": {"id": fid}, "geometry": geom}
+                for fid, geom in (("F0", road), ("F1", point), ("F2", point))
+            ],
+        },
+    }
+
+
+def test_an_ordering_answered_on_an_unanswerable_item_is_unfounded():
+    inst = _unanswerable_ordering()
+    assert score_qa(inst, "Answer: F2, F1, F3", form="open").verdict == "unfounded_answer"
+    assert score_qa(inst, "Along F0 the order is F3, F1, F2.", form="open").verdict == "unfounded_answer"
+    assert score_qa(inst, "Answer: cannot be determined", form="open").verdict == "correct_refusal"
+    assert score_qa(inst, "Answer: F2, F1", form="open").verdict == "unparsed"
