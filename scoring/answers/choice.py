@@ -86,13 +86,27 @@ def _without_option_texts(seg: str, options: Sequence[Any] | None) -> str:
     return seg
 
 
+# "None of the options match this result": the reply's answer is no option
+_NO_OPTION = re.compile(
+    r"\b(?:none\s+of\s+the\s+(?:options|choices|answers)|no\s+(?:option|choice)"
+    r"|not\s+(?:an?\s+|one\s+of\s+the\s+)?(?:option|choice)s?\b(?:\s+(?:given|provided|listed))?)"
+    r"(?!\s+(?:[A-Z]\b|\([A-Z]\)))",
+    re.I,
+)
+
+
 def _choice_in(seg: str, pre: Prepared, n: int, options: Sequence[Any] | None, question: str) -> Parsed:
-    found = _letters(_without_option_texts(seg, options), pre, n)
+    if _NO_OPTION.search(seg):
+        return fail("the reply says no option fits")
+    unoptioned = _without_option_texts(seg, options)
+    found = _letters(unoptioned, pre, n)
     distinct = set(found)
     if not distinct and options:
         by_content = option_by_content(seg, options, question)
         if by_content is not None:
             return Parsed(True, by_content)
+    if not found and n < 26 and _letters(unoptioned, pre, 26):
+        return fail("a letter outside the options")
     if not distinct:
         return fail("no option letter found")
     if len(distinct) > 1:

@@ -88,7 +88,7 @@ SENTENCES = re.compile(r"(?:[^.!?\n]|[.!?](?![.!?]*(?:\s|$)))+(?:[.!?]+(?=\s|$)|
 _REASONS = re.compile(
     r"[ \t]+(?:because|since|as\s+(?=\w+\s)|due\s+to|given\s+(?:that\s+)?|owing\s+to|whereas|while"
     r"|which\s+(?:means|is\s+why)|car|parce\s+que|weil|porque|perché|потому\s+что|так\s+как)\b"
-    r"|[ \t]*(?:[;(（\[]|—|–|--|[ \t]-[ \t])"
+    r"|[ \t]*(?:;|[(（\[](?![A-Za-z][)\]])|—|–|--|[ \t]-[ \t])"
     r"|,[ \t]*(?:because|since|as|given|while|whereas|but|and\s+not|not)\b"
     r"|(?<=\S)[.!?](?=\s)|因为|由于|因為|なぜなら|왜냐하면",
     re.I,

@@ -55,7 +55,7 @@ def test_choice_accepts(text, letter):
         ("Answer: A or B", "two different option letters"),
         ("I think (A) is right but (B) also fits", "two different option letters"),
         ("A building is north of the road.", "no option letter found"),
-        ("E", "no option letter found"),  # out of range for 4 options
+        ("E", "a letter outside the options"),  # out of range for 4 options
         ("", "empty response"),
     ],
 )
