@@ -34,6 +34,7 @@ adds a candidate: it only removes the ones with weaker evidence.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -170,7 +171,7 @@ def _opening(text: str) -> str | None:
     return text[: m.start()]
 
 
-def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> list[Narrowing]:
+def _narrowings(pre: Prepared, question: Question, last: Sequence[LastLevel]) -> list[Narrowing]:
     """The levels after the first, in order: each takes the text the levels before left."""
     steps: list[Narrowing] = [(lead, True) if pre.explicit else (_opening, True)]
     steps.append((lambda text: without_named(text, question), pre.explicit))
@@ -179,9 +180,13 @@ def _narrowings(pre: Prepared, question: Question, last: LastLevel | None) -> li
     steps.append((lambda text: emphasised(text, pre.emphasis), True))
     if not pre.explicit:
         steps.append((conclusion_of, False))
-    if last is not None:
-        steps.append((lambda text: last(text, question), pre.explicit))
+    for own in last:
+        steps.append((functools.partial(_own_level, own, question=question), pre.explicit))
     return steps
+
+
+def _own_level(own: LastLevel, text: str, *, question: Question) -> str | None:
+    return own(text, question)
 
 
 _COUNTERFACTUAL = re.compile(
@@ -213,7 +218,7 @@ def read_reply(
     read: SegmentReader,
     question: Question | None = None,
     *,
-    last: LastLevel | None = None,
+    last: Sequence[LastLevel] = (),
     negation: bool = True,
     letters: bool = False,
 ) -> Parsed:
@@ -223,7 +228,7 @@ def read_reply(
         text: the reply (any object; not text is a failure, never an exception).
         read: reads one segment of the asked type.
         question: what is known of the question (its wording and what it names).
-        last: the type's own last level, if it has one.
+        last: the type's own last levels, if it has any.
         negation: set negated mentions aside (not for yes/no, where "not" is the answer).
         letters: set echoed letter lists aside (option letters).
 

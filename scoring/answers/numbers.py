@@ -13,7 +13,14 @@ from typing import Any
 from scoring.answers.base import Parsed, fail
 from scoring.answers.directions import quadrant_bearings_to_azimuths
 from scoring.answers.evidence import read_reply
-from scoring.answers.numerals import count_set_aside, digits, first_stated, question_of, stated_sentence
+from scoring.answers.numerals import (
+    all_stated,
+    count_set_aside,
+    digits,
+    last_stated,
+    question_of,
+    stated_sentence,
+)
 from scoring.answers.text import Prepared
 
 _NUMBER = (
@@ -450,7 +457,10 @@ def parse_number(text: Any, unit_kind: str, question: str = "") -> Parsed:
         text,
         lambda seg, pre: _number_in(seg, pre, unit_kind),
         question_of(question),
-        last=lambda seg, q: first_stated(seg, stated, values),
+        last=(
+            lambda seg, q: all_stated(seg, stated, values),
+            lambda seg, q: last_stated(seg, stated, values),
+        ),
     )
 
 

@@ -17,6 +17,7 @@ Scientific notation written out ("5.45 × 10^1 m") becomes ``5.45e1``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from scoring.answers.evidence import SENTENCES, Question, blank
 
@@ -52,7 +53,7 @@ _GROUP = re.compile(
     re.I,
 )
 _PRECISION = re.compile(
-    r"\b(?:to[ \t]+|with[ \t]+)?\d+[ \t]+(?:decimal[ \t]+(?:places?|digits?)"
+    r"\b(?:(?:to|with|in)[ \t]+)?(?:\d+|one|a|two|three|four|five)[ \t]+(?:decimal[ \t]+(?:places?|digits?)"
     r"|significant[ \t]+(?:figures|digits)|d\.p\.|s\.f\.)",
     re.I,
 )
@@ -106,7 +107,7 @@ _NOUNS = {
     "area": r"area|size|surface|covers?|footprint",
     "angle": r"bearing|azimuth|heading|direction|angle|orientation",
     "density": r"density|per\s+(?:square\s+)?k(?:ilo)?m|concentration",
-    "count": r"count|number|how\s+many|there\s+(?:are|is)|total|in\s+all|altogether",
+    "count": r"count|number|how\s+many|total|in\s+all|altogether|sum|difference|gap|answer|value|result",
 }
 _STATES = (
     r"(?:is|are|was|of|=|:|equals?|measures?|comes\s+to|amounts\s+to|totals?|stands\s+at"
@@ -115,24 +116,36 @@ _STATES = (
 
 
 def stated_sentence(kind: str) -> re.Pattern[str]:
-    """A sentence that states a value of ``kind`` (its noun, then a verb of stating)."""
-    return re.compile(rf"\b(?:{_NOUNS[kind]})\b[^.!?\n]{{0,60}}?\b{_STATES}(?!\w)", re.I)
+    """A sentence that states a value of ``kind`` (its noun, then a verb of stating; for a count
+    also "there are N")."""
+    there = r"|\bthere\s+(?:are|is|were|was|will\s+be)\b" if kind == "count" else ""
+    return re.compile(rf"\b(?:{_NOUNS[kind]})\b[^.!?\n]{{0,60}}?\b{_STATES}(?!\w){there}", re.I)
 
 
-def first_stated(seg: str, stated: re.Pattern[str], count_values: object) -> str | None:
-    """The first sentence of ``seg`` that states a value of the asked kind with one value in it,
-    or a first sentence that is only a value ("48 m. Because ..."): the answer a reply gives
-    before its working."""
+def _stating(seg: str, stated: re.Pattern[str], count_values: Callable[[str], int]) -> list[str]:
+    return [
+        m.group()
+        for m in SENTENCES.finditer(seg)
+        if m.group().strip() and stated.search(m.group()) and count_values(m.group()) == 1
+    ]
+
+
+def all_stated(seg: str, stated: re.Pattern[str], count_values: Callable[[str], int]) -> str | None:
+    """The sentences of ``seg`` that state a value of the asked kind with one value in each
+    ("The distance is 48 m. From the centroid: 12 m east, 46 m north."), or a first sentence that
+    is only a value ("48 m. Because ..."): what the reply says the answer is, beside its working."""
     sentences = [m.group() for m in SENTENCES.finditer(seg) if m.group().strip()]
-    if not sentences:
-        return None
-    head = sentences[0]
-    if len(head.split()) <= 3 and re.search(r"\d", head):
-        return head
-    for sentence in sentences:
-        if stated.search(sentence) and count_values(sentence) == 1:  # type: ignore[operator]
-            return sentence
-    return None
+    if sentences and len(sentences[0].split()) <= 3 and re.search(r"\d", sentences[0]):
+        return sentences[0]
+    found = _stating(seg, stated, count_values)
+    return " ".join(found) if found else None
+
+
+def last_stated(seg: str, stated: re.Pattern[str], count_values: Callable[[str], int]) -> str | None:
+    """The last such sentence, when they disagree: a reply's working ends in its result
+    ("... is approximately 7.5 inches. Rounding, the length of the pencil is 8 inches.")."""
+    found = _stating(seg, stated, count_values)
+    return found[-1] if found else None
 
 
 def named_numbers(question: str) -> tuple[re.Pattern[str], ...]:

@@ -31,7 +31,7 @@ _THINK_OPEN = re.compile(r"<\s*(?:think|thinking|reasoning)\s*>", re.I)
 _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~)[^\n]*$", re.M)
 _EMPHASIS = re.compile(r"\*+|__+|`+|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)")
 _LINE_MARKERS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[•▪◦‣][ \t]*|-[ \t]+(?=\D))", re.M)
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>", re.I)
+_SPECIAL_TOKEN = re.compile(r"<\|[a-z_]{1,40}\|>|</?s>|<eo[sa]>|<pad>", re.I)
 _CONTAINERS = (
     re.compile(r"<\|begin_of_box\|>(?P<c>.*?)<\|end_of_box\|>", re.S),
     re.compile(
@@ -43,6 +43,9 @@ _CONTAINERS = (
 )
 _ANSWER_LINE = re.compile(
     r"(?:\bfinal\s+answer\b(?:\s+(?:is|would\s+be)\b)?"
+    # "The final integer answer is: 2", "Final value: 2" -- not an echoed "provide the final value"
+    r"|\bfinal\s+(?:(?:integer|numeric(?:al)?|decimal)\s+)?(?:value|result|answer)\b"
+    r"(?:\s+(?:of\s+[^:\n]{1,60}?\s+)?(?:is|would\s+be)\b|(?=[ \t]*[:=]))"
     r"|\b(?:correct|best|right|final|most\s+likely)\s+(?:answer|option|choice|fit|match)\s+(?:is|would\s+be|will\s+be)\b"
     r"|\b(?:the|my)\s+answer\s+(?:is|would\s+be|will\s+be)\b"
     r"|(?<![A-Za-z])(?:final[_ ])?answer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：|])"
