@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -118,6 +119,22 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
     return records, corrupt, torn_at
 
 
+def check_cache(path: str | os.PathLike) -> None:
+    """InputError unless ``path`` (another run's journal, read only) is absent or, through any
+    link, a regular file: a device (/dev/zero) or a FIFO would be read without end."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the cache ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            f"{path}: the cache is not a regular file (a device, FIFO or directory); "
+            "--cache takes another run's predictions.jsonl"
+        )
+
+
 class Journal:
     """An append-only journal file plus an in-memory index of its records by key."""
 
@@ -140,6 +157,7 @@ class Journal:
         for cache in extra_caches:
             if Path(cache).resolve() == self.path.resolve():
                 continue
+            check_cache(cache)
             recs, _, _ = read_records(cache)
             for rec in recs:
                 if rec.get("status") == "ok" and rec.get("key"):
