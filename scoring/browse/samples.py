@@ -21,6 +21,7 @@ from scoring.formats.records import Instance
 from scoring.formats.rundir import final_predictions
 from scoring.geometry.georef import PixelTransform
 from scoring.geometry.scene import Scene
+from scoring.score.results import check_set
 from scoring.score.verdicts import score_prediction
 from scoring.support.files import read_json, read_jsonl
 from scoring.vocab import Task
@@ -126,6 +127,7 @@ def collect_samples(results_dirs: Sequence[str | Path], out_dir: Path) -> list[d
     for results in map(Path, results_dirs):
         summary_path = results / "summary.json"
         summary = read_json(summary_path)
+        check_set(results, summary)
         try:
             bench_path = Path(summary["benchmark"]["path"])
         except (KeyError, TypeError):

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import errno
-import fcntl
 import json
 import logging
 import math
@@ -42,12 +40,12 @@ from scoring.support.files import (
     sha256_hex,
     write_json_atomic,
 )
+from scoring.support.lock import LOCK, RunDirLock, RunDirLockedError, lock_output  # noqa: F401 - re-exported
 from scoring.vocab import Form, Modality, Task
 
 log = logging.getLogger(__name__)
 RUN_MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
-LOCK = ".spatialgap.lock"  # flock'ed by the one process writing the directory
 # The model fields that make two runs the same run (the rest, e.g. concurrency, may change).
 IDENTITY_KEYS = ("kind", "base_url", "model")
 
@@ -426,49 +424,6 @@ def _answer_record(
 
 
 # ---- ownership ---------------------------------------------------------------------------------
-class RunDirLockedError(OutputError):
-    """Another process is writing the run directory."""
-
-
-class RunDirLock:
-    """An exclusive flock on ``<dir>/LOCK`` held while a command writes the directory (released
-    by ``release`` or when the process ends, however it ends). The file holds the owner's pid."""
-
-    def __init__(self, run_dir: Path, who: str = "run"):
-        path = Path(run_dir) / LOCK
-        refuse_non_regular(path, "lock file")
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            self._fd: int | None = os.open(path, flags, 0o666)
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot create the lock file ({exc.strerror})") from None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip() or "?"
-            os.close(self._fd)
-            self._fd = None
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise OutputError(f"{path}: cannot lock ({exc.strerror})") from None
-            raise RunDirLockedError(
-                f"{run_dir}: another {who} (pid {holder}) is writing this directory; "
-                "wait for it to end or give another --out"
-            ) from None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{os.getpid()}\n".encode("ascii"), 0)
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # closing the descriptor drops the flock
-
-    def __enter__(self) -> RunDirLock:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-
 def is_run_manifest(value: Any) -> bool:
     """Whether a manifest.json is a run's (a benchmark's has no model; another tool's neither)."""
     return isinstance(value, dict) and isinstance(value.get("model"), dict) and "task" in value
