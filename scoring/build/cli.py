@@ -188,6 +188,8 @@ def _render(args: argparse.Namespace, executor: Executor, manifest: dict) -> int
 
     out = Path(args.out)
     bench = Benchmark.open(out)
+    for tmp in bench.maps_dir.glob(".*.tmp"):  # a map a KILL cut short (this build holds the lock)
+        tmp.unlink(missing_ok=True)
     missing = [i["id"] for i in bench.all_instances() if not (bench.maps_dir / f"{i['id']}.png").is_file()]
     if missing:
         render_benchmark(bench, ids=missing, progress=not args.no_progress, executor=executor)

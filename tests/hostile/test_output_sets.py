@@ -134,11 +134,14 @@ def test_an_interrupted_build_resumes_drawing_its_maps(tmp_path):
     for png in lost:  # what an interruption leaves: the maps not drawn yet are absent
         png.unlink()
         png.with_suffix(".json").unlink()
+    cut = out / "maps" / f".{lost[0].name}.x1y2z3.tmp"  # what a KILL leaves of a map being written
+    cut.write_bytes(b"\x89PNG")
     kept = {p: p.stat().st_ino for p in pngs[len(pngs) // 2 :]}
     proc = spatialgap("build", "--out", str(out), *SMALL)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "resuming" in proc.stdout and f"{len(lost)} drawn now, {len(kept)} kept" in proc.stdout
     assert all(p.is_file() for p in pngs)
     assert all(p.stat().st_ino == ino for p, ino in kept.items())  # not drawn again
+    assert not cut.exists()
     other = spatialgap("build", "--out", str(out), *SMALL[:-1], "--seed", "1", "--no-progress")
     assert other.returncode == 2 and "exists and is not empty" in one_line_error(other, "build")
