@@ -55,7 +55,7 @@ def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tup
         )
     try:
         names = kind.model_names(json.loads(resp.body.decode("utf-8")))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # a list nested too deeply to read
         names = []
     if not names:
         return True, tr("Connected (HTTP {status}), but the model list is not readable").format(

@@ -5,6 +5,7 @@ the reply's and the reference's edited target drawn in the map's pixels."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from scoring.formats.records import Instance
 from scoring.formats.rundir import final_predictions
 from scoring.geometry.georef import PixelTransform
 from scoring.geometry.scene import Scene
+from scoring.score.results import check_set
 from scoring.score.verdicts import score_prediction
 from scoring.support.files import read_json, read_jsonl
 from scoring.vocab import Task
@@ -125,6 +127,7 @@ def collect_samples(results_dirs: Sequence[str | Path], out_dir: Path) -> list[d
     for results in map(Path, results_dirs):
         summary_path = results / "summary.json"
         summary = read_json(summary_path)
+        check_set(results, summary)
         try:
             bench_path = Path(summary["benchmark"]["path"])
         except (KeyError, TypeError):
@@ -144,9 +147,21 @@ def collect_samples(results_dirs: Sequence[str | Path], out_dir: Path) -> list[d
     return samples
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value if ok else None
+
+
 def _sample(row: dict, record: dict, inst: Instance | None, view: _BenchView) -> dict[str, Any]:
     text = record.get("text")
-    usage = record.get("usage") or {}
+    # A journal is read as found (hand-edited, another tool's): a field of the wrong type shows
+    # as not reported, never as a crash of the whole browser.
+    usage = record.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     edit = row.get("task") == Task.EDIT and inst is not None
     return {
         "id": row["id"],
@@ -167,9 +182,9 @@ def _sample(row: dict, record: dict, inst: Instance | None, view: _BenchView) ->
         "reply_cut": isinstance(text, str) and len(text) > REPLY_CHARS,
         "status": record.get("status"),
         "error": record.get("error") if isinstance(record.get("error"), str) else None,
-        "tokens": [usage.get("prompt_tokens"), usage.get("completion_tokens")],
-        "latency_s": record.get("latency_s"),
-        "attempts": record.get("attempt"),
+        "tokens": [_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))],
+        "latency_s": _number(record.get("latency_s")),
+        "attempts": _count(record.get("attempt")),
         "map": view.map_url(row["id"]),
         "edit_reference": view.reference_path(inst) if edit and inst else None,
         "edit_reply": _reply_path(view, inst, record) if edit and inst and record else None,

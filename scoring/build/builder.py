@@ -25,6 +25,7 @@ from scoring.build.context import (
     context_lines,
     join_selections,
 )
+from scoring.build.request import build_request
 from scoring.build.sampling import EAGER_UP_TO
 from scoring.build.shards import (
     SLOTS_PER_BATCH,
@@ -44,6 +45,7 @@ from scoring.execute.base import Progress
 from scoring.extract.osm import load_pools
 from scoring.extract.pools import FeaturePools, split_pools, unsplit_record
 from scoring.extract.reading import Reading
+from scoring.formats.benchmark import TIMING
 from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
 from scoring.relations.unanswerable import (
@@ -115,10 +117,21 @@ def build_benchmark(
     lines = {str(t): [x for r in results if r["report"]["task"] == t for x in r["lines"]] for t in TASKS}
     qa, edit = ([x for r in results if r["report"]["task"] == t for x in r["records"]] for t in TASKS)
     manifest = make_manifest(pools, seed, codes, n_qa, n_edit, [r["report"] for r in results], qa, edit)
+    options = {
+        "city": city,
+        "seed": seed,
+        "qa_per_relation": n_qa,
+        "edit_per_relation": n_edit,
+        "relations": relations,
+        "pool_split": pool_split,
+        "protocol": protocol,
+        "unanswerable_share": unanswerable_share,
+    }
+    manifest["request"] = build_request(options, mapping)
     _describe_outputs(manifest, context, split, protocol, unanswerable_summary(share, qa + edit))
-    manifest["timing"] = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
-    _write_atomically(out, manifest, lines, context, force)
-    return manifest
+    timing = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
+    _write_atomically(out, manifest, lines, context, force, timing)
+    return {**manifest, "timing": timing}
 
 
 def _read_pools(osm, vector, mapping, city, executor: Executor, reading: Reading | None) -> FeaturePools:
@@ -274,11 +287,19 @@ def _check_output(out: Path, force: bool) -> None:
         raise OutputError(f"{parent}: not writable")
 
 
+def split_seconds(report: dict) -> dict:
+    """A shard's seconds, taken out of its build report (where the manifest keeps the rest)."""
+    return {"relation": report["relation"], "task": report["task"], "seconds": report.pop("seconds", None)}
+
+
 def _write_atomically(
-    out: Path, manifest: dict, lines: dict[str, list[str]], context: str, force: bool
+    out: Path, manifest: dict, lines: dict[str, list[str]], context: str, force: bool, timing: dict
 ) -> None:
     """Everything goes to a temporary directory beside `out`, then one rename: an interrupted
-    build never leaves a directory that looks complete."""
+    build never leaves a directory that looks complete. What measures this machine (seconds)
+    goes to timing.json, never the manifest: its bytes are the benchmark's identity, recorded by
+    every run, so a rebuild of the same request must write the same ones."""
+    timing = {**timing, "shards": [split_seconds(r) for r in manifest["build_report"]]}
     parent = out.resolve().parent
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=parent))
@@ -296,6 +317,7 @@ def _write_atomically(
         os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the partial directory only
         write_json_atomic(tmp / "manifest.json", manifest, indent=1)
         write_atomic(tmp / "build_report.md", build_report_markdown(manifest))
+        write_json_atomic(tmp / TIMING, timing, indent=1)
         if out.exists():
             if not force:
                 raise OutputError(f"{out}: appeared while building")

@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from scoring.build.request import build_request, built_here
 from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor, add_executor_args, executor_from_args
 from scoring.extract.reading import (
@@ -22,6 +23,7 @@ from scoring.extract.reading import (
     start_reading,
     start_vector_reading,
 )
+from scoring.support.lock import lock_output
 from scoring.vocab import DEFAULT_PER_RELATION, DEFAULT_SHARE, PROTOCOLS, Protocol
 
 
@@ -79,8 +81,38 @@ def add_parser(sub) -> None:
 def _cli(args: argparse.Namespace) -> int:
     if args.qa < 0 or args.edit < 0:
         raise InputError("--qa and --edit must be >= 0")
-    with executor_from_args(args, args.jobs) as executor, early_reading(args, executor) as reading:
-        return _build_then_render(args, executor, reading)
+    out = Path(args.out)
+    # one build at a time per --out (the lock sits beside it: a build replaces the whole directory)
+    with lock_output(out, "build", beside=True):
+        built = None if args.force else _built_before(args, out)
+        with executor_from_args(args, args.jobs) as executor:
+            if built is not None:  # an interrupted build of this request: only its maps are left
+                print(f"resuming: {out} holds this request's benchmark; drawing the maps still missing")
+                return _render(args, executor, built)
+            with early_reading(args, executor) as reading:
+                return _build_then_render(args, executor, reading)
+
+
+def _built_before(args: argparse.Namespace, out: Path) -> dict | None:
+    """The manifest in --out when the same command built it (the same request on the same source
+    bytes, by this version): a re-run after an interruption resumes instead of refusing --out."""
+    source = Path(args.vector or args.osm or default_osm_path())
+    try:
+        protocol = str(Protocol(args.protocol))
+    except ValueError:
+        return None  # the builder says why
+    options = {
+        "city": args.city,
+        "seed": args.seed,
+        "qa_per_relation": args.qa,
+        "edit_per_relation": args.edit,
+        "relations": args.relations,
+        "pool_split": not args.no_pool_split,
+        "protocol": protocol,
+        "unanswerable_share": args.unanswerable_share,
+    }
+    request = build_request(options, args.mapping)
+    return built_here(out, source, request)
 
 
 @contextlib.contextmanager
@@ -142,10 +174,25 @@ def _build_then_render(args: argparse.Namespace, executor: Executor, reading: Re
     )
     for s in m["shortfalls"]:
         print(f"  shortfall {s['relation']} {s['task']}: {s['built']}/{s['requested']}: {s['shortfall']}")
-    if not args.no_render:
-        # The next stage, for the command only: the builder itself never needs matplotlib.
-        from scoring.render import render_benchmark
+    return _render(args, executor, m)
 
-        render_benchmark(Path(args.out), progress=not args.no_progress, executor=executor)
-        print(f"rendered maps into {Path(args.out) / 'maps'}")
+
+def _render(args: argparse.Namespace, executor: Executor, manifest: dict) -> int:
+    """The maps not drawn yet (all of them after a fresh build), unless --no-render. A map is
+    drawn when its PNG is there: it is written last, each file atomically."""
+    if args.no_render:
+        return 0
+    # The next stage, for the command only: the builder itself never needs matplotlib.
+    from scoring.formats.benchmark import Benchmark
+    from scoring.render import render_benchmark
+
+    out = Path(args.out)
+    bench = Benchmark.open(out)
+    for tmp in bench.maps_dir.glob(".*.tmp"):  # a map a KILL cut short (this build holds the lock)
+        tmp.unlink(missing_ok=True)
+    missing = [i["id"] for i in bench.all_instances() if not (bench.maps_dir / f"{i['id']}.png").is_file()]
+    if missing:
+        render_benchmark(bench, ids=missing, progress=not args.no_progress, executor=executor)
+    drawn = sum(manifest["counts"][t] for t in ("qa", "edit")) - len(missing)
+    print(f"rendered maps into {out / 'maps'} ({len(missing)} drawn now, {drawn} kept)")
     return 0

@@ -20,6 +20,7 @@ from scoring.evaluate.plan import (
 )
 from scoring.execute import add_executor_args, executor_from_args
 from scoring.support.files import read_jsonl
+from scoring.support.lock import lock_output
 from scoring.support.process import fewer_collections, keep_freed_memory, quiet_resource_tracker
 from scoring.vocab import BASE_MODALITIES, MODALITIES, PROTOCOLS, TASKS, Form, Modality, Protocol, Task
 
@@ -159,7 +160,8 @@ def _cli(args: argparse.Namespace) -> int:
     quiet_resource_tracker()  # no multiprocessing warning below the last line after a Ctrl-C
     fewer_collections()
     try:
-        with executor_from_args(args, args.jobs) as executor:
+        # one sweep at a time per --out: a second one would rebuild and resume under the first
+        with lock_output(plan.out, "evaluate"), executor_from_args(args, args.jobs) as executor:
             # The agents, the render and the scorer start loading before this process loads the
             # sweep (1.4 CPU-s of imports): both cores work from the first second.
             started = startup.start(plan, executor.distributed)

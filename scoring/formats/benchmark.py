@@ -27,6 +27,9 @@ from scoring.support.files import read_jsonl, sha256_file
 from scoring.vocab import Modality, ReplyForm, Task
 
 TASK_FILES: dict[Task, str] = {Task.QA: "qa.jsonl", Task.EDIT: "edit.jsonl"}
+# A build's seconds (extract, shards), beside the manifest and outside its bytes: the manifest is
+# the benchmark's identity, the same for every build of the same request on any machine.
+TIMING = "timing.json"
 
 
 def load_manifest(bench_dir: str | Path) -> tuple[dict, str]:
@@ -45,6 +48,21 @@ def load_manifest(bench_dir: str | Path) -> tuple[dict, str]:
     if not isinstance(manifest, dict):
         raise InputError(f"{mpath}: not a benchmark manifest (expected a JSON object)")
     return manifest, hashlib.sha256(raw).hexdigest()
+
+
+def manifest_with_timing(bench_dir: str | Path) -> dict:
+    """The manifest with the build's seconds (timing.json) back in it, as builds before this
+    file recorded them: ``timing`` and each build report's ``seconds`` (performance scripts)."""
+    manifest, _ = load_manifest(bench_dir)
+    try:
+        timing = json.loads((Path(bench_dir) / TIMING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return manifest
+    shards = {(t.get("relation"), t.get("task")): t.get("seconds") for t in timing.pop("shards", [])}
+    for r in manifest.get("build_report", []):
+        r.setdefault("seconds", shards.get((r.get("relation"), r.get("task"))))
+    manifest.setdefault("timing", timing)
+    return manifest
 
 
 def _is_instance(value: Any) -> TypeGuard[Instance]:

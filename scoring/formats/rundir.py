@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import errno
-import fcntl
 import json
 import logging
 import math
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,12 +40,12 @@ from scoring.support.files import (
     sha256_hex,
     write_json_atomic,
 )
+from scoring.support.lock import LOCK, RunDirLock, RunDirLockedError, lock_output  # noqa: F401 - re-exported
 from scoring.vocab import Form, Modality, Task
 
 log = logging.getLogger(__name__)
 RUN_MANIFEST = "manifest.json"
 PREDICTIONS = "predictions.jsonl"
-LOCK = ".spatialgap.lock"  # flock'ed by the one process writing the directory
 # The model fields that make two runs the same run (the rest, e.g. concurrency, may change).
 IDENTITY_KEYS = ("kind", "base_url", "model")
 
@@ -118,6 +117,22 @@ def read_records(path: str | os.PathLike) -> tuple[list[dict], int, int | None]:
     return records, corrupt, torn_at
 
 
+def check_cache(path: str | os.PathLike) -> None:
+    """InputError unless ``path`` (another run's journal, read only) is absent or, through any
+    link, a regular file: a device (/dev/zero) or a FIFO would be read without end."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the cache ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            f"{path}: the cache is not a regular file (a device, FIFO or directory); "
+            "--cache takes another run's predictions.jsonl"
+        )
+
+
 class Journal:
     """An append-only journal file plus an in-memory index of its records by key."""
 
@@ -140,6 +155,7 @@ class Journal:
         for cache in extra_caches:
             if Path(cache).resolve() == self.path.resolve():
                 continue
+            check_cache(cache)
             recs, _, _ = read_records(cache)
             for rec in recs:
                 if rec.get("status") == "ok" and rec.get("key"):
@@ -408,49 +424,6 @@ def _answer_record(
 
 
 # ---- ownership ---------------------------------------------------------------------------------
-class RunDirLockedError(OutputError):
-    """Another process is writing the run directory."""
-
-
-class RunDirLock:
-    """An exclusive flock on ``<dir>/LOCK`` held while a command writes the directory (released
-    by ``release`` or when the process ends, however it ends). The file holds the owner's pid."""
-
-    def __init__(self, run_dir: Path, who: str = "run"):
-        path = Path(run_dir) / LOCK
-        refuse_non_regular(path, "lock file")
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            self._fd: int | None = os.open(path, flags, 0o666)
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot create the lock file ({exc.strerror})") from None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip() or "?"
-            os.close(self._fd)
-            self._fd = None
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise OutputError(f"{path}: cannot lock ({exc.strerror})") from None
-            raise RunDirLockedError(
-                f"{run_dir}: another {who} (pid {holder}) is writing this directory; "
-                "wait for it to end or give another --out"
-            ) from None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{os.getpid()}\n".encode("ascii"), 0)
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)  # closing the descriptor drops the flock
-
-    def __enter__(self) -> RunDirLock:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-
 def is_run_manifest(value: Any) -> bool:
     """Whether a manifest.json is a run's (a benchmark's has no model; another tool's neither)."""
     return isinstance(value, dict) and isinstance(value.get("model"), dict) and "task" in value

@@ -36,6 +36,8 @@ def _load(path: Path) -> list:
         raise InputError(f"{path}: cannot read ({exc.__class__.__name__})") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON (line {exc.lineno})") from None
+    except ValueError:  # valid JSON Python will not read: a number of more than 4300 digits
+        raise InputError(f"{path}: holds a number too long to read") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply to read") from None
     if not isinstance(data, list):

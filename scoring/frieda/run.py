@@ -131,8 +131,8 @@ def _read_journal(path: Path) -> dict[tuple[str, str], dict]:
         for n, line in enumerate(fh, 1):
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by an interrupted run
+            except ValueError:
+                continue  # a line cut by an interrupted run, or damaged (a number past int's limit)
             except RecursionError:  # nested too deeply for the reader: that question is resent
                 print(f"{path}:{n}: skipping a journal line nested too deeply to read", file=sys.stderr)
                 continue

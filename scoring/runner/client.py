@@ -41,13 +41,15 @@ except ImportError:  # pragma: no cover - exercised only without the wheel
 
 from scoring.runner.config import KeyProvider, ModelSpec, Redactor
 from scoring.runner.endpoints import Reply, ReplyError, endpoint_kinds
-from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run
+from scoring.runner.health import DOWN_KINDS, RunHealth, RunStop, fatal_for_run, out_of_quota
+from scoring.runner.limiter import AdaptiveLimiter, PauseTooLongError
 from scoring.runner.transport import DEFAULT_MAX_BYTES, DataURL, Response, TransportError, as_async
 from scoring.support.text import url_secrets, without_lone_surrogates
 
 RETRYABLE_TRANSPORT = ("timeout", "reset", "truncated", "connect")
 DATA_URL_PREFIX = "data:image/png;base64,"
 TIMEOUT_RETRIES = 1
+MESSAGE_CHARS = 1000  # a failure's recorded message, cut after redaction
 
 
 # ---- request building ------------------------------------------------------------------------
@@ -160,8 +162,9 @@ class Outcome:
 ResponseParseError = ReplyError
 
 
-def decode_body(body: bytes, warnings: list[str]) -> Any:
-    """bytes -> JSON value; raises ResponseParseError. Records lossy decoding in `warnings`."""
+def decode_body(body: bytes, warnings: list[str], redact: Callable[[str], str] = str) -> Any:
+    """bytes -> JSON value; raises ResponseParseError. Records lossy decoding in `warnings`.
+    `redact` cleans the excerpt a failure quotes before it is cut (a key echoed near the cut)."""
     if not body.strip():
         raise ResponseParseError("empty_body", "empty response body", retryable=True)
     try:
@@ -180,11 +183,25 @@ def decode_body(body: bytes, warnings: list[str]) -> Any:
 
     try:
         return json.loads(text, parse_constant=constant)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        excerpt = text[:200].replace("\n", " ")
-        raise ResponseParseError(
-            "bad_json", f"response is not JSON ({exc.__class__.__name__}): {excerpt!r}"
-        ) from None
+    except (ValueError, RecursionError) as exc:
+        # ValueError beyond JSONDecodeError: an integer of more than 4300 digits (Python's
+        # int-from-string limit) is valid JSON no reader here will take.
+        why = "JSONDecodeError" if isinstance(exc, json.JSONDecodeError) else exc.__class__.__name__
+        if isinstance(exc, ValueError) and not isinstance(exc, json.JSONDecodeError):
+            why = "a number too long to read"
+        excerpt = cut(redact(text[:_EXCERPT_WINDOW]), 200)
+        raise ResponseParseError("bad_json", f"response is not JSON ({why}): {excerpt!r}") from None
+
+
+# Server text is redacted within this window before it is cut to a message's length: a key form
+# is far shorter, and a whole 8 MiB body need not be scanned for one excerpt.
+_EXCERPT_WINDOW = 1 << 16
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace as one space), at most ``limit`` characters.
+    Callers redact before cutting: a cut may split a key, leaving a prefix no match finds."""
+    return " ".join(text[:_EXCERPT_WINDOW].split())[:limit]
 
 
 def parse_success(kind: str, data: Any, out: Outcome) -> None:
@@ -204,24 +221,32 @@ def parse_success(kind: str, data: Any, out: Outcome) -> None:
 
 
 def _error_message(data: Any) -> str:
+    """The message of an error body, uncut (callers redact, then cut)."""
     if isinstance(data, dict):
         err = data.get("error", data.get("detail", data.get("message")))
         if isinstance(err, dict):
-            err = err.get("message") or err.get("detail") or json.dumps(err)[:300]
+            err = err.get("message") or err.get("detail") or _dumps(err)
         if err is not None:
-            return str(err)[:500]
-        return json.dumps(data)[:300]
-    return str(data)[:300]
+            return str(err)
+        return _dumps(data)
+    return str(data)
 
 
-def server_message(body: bytes) -> str:
-    """The server's error message from an error response body (best effort, one line)."""
+def _dumps(value: Any) -> str:
     try:
-        data = decode_body(body, [])
-        msg = _error_message(data)
+        return json.dumps(value)
+    except (ValueError, RecursionError):  # a huge int's str() fails as its parse would
+        return "(an unreadable error body)"
+
+
+def server_message(body: bytes, redact: Callable[[str], str] = str) -> str:
+    """The server's error message from an error response body (best effort, one line, at most
+    500 characters, redacted by `redact` before it is cut)."""
+    try:
+        msg = _error_message(decode_body(body, [], redact))
     except ResponseParseError:
-        msg = body[:300].decode("utf-8", errors="replace")
-    return " ".join(msg.split())[:500] or "(empty body)"
+        msg = body[:_EXCERPT_WINDOW].decode("utf-8", errors="replace")
+    return cut(redact(msg[:_EXCERPT_WINDOW]), 500) or "(empty body)"
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -243,69 +268,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=_dt.UTC)
     return max(0.0, dt.timestamp() - (time.time() if now is None else now))
-
-
-# ---- adaptive concurrency --------------------------------------------------------------------
-class AdaptiveLimiter:
-    """In-flight request limit: halved on 429 (at most once per cool-down window), raised by
-    one after `limit` consecutive successes, never above the configured maximum."""
-
-    def __init__(self, maximum: int, minimum: int = 1):
-        self.maximum = max(1, maximum)
-        self.minimum = max(1, min(minimum, self.maximum))
-        self.limit = self.maximum
-        self.in_flight = 0
-        self.pause_until = 0.0
-        self._successes = 0
-        self._last_decrease = -1e18
-        self._cond: asyncio.Condition | None = None
-        self.decreases = 0
-
-    def _condition(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
-
-    async def acquire(self) -> None:
-        cond = self._condition()
-        async with cond:
-            while self.in_flight >= self.limit:
-                await cond.wait()
-            self.in_flight += 1
-        loop = asyncio.get_running_loop()
-        delay = self.pause_until - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-    async def release(self) -> None:
-        cond = self._condition()
-        async with cond:
-            self.in_flight -= 1
-            cond.notify_all()
-
-    def on_success(self) -> None:
-        self._successes += 1
-        if self.limit < self.maximum and self._successes >= self.limit:
-            self.limit += 1
-            self._successes = 0
-            if self._cond is not None:
-                asyncio.get_running_loop().create_task(self._wake())
-
-    async def _wake(self) -> None:
-        cond = self._condition()
-        async with cond:
-            cond.notify_all()
-
-    def on_rate_limited(self, wait_s: float) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        self._successes = 0
-        # Requests already in flight when the first 429 arrived should not each halve again.
-        if now - self._last_decrease > max(wait_s, 0.5):
-            self.limit = max(self.minimum, self.limit // 2)
-            self._last_decrease = now
-            self.decreases += 1
-        self.pause_until = max(self.pause_until, now + wait_s)
 
 
 # ---- the client ------------------------------------------------------------------------------
@@ -375,11 +337,14 @@ class ChatClient:
             return out
         t0 = time.perf_counter()
         budgets = _Budgets(self.spec.max_retries, max_connect_retries)
-        waited = 0.0  # seconds this sample has slept before retries (bounded by max_wait_s)
+        waited = 0.0  # seconds this sample has waited, its own retry pauses and the run's shared ones
         while True:
-            out.http_attempts += 1
-            out.warnings = []
-            failure, wait = await self._exchange(url, headers, body, out)
+            try:
+                failure, wait, paused = await self._limited(url, headers, body, out, waited)
+            except PauseTooLongError as exc:
+                self._give_up_paused(exc.pause_s, sample, waited, out, on_wait)
+                break
+            waited += paused
             if failure is None:
                 out.ok, out.error = True, None
                 self.limiter.on_success()
@@ -395,10 +360,7 @@ class ChatClient:
             delay = self._delay(kind, used, wait, max_connect_retries)
             notice = WaitNotice(sample, kind, delay, wait, waited, self.spec.max_wait_s)
             if waited + max(delay, wait or 0.0) > self.spec.max_wait_s:
-                # Recorded now rather than after 40 minutes of waits: a re-run retries it.
-                out.error = {**(out.error or {}), "message": f"{message} ({notice.not_retried()})"}
-                if on_wait:
-                    on_wait(replace(notice, gave_up=True))
+                _give_up(notice, out, on_wait)  # now, not after 40 minutes of waits: a re-run retries
                 break
             out.retries[kind] = used + 1
             if kind == "rate_limited":
@@ -413,12 +375,25 @@ class ChatClient:
         out.clean_text()
         return out
 
+    async def _limited(
+        self, url: str, headers: dict, body: dict, out: Outcome, waited: float
+    ) -> tuple[tuple[str, str, bool] | None, float | None, float]:
+        """`_exchange` within the limiter: its result and the seconds the limiter made it wait
+        (PauseTooLongError when that would pass what is left of the sample's max_wait_s)."""
+        paused = await self.limiter.acquire(self.spec.max_wait_s - waited)
+        out.http_attempts += 1
+        out.warnings = []
+        try:
+            failure, wait = await self._exchange(url, headers, body, out)
+        finally:
+            await self.limiter.release()
+        return failure, wait, paused
+
     async def _exchange(
         self, url: str, headers: dict, body: dict, out: Outcome
     ) -> tuple[tuple[str, str, bool] | None, float | None]:
         """One POST: (the failure as (kind, message, retryable), or None when `out` holds the
         answer; the server's Retry-After in seconds, uncapped, if it sent one)."""
-        await self.limiter.acquire()
         try:
             resp: Response = await self.transport.post_json(
                 url, headers, body, self.spec.timeout_s, self.max_bytes
@@ -428,20 +403,22 @@ class ChatClient:
                 out.status = exc.status
                 return ("too_large", f"response too large (> {self.max_bytes} bytes)", False), None
             return (exc.kind, exc.message, exc.kind in RETRYABLE_TRANSPORT), None
-        finally:
-            await self.limiter.release()
         out.status = resp.status
-        if resp.status == 429:
-            wait = parse_retry_after(resp.headers.get("retry-after"))
-            return ("rate_limited", f"HTTP 429: {server_message(resp.body)}", True), wait
-        if resp.status >= 500 or resp.status == 408:
-            return ("server_error", f"HTTP {resp.status}: {server_message(resp.body)}", True), None
         if resp.status >= 400:
-            return ("client_error", f"HTTP {resp.status}: {server_message(resp.body)}", False), None
+            message = f"HTTP {resp.status}: {server_message(resp.body, self.redactor.text)}"
+        if resp.status in (402, 429):
+            wait = parse_retry_after(resp.headers.get("retry-after"))
+            if resp.status == 402 or (wait is None and out_of_quota(message)):
+                return ("quota", message, False), None  # no wait ends a billing refusal
+            return ("rate_limited", message, True), wait
+        if resp.status >= 500 or resp.status == 408:
+            return ("server_error", message, True), None
+        if resp.status >= 400:
+            return ("client_error", message, False), None
         if not 200 <= resp.status < 300:
             return ("bad_status", f"unexpected HTTP {resp.status}", False), None
         try:
-            parse_success(self.spec.kind, decode_body(resp.body, out.warnings), out)
+            parse_success(self.spec.kind, decode_body(resp.body, out.warnings, self.redactor.text), out)
         except ResponseParseError as pf:
             return (pf.kind, pf.message, pf.retryable), None
         return None, None
@@ -452,13 +429,20 @@ class ChatClient:
         """The failure in `out.error` (redacted; the redacted message is returned), and what it
         tells the run's health: a stop for the whole run, a refusal, a server down."""
         health = self.health
-        message = self.redactor.text(message)
+        message = cut(self.redactor.text(message), MESSAGE_CHARS)
         out.error = {"kind": kind, "message": message}
         if out.status is not None:
             out.error["status"] = out.status
         stop = None
         if kind == "invalid_request":
             stop = RunStop(kind, message, "check the configuration (API key, headers)")
+        elif kind == "quota":
+            stop = RunStop(
+                kind,
+                message,
+                "the endpoint says the account has no quota or credit left (billing, not a rate "
+                "limit): check its plan and billing, then re-run the same command to resume",
+            )
         elif kind == "client_error":
             stop = fatal_for_run(out.status, message, self.spec)
             health.refused(sample, message)
@@ -468,6 +452,21 @@ class ChatClient:
             health.down(sample, message)
         return message
 
+    def _give_up_paused(
+        self,
+        pause: float | None,
+        sample: str,
+        waited: float,
+        out: Outcome,
+        on_wait: Callable[[WaitNotice], None] | None,
+    ) -> None:
+        """Record the sample as rate limited, not sent again: the run's shared pause (or the wait
+        for a slot the limiter took back after a 429) would pass its wait budget."""
+        notice = WaitNotice(
+            sample, "rate_limited", pause or 0.0, None, waited, self.spec.max_wait_s, shared=True
+        )
+        _give_up(notice, out, on_wait)
+
     def _delay(self, kind: str, used: int, wait: float | None, max_connect_retries: int | None) -> float:
         """Seconds to wait before retry number `used + 1` of a `kind` failure."""
         if kind == "connect" and max_connect_retries is not None:
@@ -475,6 +474,15 @@ class ChatClient:
         if kind == "rate_limited":
             return min(self.backoff(used + 1) if wait is None else wait, self.spec.max_retry_after_s)
         return self.backoff(used + 1)
+
+
+def _give_up(notice: WaitNotice, out: Outcome, on_wait: Callable[[WaitNotice], None] | None) -> None:
+    """The sample recorded as failed with why it is not retried, and the display told."""
+    prior = (out.error or {}).get("message")
+    why = notice.not_retried()
+    out.error = {**(out.error or {}), "kind": notice.kind, "message": f"{prior} ({why})" if prior else why}
+    if on_wait:
+        on_wait(replace(notice, gave_up=True))
 
 
 @dataclass(frozen=True)
@@ -513,14 +521,16 @@ class WaitNotice:
     waited_s: float  # waited by this sample so far
     budget_s: float
     gave_up: bool = False
+    shared: bool = False  # the run's pause after a 429 (or a slot it took back), not this sample's
 
     def not_retried(self) -> str:
         """Why the sample is recorded as failed instead of waiting."""
-        asked = (
-            f"Retry-After {self.asked_s:g} s"
-            if self.asked_s is not None
-            else f"a {self.delay_s:.3g} s backoff"
-        )
+        if self.shared:
+            asked = "the run's rate-limit pause"
+        elif self.asked_s is not None:
+            asked = f"Retry-After {self.asked_s:g} s"
+        else:
+            asked = f"a {self.delay_s:.3g} s backoff"
         return (
             f"not retried: {asked} would pass the sample's wait budget of {self.budget_s:g} s, "
             f"max_wait_s; {self.waited_s:.3g} s already waited"
@@ -528,6 +538,8 @@ class WaitNotice:
 
     def line(self) -> str:
         why = f"Retry-After {self.asked_s:g} s" if self.asked_s is not None else self.kind
+        if self.shared:
+            why = "the run's rate-limit pause"
         if self.gave_up:
             return (
                 f"{self.sample}: not retried ({why}): the sample's wait budget is {self.budget_s:g} s "

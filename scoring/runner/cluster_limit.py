@@ -10,6 +10,7 @@ scheduler (distributed.scheduler.locks.lease-timeout), so a killed worker never 
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 
 from scoring.runner.client import AdaptiveLimiter
@@ -29,14 +30,16 @@ class ClusterLimiter(AdaptiveLimiter):
         self.name = name
         self.semaphore = Semaphore(max_leases=self.maximum, name=name)
 
-    async def acquire(self) -> None:
-        await super().acquire()
+    async def acquire(self, budget: float = math.inf) -> float:
+        waited = await super().acquire(budget)
         try:
             # The semaphore's calls are blocking round-trips to the scheduler: off the run's loop.
+            # Not bounded by the sample's budget: other runs' requests queue here, not rate limits.
             await asyncio.to_thread(self.semaphore.acquire)
         except BaseException:
             await super().release()
             raise
+        return waited
 
     async def release(self) -> None:
         try:

@@ -22,7 +22,6 @@ API keys never live in a spec: a `KeyProvider` hands them to the client at reque
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -31,11 +30,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
-from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit, urlunsplit
 
 from scoring.answers.structured import ANSWER_FORMAT_CHOICES
 from scoring.errors import InputError
 from scoring.runner.endpoints import endpoint_kinds
+from scoring.runner.secrets import REDACTED, Redactor, credential_in, secret_forms  # noqa: F401 - re-exported
 from scoring.vocab import MODALITIES
 
 IMAGE_DETAILS = ("auto", "low", "high")
@@ -331,6 +331,14 @@ def _check_extra_body(extra: Any, bad: Callable[[str, str], ConfigError]) -> Non
         json.dumps(extra, allow_nan=False)
     except (TypeError, ValueError) as exc:  # TOML dates, NaN: no JSON for them
         raise bad("extra_body", f"must be JSON values ({exc})") from None
+    where = credential_in(extra)
+    if where:
+        # never the value: it is a key, and this line goes to a terminal and logs
+        raise bad(
+            f"extra_body.{where}",
+            "looks like a credential; a body is recorded in manifests: give the key in "
+            "api_key_env (with api_key_header for a header other than Authorization)",
+        )
 
 
 def _check_headers(headers: Any, key_header: Any, bad: Callable[[str, str], ConfigError]) -> None:
@@ -478,59 +486,3 @@ class StaticKeyProvider:
 
     def __repr__(self) -> str:
         return "StaticKeyProvider(<redacted>)"
-
-
-def secret_forms(secret: str) -> set[str]:
-    """Every way ``secret`` may appear in a message: raw, stripped, escaped as in JSON or a
-    Python repr (``\\r``), percent-encoded, and the part of any base64 (Basic auth) that it alone
-    determines, at each of the three alignments."""
-    forms: set[str] = set()
-    for s in {secret, secret.strip()}:
-        forms |= {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1], repr(s)[1:-1]}
-        forms |= {
-            repr(s.encode("utf-8", "backslashreplace"))[2:-1],
-            quote(s, safe=""),
-            quote_plus(s, safe=""),
-        }
-        raw = s.encode("utf-8", "backslashreplace")
-        for shift in range(3):
-            enc = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-            # Only characters whose 6 bits all come from the secret (none from what surrounds it).
-            start, end = -(-4 * shift // 3), 4 * (shift + len(raw)) // 3
-            if end - start >= 8:
-                forms.add(enc[start:end])
-    return {f for f in forms if len(f) >= 4}
-
-
-class Redactor:
-    """Replaces known secrets, in every form (see `secret_forms`), in strings / nested
-    JSON-like values."""
-
-    def __init__(self, secrets: list[str | None] = ()):  # type: ignore[assignment]
-        self._secrets: list[str] = []
-        for s in secrets:
-            self.add(s)
-
-    def add(self, secret: str | None) -> None:
-        if secret and len(secret) >= 4:
-            self._secrets = sorted({*self._secrets, *secret_forms(secret)}, key=len, reverse=True)
-
-    def text(self, s: str) -> str:
-        for secret in self._secrets:
-            if secret in s:
-                s = s.replace(secret, "<redacted>")
-        return s
-
-    def value(self, v: Any) -> Any:
-        if not self._secrets:
-            return v
-        if isinstance(v, str):
-            return self.text(v)
-        if isinstance(v, dict):
-            return {self.value(k): self.value(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [self.value(x) for x in v]
-        return v
-
-    def __repr__(self) -> str:
-        return f"Redactor({len(self._secrets)} secrets)"

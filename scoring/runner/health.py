@@ -24,6 +24,26 @@ _PARAM_WORDS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
+# A 429 (or 402) that is billing, not pacing: no wait ends it. Only with no Retry-After and no
+# "retry in": some providers word a per-minute limit "You exceeded your current quota" too.
+_QUOTA_WORDS = re.compile(
+    r"insufficient[_ ]quota|exceeded your current quota|billing[_ ](?:hard[_ ]limit|not[_ ]active)"
+    r"|credit balance|insufficient[_ ](?:balance|credits?|funds)|out of credits|payment required",
+    re.IGNORECASE,
+)
+_RETRY_WORDS = re.compile(r"(?:retry|try again) (?:in|after)\b", re.IGNORECASE)
+
+
+def out_of_quota(message: str) -> bool:
+    """Whether a 429's message says the account is out of quota or credit (billing).
+
+    >>> out_of_quota('HTTP 429: You exceeded your current quota, please check your plan and billing details.')
+    True
+    >>> out_of_quota('HTTP 429: Quota exceeded for requests per minute. Please retry in 37.2s.')
+    False
+    """
+    return bool(_QUOTA_WORDS.search(message)) and not _RETRY_WORDS.search(message)
+
 
 @dataclass
 class RunStop:

@@ -18,7 +18,7 @@ from scoring.errors import InputError
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.mapsets import MapSet, read_map_set
 from scoring.formats.records import Instance
-from scoring.formats.rundir import claim_run_dir, model_identity, read_run_manifest
+from scoring.formats.rundir import check_cache, claim_run_dir, model_identity, read_run_manifest
 from scoring.runner.client import ChatClient
 from scoring.runner.cluster_limit import endpoint_limiter
 from scoring.runner.config import EnvKeyProvider, KeyProvider, ModelSpec, Redactor
@@ -213,7 +213,7 @@ async def run_benchmark_async(
         instances=instances,
         images=images,
         check_edit=edit_check or edit_needs_retry,
-        cache=tuple(cache),
+        cache=_caches(cache),
         map_png=map_png,
         samples=spec.samples,
     )
@@ -231,3 +231,11 @@ async def run_benchmark_async(
         return await RunSession(plan, client, redactor, health, progress).run(previous)
     finally:
         lock.release()
+
+
+def _caches(cache: Iterable[str | os.PathLike]) -> tuple[str | os.PathLike, ...]:
+    """The --cache journals, each checked before anything is written (a device is refused)."""
+    caches = tuple(cache)
+    for journal in caches:
+        check_cache(journal)
+    return caches

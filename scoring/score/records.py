@@ -99,3 +99,4 @@ class Summary(TypedDict):
     mcnemar: NotRequired[list[dict[str, Any]]]
     modality_gap: NotRequired[list[dict[str, Any]]]
     sample_agreement: NotRequired[list[dict[str, Any]]]
+    verdicts_sha256: NotRequired[str]  # the verdicts.jsonl written with it (one set)

@@ -175,13 +175,22 @@ def refusal_tests_csv(tests: list[dict[str, Any]]) -> str:
     return _csv_text(tests, TEST_COLUMNS)
 
 
-def write_refusal_csv(rows: list[dict], path: str | Path) -> Path:
-    """refusal.csv of the verdict rows (one line per cell of `refusal_cells`) and, beside it,
-    refusal_tests.csv (one line per paired test)."""
-    path = Path(path)
+def refusal_files(rows: list[dict]) -> dict[str, str]:
+    """refusal.csv of the verdict rows (one line per cell of `refusal_cells`) and
+    refusal_tests.csv (one line per paired test), by file name."""
     rows = list(rows)
-    write_atomic(path, refusal_csv(refusal_cells(rows)))
-    write_atomic(path.with_name("refusal_tests.csv"), refusal_tests_csv(paired_tests(rows)))
+    return {
+        "refusal.csv": refusal_csv(refusal_cells(rows)),
+        "refusal_tests.csv": refusal_tests_csv(paired_tests(rows)),
+    }
+
+
+def write_refusal_csv(rows: list[dict], path: str | Path) -> Path:
+    """`refusal_files` written beside each other (refusal.csv at ``path``)."""
+    path = Path(path)
+    files = refusal_files(rows)
+    write_atomic(path, files["refusal.csv"])
+    write_atomic(path.with_name("refusal_tests.csv"), files["refusal_tests.csv"])
     return path
 
 

@@ -37,12 +37,13 @@ from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
 from scoring.score.records import VerdictRow
-from scoring.score.refusal import write_refusal_csv
+from scoring.score.refusal import refusal_files
 from scoring.score.selfcheck import run_selfcheck
 from scoring.score.stats import order_agreement
-from scoring.score.tables import mcnemar_pairs, summary_cells, write_csv
+from scoring.score.tables import cells_csv, mcnemar_pairs, summary_cells
 from scoring.score.verdicts import INTERNAL_ERROR, answerable_in, score_prediction
-from scoring.support.files import read_json, read_jsonl, sha256_hex, write_atomic, write_json_atomic
+from scoring.support.files import dumps_safe, read_json, read_jsonl, sha256_file, sha256_hex, write_set
+from scoring.support.lock import lock_output
 from scoring.support.memo import IdentityMemo
 from scoring.vocab import MODALITIES, TASKS, VERDICTS, AnswerType, Form, Task, Verdict, forms_of
 
@@ -286,16 +287,24 @@ def score_runs(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{out}: cannot create ({exc.strerror})") from None
-    selfcheck_result = _selfcheck() if selfcheck else None
-    rows = _scored_rows(bench, loaded, ready, only_recorded, executor, progress)
-    summary = _summary(bench, loaded, rows, only_recorded, selfcheck_result, mcnemar_rule)
-    if repeated(rows):
-        summary["sample_agreement"] = sample_agreement(rows)
-    verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
-    write_atomic(out / "verdicts.jsonl", verdicts)
-    write_json_atomic(out / "summary.json", summary, indent=1)
-    write_csv(summary["cells"], out / "summary.csv")
-    write_refusal_csv(rows, out / "refusal.csv")  # scoring/score/refusal.py
+    with lock_output(out, "score"):  # two scores into one RESULTS would interleave their sets
+        selfcheck_result = _selfcheck() if selfcheck else None
+        rows = _scored_rows(bench, loaded, ready, only_recorded, executor, progress)
+        summary = _summary(bench, loaded, rows, only_recorded, selfcheck_result, mcnemar_rule)
+        if repeated(rows):
+            summary["sample_agreement"] = sample_agreement(rows)
+        verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
+        # the set's parts belong together: the summary names the verdicts' bytes (load_results checks)
+        summary["verdicts_sha256"] = sha256_hex(verdicts)
+        write_set(
+            out,
+            {
+                "verdicts.jsonl": verdicts,
+                "summary.json": dumps_safe(summary, indent=1) + "\n",
+                "summary.csv": cells_csv(summary["cells"]),
+                **refusal_files(rows),  # scoring/score/refusal.py
+            },
+        )
     return summary
 
 
@@ -392,7 +401,21 @@ def load_results(results_dir: str | Path) -> tuple[dict, list[dict]]:
     sp, vp = d / "summary.json", d / "verdicts.jsonl"
     if not sp.is_file() or not vp.is_file():
         raise InputError(f"{d}: not a results directory (needs summary.json and verdicts.jsonl)")
-    return read_json(sp), [_verdict_row(row, vp, i) for i, row in enumerate(_read_jsonl(vp), 1)]
+    summary = read_json(sp)
+    check_set(d, summary)
+    return summary, [_verdict_row(row, vp, i) for i, row in enumerate(_read_jsonl(vp), 1)]
+
+
+def check_set(results_dir: Path, summary: Any) -> None:
+    """InputError unless RESULTS' verdicts.jsonl is the one its summary.json was written with
+    (a set half replaced: a score killed between its renames, files copied from two scores).
+    A summary written before the hash was recorded is taken as it is."""
+    want = summary.get("verdicts_sha256") if isinstance(summary, dict) else None
+    if want is not None and sha256_file(results_dir / "verdicts.jsonl") != want:
+        raise InputError(
+            f"{results_dir}: summary.json and verdicts.jsonl are not from the same score "
+            "(re-run spatialgap score into this directory)"
+        )
 
 
 def _verdict_row(row: dict, path: Path, line: int) -> dict:

@@ -171,10 +171,15 @@ def mcnemar_pairs(rows: Iterable[dict], rule: str = "exact") -> list[dict]:
     return out
 
 
-def write_csv(cells: list[dict], path: Path) -> None:
+def cells_csv(cells: list[dict]) -> str:
+    """summary.csv's text: one line per cell."""
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
     w.writeheader()
     for c in cells:
         w.writerow({k: ("" if c.get(k) is None else c.get(k)) for k in CSV_FIELDS})
-    write_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def write_csv(cells: list[dict], path: Path) -> None:
+    write_atomic(path, cells_csv(cells))

@@ -134,25 +134,50 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     The file gets ``mode`` (default: 0o666 less the umask, as an ordinary file would; mkstemp alone
     would leave 0o600, which hides results from the rest of a team). OutputError names the path.
     """
-    path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    write_set(Path(path).parent, {Path(path).name: data}, mode=mode)
+
+
+def write_set(
+    directory: str | os.PathLike, parts: dict[str, bytes | str], *, mode: int | None = None
+) -> None:
+    """Write the files ``parts`` (name -> data) into ``directory`` as one unit: every part to a
+    temporary file beside its target and fsynced first, and only then each renamed over its
+    target. A failed write (disk full) leaves the previous set whole and no temporary file;
+    readers check that the parts belong together (a hash of one recorded in another), which also
+    catches a process killed between the renames. OutputError names the file."""
+    directory = Path(directory)
+    aside: list[tuple[str, Path]] = []
+    path = directory
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write ({exc.strerror})") from None
+        for name, data in parts.items():
+            path = directory / name
+            aside.append((_write_aside(path, data, mode), path))
+        for tmp, path in aside:
+            os.replace(tmp, path)
+    except OSError as exc:  # disk full, quota: the old files stay whole, the error names the file
+        for tmp, _ in aside:
+            Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        for tmp, _ in aside:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_aside(path: Path, data: bytes | str, mode: int | None) -> str:
+    """``data`` in a new temporary file beside ``path``, fsynced, with its final mode; its name."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
-        os.replace(tmp, path)
-    except OSError as exc:  # disk full, quota: the old file stays whole, the error names the file
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
 
 
 def write_json_atomic(path: str | os.PathLike, value: Any, *, indent: int | None = 2) -> None:

@@ -17,6 +17,14 @@ the same base, ``/api/chat`` is appended). Shapes:
     echo-key           a reply whose content echoes the request's Authorization header
     echo-url           a 404 whose message echoes the request line (path and query)
     hold               a reply only once `release` is set (`received` is set per request)
+    big-int            a 200 reply holding a 5,000-digit number (valid JSON past Python's int limit)
+    big-int-400, big-int-401  a 400 / 401 whose error holds that number
+    echo-key-cut-401   a 401 echoing the key so that its 500-character cut falls 2 characters
+                       before the key's end
+    echo-key-cut-html  an HTML 200 page echoing the key across the 200-character excerpt's cut
+    echo-key-cut-refusal  a refusal echoing the key across the 300-character cut it once had
+    rate-limit         429 with Retry-After: `retry_after_s`, for ever
+    quota              429 insufficient_quota (OpenAI's billing error), no Retry-After
 
 Every request is counted per shape (`counts`).
 """
@@ -31,6 +39,7 @@ import threading
 from typing import Any
 
 DEEP = 100_000
+FAULT_SHAPES = ("big-int", "big-int-400", "big-int-401", "rate-limit", "quota")
 
 
 def completion(text: str, reasoning: str | None = None, ollama: bool = False) -> bytes:
@@ -58,6 +67,7 @@ class HostileServer(socketserver.ThreadingTCPServer):
         self.received = threading.Event()
         self.lock = threading.Lock()
         self.counts: dict[str, int] = {}
+        self.retry_after_s = 1.0
         self._bomb_mb = bomb_mb
         self._bomb: bytes | None = None
 
@@ -133,6 +143,8 @@ class HostileHandler(socketserver.BaseRequestHandler):
         srv = self.server
         ollama = target.endswith("/api/chat")
         ok = completion("Answer: B", ollama=ollama)
+        if shape in FAULT_SHAPES or shape.startswith("echo-key-cut-"):
+            return self._fault(sock, shape, headers)
         if shape == "ok":
             return self._send(sock, "200 OK", ok)
         if shape == "drip-body":
@@ -176,3 +188,36 @@ class HostileHandler(socketserver.BaseRequestHandler):
             srv.release.wait()
             return self._send(sock, "200 OK", ok)
         return self._send(sock, "400 Bad Request", b'{"error":{"message":"unknown shape"}}')
+
+    def _fault(self, sock: socket.socket, shape: str, headers: dict) -> bool:
+        if shape.startswith("echo-key-cut-"):
+            return self._echo_key_cut(sock, shape, headers.get("authorization", ""))
+        if shape in ("big-int", "big-int-400", "big-int-401"):
+            body = b'{"error": {"message": "big", "code": ' + b"9" * 5000 + b"}}"
+            status = {"big-int-400": "400 Bad Request", "big-int-401": "401 Unauthorized"}
+            return self._send(sock, status.get(shape, "200 OK"), body)
+        if shape == "rate-limit":
+            retry = f"Retry-After: {self.server.retry_after_s}\r\n".encode()
+            return self._send(sock, "429 Too Many Requests", b'{"error":{"message":"slow down"}}', retry)
+        if shape == "quota":
+            err = {
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota",
+                "code": "insufficient_quota",
+            }
+            return self._send(sock, "429 Too Many Requests", json.dumps({"error": err}).encode())
+        raise AssertionError(shape)
+
+    def _echo_key_cut(self, sock: socket.socket, shape: str, auth: str) -> bool:
+        """The Authorization header echoed so that the key ends 2 characters past the length at
+        which the client once cut the message: the cut left all the key but its last 2."""
+        if shape == "echo-key-cut-401":  # the message: "<pad>" + auth, cut at 500
+            text = "x" * (502 - len(auth)) + auth
+            return self._send(sock, "401 Unauthorized", json.dumps({"error": {"message": text}}).encode())
+        if shape == "echo-key-cut-html":  # the excerpt of the body, cut at 200
+            page = "<html>" + "x" * (202 - len(auth) - 6) + auth + "</html>"
+            return self._send(sock, "200 OK", page.encode())
+        refusal = "x" * (302 - len(auth)) + auth  # "model refused: " + refusal[:300]
+        msg = {"role": "assistant", "content": None, "refusal": refusal}
+        body = {"id": "x", "model": "m", "choices": [{"index": 0, "finish_reason": "stop", "message": msg}]}
+        return self._send(sock, "200 OK", json.dumps(body).encode())

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scoring.formats.benchmark import manifest_with_timing
+
 BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 
 
@@ -32,7 +34,7 @@ def build_once(out: Path, split: bool, protocol: str) -> dict:
     subprocess.run(cmd, check=True, capture_output=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    m = json.loads((out / "manifest.json").read_text())
+    m = manifest_with_timing(out)
     return {
         "wall_s": round(wall, 2),
         "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2),

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scoring.formats.benchmark import manifest_with_timing
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".venv" / "bin"
 OSM = REPO.parent / "shared" / "data" / "osm"
@@ -61,7 +63,7 @@ def build_all(mode: list[str], tmp: Path, qa: int, edit: int) -> dict:
         )
         t_render = time.perf_counter() - t
         maps_per_s = float(r.stdout.rsplit("(", 1)[1].split(" maps/s")[0])
-        m = json.loads((out / "manifest.json").read_text())
+        m = manifest_with_timing(out)
         maps = len(list((out / "maps").glob("*.png")))
         per_city[name] = {
             "build_wall_s": round(t_build, 2),

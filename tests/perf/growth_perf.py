@@ -29,6 +29,8 @@ BIN = REPO / ".venv" / "bin"
 sys.path.insert(0, str(HERE))
 from tile_extract import tile  # noqa: E402
 
+from scoring.formats.benchmark import manifest_with_timing  # noqa: E402
+
 SOURCE = Path(os.environ.get("SPATIALGAP_DATA", "/work/shared/data")) / "osm" / "london_city.osm.pbf"
 JOBS = 2
 
@@ -37,6 +39,7 @@ JOBS = 2
 GDAL_READ = """
 import sys
 from osgeo import gdal
+from scoring.formats.benchmark import manifest_with_timing
 gdal.UseExceptions()
 gdal.SetConfigOption("OSM_CONFIG_FILE", sys.argv[2])
 ds = gdal.OpenEx(sys.argv[1], gdal.OF_VECTOR | gdal.OF_READONLY, allowed_drivers=["OSM"])
@@ -90,7 +93,7 @@ def measure(source: Path, n: int, cache: Path, work: Path) -> dict:
             *("--jobs", str(JOBS), "--no-render", "--no-progress", "--force"),
         ]
     )
-    m = json.loads((out / "manifest.json").read_text())
+    m = manifest_with_timing(out)
     return {
         "size": f"{n}x",
         "file_mb": round(path.stat().st_size / 1e6, 1),

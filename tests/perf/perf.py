@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scoring.formats.benchmark import manifest_with_timing
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".venv" / "bin"
 
@@ -43,7 +45,7 @@ def perf_build(tmp: Path) -> dict:
         )
         wall = time.perf_counter() - t0
         peak_kb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-        m = json.loads((target / "manifest.json").read_text())
+        m = manifest_with_timing(target)
         slow = sorted(m["build_report"], key=lambda r: -r["seconds"])[:4]
         out[f"jobs={jobs}"] = {
             "wall_s": round(wall, 2),

@@ -92,7 +92,8 @@ def read_reply(data: Mapping[str, Any], reply: Reply) -> None:
     if text is None:
         refusal = msg.get("refusal")
         if isinstance(refusal, str) and refusal:
-            raise ReplyError("refusal", f"model refused: {refusal[:300]}")
+            # uncut: the client redacts the message before cutting it (a key echoed at the cut)
+            raise ReplyError("refusal", f"model refused: {refusal}")
         raise ReplyError("no_content", "choices[0].message.content is null")
 
 
