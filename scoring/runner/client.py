@@ -108,6 +108,18 @@ def merged(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ---- response parsing ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Retry:
+    """What one sample's retry decision needs of its call (see `complete`)."""
+
+    sample: str
+    max_connect_retries: int | None
+    budgets: _Budgets
+    waited: float
+    on_retry: Callable[[str], None] | None
+    on_wait: Callable[[WaitNotice], None] | None
+
+
 @dataclass
 class Outcome:
     ok: bool
@@ -350,30 +362,41 @@ class ChatClient:
                 self.limiter.on_success()
                 health.success()
                 break
-            kind, message, retryable = failure
-            message = self._record_failure(kind, message, sample, max_connect_retries, out)
-            used = out.retries.setdefault(kind, 0)
-            if not retryable or budgets.spent(kind, used, sum(out.retries.values())):
+            retry = _Retry(sample, max_connect_retries, budgets, waited, on_retry, on_wait)
+            delay = self._next_delay(failure, wait, retry, out)
+            if delay is None:
                 break
-            if health.stop is not None or (kind != "rate_limited" and not health.take_retry()):
-                break
-            delay = self._delay(kind, used, wait, max_connect_retries)
-            notice = WaitNotice(sample, kind, delay, wait, waited, self.spec.max_wait_s)
-            if waited + max(delay, wait or 0.0) > self.spec.max_wait_s:
-                _give_up(notice, out, on_wait)  # now, not after 40 minutes of waits: a re-run retries
-                break
-            out.retries[kind] = used + 1
-            if kind == "rate_limited":
-                self.limiter.on_rate_limited(delay)
-            if on_retry:
-                on_retry(kind)
-            if on_wait:
-                on_wait(notice)
             waited += delay
             await asyncio.sleep(delay)
         out.latency_s = time.perf_counter() - t0
         out.clean_text()
         return out
+
+    def _next_delay(
+        self, failure: tuple[str, str, bool], wait: float | None, retry: _Retry, out: Outcome
+    ) -> float | None:
+        """The pause before the next attempt after `failure`, or None when the sample stops here
+        (not retryable, a budget spent, the run stopping, or the wait past max_wait_s)."""
+        kind, message, retryable = failure
+        self._record_failure(kind, message, retry.sample, retry.max_connect_retries, out)
+        used = out.retries.setdefault(kind, 0)
+        if not retryable or retry.budgets.spent(kind, used, sum(out.retries.values())):
+            return None
+        if self.health.stop is not None or (kind != "rate_limited" and not self.health.take_retry()):
+            return None
+        delay = self._delay(kind, used, wait, retry.max_connect_retries)
+        notice = WaitNotice(retry.sample, kind, delay, wait, retry.waited, self.spec.max_wait_s)
+        if retry.waited + max(delay, wait or 0.0) > self.spec.max_wait_s:
+            _give_up(notice, out, retry.on_wait)  # now, not after 40 minutes of waits: a re-run retries
+            return None
+        out.retries[kind] = used + 1
+        if kind == "rate_limited":
+            self.limiter.on_rate_limited(delay)
+        if retry.on_retry:
+            retry.on_retry(kind)
+        if retry.on_wait:
+            retry.on_wait(notice)
+        return delay
 
     async def _limited(
         self, url: str, headers: dict, body: dict, out: Outcome, waited: float
