@@ -97,6 +97,8 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) tools/ratchet.py
+	@# Qt 6 / QGIS 4 readiness: our equivalent of QGIS's scripts/pyqt5_to_pyqt6 (not on PyPI).
+	$(PY) tools/qt6_check.py plugin
 
 # A real LiteLLM proxy for tests/runner/test_litellm_proxy.py, in a venv of its own: installed into
 # the project's venv it would upgrade jinja2, jsonschema, certifi and packaging.

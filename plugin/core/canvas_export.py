@@ -16,16 +16,15 @@ from qgis.core import (
     QgsLayoutPoint,
     QgsLayoutSize,
     QgsLayoutUtils,
-    QgsLegendStyle,
     QgsPrintLayout,
     QgsProject,
     QgsRectangle,
-    QgsUnitTypes,
 )
 from qgis.PyQt.QtGui import QFont
 
 from scoring.errors import SpatialGapError
 
+from ..utils.compat import DISTANCE_METERS, LAYOUT_MM, LEGEND_SUBGROUP, LEGEND_SYMBOL_LABEL, LEGEND_TITLE
 from ..utils.i18n import tr
 
 EXPORT_DPI = 150
@@ -49,15 +48,15 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     layout = QgsPrintLayout(project)
     layout.initializeDefaults()
     page = layout.pageCollection().page(0)
-    page.setPageSize(QgsLayoutSize(side, side, QgsUnitTypes.LayoutMillimeters))
+    page.setPageSize(QgsLayoutSize(side, side, LAYOUT_MM))
 
     settings = canvas.mapSettings()
     extent = QgsRectangle(settings.visibleExtent())
     half = max(extent.width(), extent.height()) / 2
     centre = extent.center()
     map_item = QgsLayoutItemMap(layout)
-    map_item.attemptMove(QgsLayoutPoint(0, 0, QgsUnitTypes.LayoutMillimeters))
-    map_item.attemptResize(QgsLayoutSize(side, side, QgsUnitTypes.LayoutMillimeters))
+    map_item.attemptMove(QgsLayoutPoint(0, 0, LAYOUT_MM))
+    map_item.attemptResize(QgsLayoutSize(side, side, LAYOUT_MM))
     map_item.setCrs(settings.destinationCrs())
     map_item.setLayers(_tree_order(project, settings.layers()))
     map_item.setExtent(
@@ -77,12 +76,12 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     legend.setBackgroundEnabled(True)
     legend.setFrameEnabled(True)
     # Small type: the legend must not hide the scene it explains.
-    legend.setStyleFont(QgsLegendStyle.Title, QFont("Sans Serif", 9, QFont.Bold))
-    legend.setStyleFont(QgsLegendStyle.Subgroup, QFont("Sans Serif", 7, QFont.Bold))
-    legend.setStyleFont(QgsLegendStyle.SymbolLabel, QFont("Sans Serif", 7))
+    legend.setStyleFont(LEGEND_TITLE, QFont("Sans Serif", 9, QFont.Weight.Bold))
+    legend.setStyleFont(LEGEND_SUBGROUP, QFont("Sans Serif", 7, QFont.Weight.Bold))
+    legend.setStyleFont(LEGEND_SYMBOL_LABEL, QFont("Sans Serif", 7))
     legend.setSymbolWidth(5.0)
     legend.setSymbolHeight(3.0)
-    legend.attemptMove(QgsLayoutPoint(MARGIN_MM, MARGIN_MM, QgsUnitTypes.LayoutMillimeters))
+    legend.attemptMove(QgsLayoutPoint(MARGIN_MM, MARGIN_MM, LAYOUT_MM))
     layout.addLayoutItem(legend)
 
     if key_lines:
@@ -92,9 +91,9 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     scale.setLinkedMap(map_item)
     scale.applyDefaultSize()
     scale.setStyle("Single Box")
-    scale.setUnits(QgsUnitTypes.DistanceMeters)
+    scale.setUnits(DISTANCE_METERS)
     scale.setBackgroundEnabled(True)
-    scale.attemptMove(QgsLayoutPoint(MARGIN_MM, side - MARGIN_MM - 12, QgsUnitTypes.LayoutMillimeters))
+    scale.attemptMove(QgsLayoutPoint(MARGIN_MM, side - MARGIN_MM - 12, LAYOUT_MM))
     layout.addLayoutItem(scale)
 
     credit = QgsLayoutItemLabel(layout)
@@ -104,9 +103,7 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     credit.adjustSizeToText()
     size = credit.sizeWithUnits()
     credit.attemptMove(
-        QgsLayoutPoint(
-            side - MARGIN_MM - size.width(), side - MARGIN_MM - size.height(), QgsUnitTypes.LayoutMillimeters
-        )
+        QgsLayoutPoint(side - MARGIN_MM - size.width(), side - MARGIN_MM - size.height(), LAYOUT_MM)
     )
     layout.addLayoutItem(credit)
     return layout
@@ -128,8 +125,8 @@ def _key_panel(layout: QgsPrintLayout, side: float, lines) -> QgsLayoutItemLabel
     rows = wrapped.split("\n")
     width = max(QgsLayoutUtils.textWidthMM(font, row) for row in rows) + 2 * margin + 1.0
     height = QgsLayoutUtils.textHeightMM(font, wrapped) + 2 * margin + 1.0
-    panel.attemptResize(QgsLayoutSize(width, height, QgsUnitTypes.LayoutMillimeters))
-    panel.attemptMove(QgsLayoutPoint(side - MARGIN_MM - width, MARGIN_MM, QgsUnitTypes.LayoutMillimeters))
+    panel.attemptResize(QgsLayoutSize(width, height, LAYOUT_MM))
+    panel.attemptMove(QgsLayoutPoint(side - MARGIN_MM - width, MARGIN_MM, LAYOUT_MM))
     panel.setId("key panel")
     return panel
 
@@ -153,6 +150,6 @@ def export_canvas_layout(
     image = QgsLayoutExporter.ImageExportSettings()
     image.dpi = EXPORT_DPI
     result = QgsLayoutExporter(layout).exportToImage(str(out), image)
-    if result != QgsLayoutExporter.Success:
+    if result != QgsLayoutExporter.ExportResult.Success:
         raise SpatialGapError(tr("cannot write {path}").format(path=out))
     return out

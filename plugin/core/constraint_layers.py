@@ -14,23 +14,24 @@ from qgis.core import (
     QgsRuleBasedRenderer,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QTimer, QVariant
+from qgis.PyQt.QtCore import QTimer
 from shapely.geometry.base import BaseGeometry
 
 from scoring.formats.records import Instance
 
 from ..core import styles
 from ..core.layer_util import GEOM_TYPES, add_to_group, explode, geom_class, memory_layer, to_qgs
+from ..utils.compat import FIELD_BOOL, FIELD_INT, FIELD_STRING
 from ..utils.i18n import tr
 
 CONSTRAINT_FIELDS = [
-    ("constraint", QVariant.Int),
-    ("text", QVariant.String),
-    ("measure", QVariant.String),
-    ("role", QVariant.String),
-    ("measured", QVariant.String),
-    ("passed", QVariant.Bool),
-    ("label", QVariant.String),
+    ("constraint", FIELD_INT),
+    ("text", FIELD_STRING),
+    ("measure", FIELD_STRING),
+    ("role", FIELD_STRING),
+    ("measured", FIELD_STRING),
+    ("passed", FIELD_BOOL),
+    ("label", FIELD_STRING),
 ]
 # The part of a constraint that carries its label, first found wins.
 LABEL_ORDER = (

@@ -67,7 +67,7 @@ class ScoreTask(QgsTask):
     thread."""
 
     def __init__(self, bench_dir, runs, out_dir, on_done=None, only_recorded: bool = True):
-        super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(runs)), QgsTask.CanCancel)
+        super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(runs)), QgsTask.Flag.CanCancel)
         self.bench_dir = Path(bench_dir)
         self.runs = [Path(run) for run in runs]
         self.out_dir = Path(out_dir)

@@ -15,7 +15,6 @@ from qgis.core import (
     QgsProject,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QVariant
 from shapely import wkt
 from shapely.geometry.base import BaseGeometry
 
@@ -44,7 +43,7 @@ def explode(geom):
         yield geom
 
 
-def memory_layer(kind: str, epsg: int, name: str, fields: list[tuple[str, QVariant.Type]]) -> QgsVectorLayer:
+def memory_layer(kind: str, epsg: int, name: str, fields: list[tuple[str, Any]]) -> QgsVectorLayer:
     wkb = dict((n, w) for n, w, _ in GEOM_TYPES)[kind]
     layer = QgsVectorLayer(f"{wkb}?crs=EPSG:{epsg}", name, "memory")
     layer.dataProvider().addAttributes([QgsField(n, t) for n, t in fields])

@@ -18,7 +18,6 @@ from qgis.core import (
     QgsSingleSymbolRenderer,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QVariant
 from shapely.geometry import shape
 
 from scoring.constraints.explain import directed_lines
@@ -58,6 +57,7 @@ from ..core.styles import (
     set_labels,
     symbol,
 )
+from ..utils.compat import FIELD_BOOL, FIELD_DOUBLE, FIELD_LONGLONG, FIELD_STRING
 from ..utils.i18n import tr
 
 __all__ = [  # the names other modules take from here
@@ -131,11 +131,11 @@ def scene_layers(
                 )
             )
     fields = [
-        ("id", QVariant.String),
-        ("kind", QVariant.String),
-        ("role", QVariant.String),
-        ("attributes", QVariant.String),
-        ("directed", QVariant.Bool),
+        ("id", FIELD_STRING),
+        ("kind", FIELD_STRING),
+        ("role", FIELD_STRING),
+        ("attributes", FIELD_STRING),
+        ("directed", FIELD_BOOL),
     ]
     layers = []
     for kind, _, _ in GEOM_TYPES:  # added top-down: points above lines above polygons
@@ -220,7 +220,7 @@ class ContextSource:
         return out
 
     def _layer(self, kind: str, epsg: int, name: str, chosen: list[int], sym, group) -> QgsVectorLayer:
-        layer = memory_layer(kind, epsg, name, [("pool", QVariant.String)])
+        layer = memory_layer(kind, epsg, name, [("pool", FIELD_STRING)])
         feats = []
         for i in chosen:
             qf = QgsFeature(layer.fields())
@@ -238,12 +238,12 @@ class ContextSource:
 
 def _qvariant_type(value):
     if isinstance(value, bool):
-        return QVariant.Bool
+        return FIELD_BOOL
     if isinstance(value, int):
-        return QVariant.LongLong
+        return FIELD_LONGLONG
     if isinstance(value, float):
-        return QVariant.Double
-    return QVariant.String
+        return FIELD_DOUBLE
+    return FIELD_STRING
 
 
 def edit_layers(
@@ -272,7 +272,7 @@ def edit_layers(
             continue
         props = feature.get("properties") or {}
         extra = [a for a in attributes if a not in ("id", "state")] if style == "edited" else []
-        fields = [("id", QVariant.String), ("state", QVariant.String)] + [
+        fields = [("id", FIELD_STRING), ("state", FIELD_STRING)] + [
             (a, _qvariant_type(props.get(a, ""))) for a in extra
         ]
         layer = memory_layer(kind, epsg, label, fields)

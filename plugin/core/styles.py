@@ -16,6 +16,16 @@ from qgis.core import (
 )
 from qgis.PyQt.QtGui import QColor, QFont
 
+from ..utils.compat import (
+    GEOM_LINE,
+    GEOM_POINT,
+    LABEL_AROUND_POINT,
+    LABEL_HORIZONTAL,
+    LABEL_OVER_POINT,
+    LINE_FIRST_VERTEX,
+    LINE_INTERVAL,
+    LINE_LAST_VERTEX,
+)
 from ..utils.i18n import tr
 
 TARGET_COLOR = "#d7301f"
@@ -76,9 +86,9 @@ def label_settings(
     # QGIS's default placement (around a point) places nothing on a line: lines get horizontal
     # labels beside their middle, which also fit a long label on a short line.
     pal.placement = {
-        "point": QgsPalLayerSettings.OrderedPositionsAroundPoint,
-        "line": QgsPalLayerSettings.Horizontal,
-        "polygon": QgsPalLayerSettings.OverPoint,
+        "point": LABEL_AROUND_POINT,
+        "line": LABEL_HORIZONTAL,
+        "polygon": LABEL_OVER_POINT,
     }[kind]
     pal.dist = 1.0 if kind == "point" else 0.0
     pal.zIndex = z_index
@@ -89,7 +99,8 @@ def label_settings(
 
 
 def set_labels(layer: QgsVectorLayer, expression: str, kind: str | None = None, **options) -> None:
-    kind = kind or {0: "point", 1: "line"}.get(int(layer.geometryType()), "polygon")
+    geometry = layer.geometryType()
+    kind = kind or {GEOM_POINT: "point", GEOM_LINE: "line"}.get(geometry, "polygon")
     layer.setLabeling(QgsVectorLayerSimpleLabeling(label_settings(kind, expression, **options)))
     layer.setLabelsEnabled(True)
 
@@ -159,9 +170,7 @@ def directed_line_symbol(color: str, width: float):
     """A line with its direction: arrowheads along it, a dot on its first vertex and a square on
     its last (what travelling along a route, or a side of it, is measured from)."""
     sym = symbol("line", color, width=width)
-    sym.appendSymbolLayer(
-        _marker_line(QgsMarkerLineSymbolLayer.Interval, "filled_arrowhead", color, 3.2, interval_mm=14.0)
-    )
-    sym.appendSymbolLayer(_marker_line(QgsMarkerLineSymbolLayer.FirstVertex, "circle", color, 3.4))
-    sym.appendSymbolLayer(_marker_line(QgsMarkerLineSymbolLayer.LastVertex, "square", color, 3.4))
+    sym.appendSymbolLayer(_marker_line(LINE_INTERVAL, "filled_arrowhead", color, 3.2, interval_mm=14.0))
+    sym.appendSymbolLayer(_marker_line(LINE_FIRST_VERTEX, "circle", color, 3.4))
+    sym.appendSymbolLayer(_marker_line(LINE_LAST_VERTEX, "square", color, 3.4))
     return sym
