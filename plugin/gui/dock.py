@@ -43,6 +43,7 @@ from ..core.memory import DockMemory
 from ..core.scene_view import SceneView
 from ..core.tasks import LOG_TAG, RunTask, start_runs
 from ..gui.browser import InstanceTable
+from ..gui.confirm import SendConfirmation, estimate_text
 from ..gui.filters import FilterPanel
 from ..gui.help import help_button, readme_url, relation_url
 from ..gui.human_baseline import HumanBaselinePanel, HumanEdit
@@ -154,7 +155,9 @@ class SpatialGapDock(QDockWidget):
     def _update_buttons(self) -> None:
         task = self.current.get("task") if self.current is not None else None
         idle = not self.run_tasks
-        self.model_panel.send_btn.setEnabled(task is not None and idle)
+        # The shown instance is sent only while the filters keep it (what the list shows).
+        listed = self.current is not None and self.current["id"] in self.list.ids()
+        self.model_panel.send_btn.setEnabled(task is not None and idle and listed)
         self.model_panel.send_all_btn.setEnabled(bool(self.instances) and idle)
         self.human_panel.submit_answer_btn.setEnabled(task == Task.QA)
         self.human_panel.start_edit_btn.setEnabled(task == Task.EDIT)
@@ -325,9 +328,13 @@ class SpatialGapDock(QDockWidget):
             self.message(tr("Configure a model endpoint first (Endpoints…)"), MSG_WARNING)
             return []
         chosen = ([self.current] if self.current else []) if current_only else self.filtered()
+        if current_only and chosen and chosen[0] not in self.filtered():
+            chosen = []  # the shown instance was filtered out: the list and the send agree
         if not chosen or self.run_tasks:
             return []
         try:
+            if len(chosen) > 1 and not self.confirm_send(chosen, endpoint):
+                return []
             spec = endpoint.spec()
             key = read_key(endpoint.authcfg)  # on the main thread: the auth manager may prompt
         except SpatialGapError as exc:
@@ -345,6 +352,12 @@ class SpatialGapDock(QDockWidget):
         self.model_panel.set_running(True)
         self._update_buttons()
         return tasks
+
+    def confirm_send(self, chosen: list[Instance], endpoint) -> bool:
+        """More than one instance is sent only once the analyst has seen the count and the cost."""
+        panel = self.model_panel
+        estimate = estimate_text(chosen, endpoint, panel.modality, panel.qa_form)
+        return SendConfirmation(len(chosen), estimate, endpoint.name, self).confirmed()
 
     def _show_progress(self, _value=None) -> None:
         running = [t for t in self.run_tasks if t in self.tasks]

@@ -137,6 +137,7 @@ def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_ur
     assert any(n.startswith("constraints (") for n in names)
     # The filtered set: every edit instance of the benchmark, one task, all answered.
     dock.filters.select("task", "edit")
+    dock.confirm_send = lambda chosen, endpoint: True  # the question itself: test_send_confirmation
     tasks = dock.send(current_only=False)
     wait_for(lambda: all(t not in dock.tasks for t in tasks), 120)
     n_edit = sum(1 for i in instances.values() if i["task"] == "edit")
