@@ -54,6 +54,9 @@ from ..gui.run_choice import coverage_text
 from ..gui.settings_dialog import EndpointsDialog
 from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
 from ..utils.i18n import tr
+from ..utils.text import plain
+
+BAR_TEXT_CHARS = 400  # the message bar: the log keeps the whole text
 
 
 class SpatialGapDock(QDockWidget):
@@ -177,7 +180,7 @@ class SpatialGapDock(QDockWidget):
         if bar is not None:
             # The message bar shows one line: a second line would be cut off, so lines are joined.
             one_line = " — ".join(line.strip() for line in text.splitlines() if line.strip())
-            bar.pushMessage(tr("Spatial Gap"), one_line, level, duration)
+            bar.pushMessage(tr("Spatial Gap"), plain(one_line, BAR_TEXT_CHARS), level, duration)
         QgsMessageLog.logMessage(text, LOG_TAG, level)
 
     def ask(self, question: str, detail: str) -> bool:

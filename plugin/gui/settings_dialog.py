@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from qgis.core import QgsApplication
+from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import (
     QComboBox,
     QDialog,
@@ -27,10 +29,12 @@ from scoring.runner.endpoints import endpoint_kinds
 from scoring.runner.transport import TransportError
 
 from ..core.auth import read_key, remove_key, store_key
+from ..core.connection_task import ConnectionTask
 from ..core.endpoints import Endpoint, load_endpoints, save_endpoints
 from ..core.transport import QgisTransport
 from ..gui.help import add_help, readme_url
 from ..utils.i18n import tr
+from ..utils.text import plain
 
 
 def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tuple[bool, str]:
@@ -118,6 +122,7 @@ class EndpointsDialog(QDialog):
         self.test_btn.clicked.connect(self._test)
         self.result = QLabel()
         self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.PlainText)
         right.addWidget(self.test_btn)
         right.addWidget(self.result)
         bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
@@ -198,8 +203,17 @@ class EndpointsDialog(QDialog):
         except SpatialGapError as exc:
             self.result.setText(str(exc))
             return
-        ok, msg = test_connection(e, key, timeout=min(30.0, e.timeout_s))
-        self.result.setText(("✔ " if ok else "✘ ") + msg)
+        # In a task: the request may wait its whole timeout, QGIS must not freeze meanwhile.
+        timeout = min(30.0, e.timeout_s)
+        self.test_btn.setEnabled(False)
+        self.result.setText(tr("Testing {url}…").format(url=plain(e.base_url, 120)))
+        self.connection_task = ConnectionTask(e.name, lambda: test_connection(e, key, timeout), self._tested)
+        QgsApplication.taskManager().addTask(self.connection_task)
+
+    def _tested(self, ok: bool, message: str) -> None:
+        self.test_btn.setEnabled(True)
+        # A server's words as plain text, shortened (a proxy's 502 page is HTML).
+        self.result.setText(("✔ " if ok else "✘ ") + plain(message))
 
     def save(self):
         self._commit()

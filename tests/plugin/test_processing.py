@@ -116,6 +116,24 @@ def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, insta
     assert (tmp_path / "maps" / f"{inst['id']}.png").read_bytes() == headless
 
 
+def test_render_maps_defaults_to_the_benchmarks_maps_folder(
+    processing_ready, small_bench, instances, tmp_path
+):
+    """No map folder given: the maps go where image runs read them, never to a temporary folder."""
+    import shutil
+
+    import processing
+
+    bench = tmp_path / "bench"
+    shutil.copytree(small_bench, bench, ignore=shutil.ignore_patterns("runs", "results", "maps"))
+    inst = next(i for i in instances.values() if i["task"] == "qa")
+    alg = QgsApplication.processingRegistry().algorithmById("spatialgap:rendermaps")
+    assert not alg.parameterDefinition("OUTPUT").defaultValue()
+    res = processing.run("spatialgap:rendermaps", {"BENCH": str(bench), "IDS": inst["id"]})
+    assert res["MAPS"] == 1 and res["OUTPUT"] == str(bench / "maps")
+    assert (bench / "maps" / f"{inst['id']}.png").is_file()
+
+
 def test_score_run(processing_ready, small_bench, instances, tmp_path):
     import processing
 

@@ -1,0 +1,85 @@
+"""Text from elsewhere made fit for the analyst: a server's reply as short plain text (a proxy's
+HTML error page is not rendered, nor shown as tags), verdict and run-state names translated."""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from html.parser import HTMLParser
+
+from .i18n import tr
+
+SERVER_TEXT_CHARS = 300  # a server's words in a label, a bar or a panel: the log keeps them whole
+_TAG = re.compile(
+    r"<\s*(!doctype|html|head|body|title|h[1-6]|p|div|center|hr|br|pre|span|a)\b", re.IGNORECASE
+)
+
+
+class _Text(HTMLParser):
+    """The visible text of an HTML page, its <title> apart."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.body: list[str] = []
+        self._skip = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
+        self._in_title = self._in_title or tag == "title"
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style") and self._skip:
+            self._skip -= 1
+        if tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        if self._skip:
+            return
+        (self.title if self._in_title else self.body).append(data)
+
+
+def plain(text: str | None, limit: int = SERVER_TEXT_CHARS) -> str:
+    """One line of plain text, at most `limit` characters: an HTML page becomes its visible text
+    (its title first when the text lacks it), entities are decoded, whitespace collapsed."""
+    text = str(text or "")
+    if _TAG.search(text):
+        parser = _Text()
+        try:
+            parser.feed(text)
+            parser.close()
+        except (AssertionError, ValueError):  # a broken page: fall back to dropping the tags
+            parser.body = [re.sub(r"<[^>]*>", " ", text)]
+        title, body = " ".join(" ".join(parser.title).split()), " ".join(" ".join(parser.body).split())
+        text = body if title in body else f"{title}: {body}"
+    text = " ".join(html.unescape(text).split())
+    return textwrap.shorten(text, limit, placeholder=" …") if len(text) > limit else text
+
+
+def verdict_name(verdict: str | None) -> str:
+    names = {
+        "correct": tr("correct"),
+        "wrong": tr("wrong"),
+        "unparsed": tr("unparsed"),
+        "error": tr("error"),
+        "correct_refusal": tr("correct refusal"),
+        "unfounded_answer": tr("unfounded answer"),
+    }
+    return names.get(str(verdict or ""), str(verdict or ""))
+
+
+def state_name(state: str | None) -> str:
+    names = {
+        "complete": tr("complete"),
+        "running": tr("running"),
+        "aborted": tr("aborted"),
+        "stopped": tr("stopped"),
+        "interrupted": tr("interrupted"),
+        "failed": tr("failed"),
+        "unknown": tr("unknown"),
+    }
+    return names.get(str(state or ""), str(state or ""))
