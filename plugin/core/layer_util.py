@@ -91,7 +91,13 @@ def mark_created(layer: QgsMapLayer, *, scratch: bool = True) -> None:
 
 
 def is_created(layer: QgsMapLayer | None) -> bool:
-    return layer is not None and layer.customProperty(CREATED_KEY) == layer.id()
+    """The plugin's own drawing: its mark, and still in memory. A layer the analyst made
+    permanent (QGIS's "Make Permanent" keeps the layer's id) is the analyst's from then on."""
+    return (
+        layer is not None
+        and layer.customProperty(CREATED_KEY) == layer.id()
+        and layer.providerType() == "memory"
+    )
 
 
 def _mark_group(group: QgsLayerTreeGroup) -> QgsLayerTreeGroup:

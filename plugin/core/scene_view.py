@@ -3,9 +3,17 @@ context), at most one set of constraint drawings in it, and the canvas framed on
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
-from qgis.core import QgsLayerTreeGroup, QgsProject, QgsRectangle, QgsVectorLayer
+from qgis.core import (
+    QgsCoordinateTransform,
+    QgsCsException,
+    QgsLayerTreeGroup,
+    QgsProject,
+    QgsRectangle,
+    QgsVectorLayer,
+)
 from qgis.PyQt.QtCore import QTimer
 
 from scoring.formats.records import Instance
@@ -58,7 +66,9 @@ class SceneView:
         if context_group is not None:
             context_group.setExpanded(False)
         self.scene_layers = [lyr for lyr in added if lyr.fields().indexOf("role") >= 0]
-        QgsProject.instance().setCrs(layers.crs_of(inst))
+        # The project's CRS is the analyst's: never changed here. The layers carry the instance's
+        # CRS and QGIS reprojects them; an empty project takes the first layer's CRS (QGIS's own
+        # default behaviour for a new project).
         self.zoom_to(self.scene_layers)
         return added
 
@@ -117,7 +127,13 @@ class SceneView:
             cap.scale(CONSTRAINT_FRAME_CAP)
             extent = extent.intersect(cap)
         canvas.setDestinationCrs(QgsProject.instance().crs())
+        # Framed in the layers' own metres, then expressed in the canvas's CRS.
+        to_canvas = QgsCoordinateTransform(
+            shown[0].crs(), canvas.mapSettings().destinationCrs(), QgsProject.instance()
+        )
         frame = framed(extent)
+        with contextlib.suppress(QgsCsException):  # no valid CRS to go to: the layers' own frame
+            frame = to_canvas.transformBoundingBox(frame)
         canvas.setExtent(frame)
         canvas.refresh()
         # QGIS zooms to the full extent of the first layers added to an empty project (the OSM
