@@ -8,6 +8,8 @@ import textwrap
 from pathlib import Path
 
 from qgis.core import (
+    QgsCoordinateTransform,
+    QgsGeometry,
     QgsLayoutExporter,
     QgsLayoutItemLabel,
     QgsLayoutItemLegend,
@@ -38,11 +40,14 @@ def png_path(path) -> Path:
     return path if path.suffix.lower() == ".png" else path.with_suffix(".png")
 
 
-def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key_lines=()) -> QgsPrintLayout:
+def canvas_layout(
+    canvas, size_px: int, title: str = "", legend_layers=None, key_lines=(), avoid_layers=()
+) -> QgsPrintLayout:
     """A square page of size_px at EXPORT_DPI: the canvas's extent squared around its centre, a
     legend (of `legend_layers`, default the visible layers), the key panel (`key_lines`: every
     constraint by number, every feature by id, as the map's keys show them), a scale bar and
-    the attribution."""
+    the attribution. Legend and key panel go to corners where they cover no feature of
+    `avoid_layers` (the task's features), the map zoomed out a little where no corner is free."""
     project = QgsProject.instance()
     side = size_px / EXPORT_DPI * 25.4
     layout = QgsPrintLayout(project)
@@ -83,9 +88,12 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     legend.setSymbolHeight(3.0)
     legend.attemptMove(QgsLayoutPoint(MARGIN_MM, MARGIN_MM, LAYOUT_MM))
     layout.addLayoutItem(legend)
-
+    legend.adjustBoxSize()
+    boxes = [legend]
     if key_lines:
-        layout.addLayoutItem(_key_panel(layout, side, key_lines))
+        boxes.append(_key_panel(layout, side, key_lines))
+        layout.addLayoutItem(boxes[-1])
+    _place_clear(map_item, side, boxes, _geometries(avoid_layers, settings.destinationCrs()))
 
     scale = QgsLayoutItemScaleBar(layout)
     scale.setLinkedMap(map_item)
@@ -107,6 +115,86 @@ def canvas_layout(canvas, size_px: int, title: str = "", legend_layers=None, key
     )
     layout.addLayoutItem(credit)
     return layout
+
+
+# Where no corner is free the map zooms out by these factors in turn (the scene shrinks to the
+# middle, the corners empty); past the last the corner covering least is taken.
+ZOOM_OUT_STEPS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0)
+BOTTOM_BAND_MM = 14.0  # the scale bar and the attribution along the bottom edge
+
+
+def _geometries(layers, crs) -> list[QgsGeometry]:
+    out = []
+    for layer in layers:
+        to_map = QgsCoordinateTransform(layer.crs(), crs, QgsProject.instance())
+        for feature in layer.getFeatures():
+            geom = QgsGeometry(feature.geometry())
+            if not geom.isEmpty() and geom.transform(to_map) == 0:
+                out.append(geom)
+    return out
+
+
+def _corners(side: float, w: float, h: float) -> list[tuple[float, float]]:
+    low = side - MARGIN_MM - BOTTOM_BAND_MM - h
+    return [
+        (MARGIN_MM, MARGIN_MM),
+        (side - MARGIN_MM - w, MARGIN_MM),
+        (MARGIN_MM, low),
+        (side - MARGIN_MM - w, low),
+    ]
+
+
+def _page_to_map(extent: QgsRectangle, side: float, x: float, y: float, w: float, h: float) -> QgsGeometry:
+    sx, sy = extent.width() / side, extent.height() / side
+    left, top = extent.xMinimum() + x * sx, extent.yMaximum() - y * sy
+    return QgsGeometry.fromRect(QgsRectangle(left, top - h * sy, left + w * sx, top))
+
+
+def _covered(box: QgsGeometry, geoms: list[QgsGeometry]) -> float:
+    """How much of the box the features take (their parts inside it: areas, or lengths and points
+    counted as a tiny area each, so any feature under a box counts)."""
+    total = 0.0
+    for geom in geoms:
+        if geom.intersects(box):
+            part = geom.intersection(box)
+            total += max(part.area(), 1e-6 * box.area())
+    return total
+
+
+def _place_clear(map_item, side: float, boxes, geoms: list[QgsGeometry]) -> None:
+    """Each box to the first corner it leaves every feature uncovered in (and no other box)."""
+    sizes = [(b.sizeWithUnits().width(), b.sizeWithUnits().height()) for b in boxes]
+    base = QgsRectangle(map_item.extent())
+    best: tuple[float, QgsRectangle, list] | None = None
+    for factor in ZOOM_OUT_STEPS:
+        extent = QgsRectangle(base)
+        extent.scale(factor)
+        taken: list[QgsRectangle] = []
+        spots, cost = [], 0.0
+        for w, h in sizes:
+            options = []
+            for x, y in _corners(side, w, h):
+                page = QgsRectangle(x, y, x + w, y + h)
+                if any(page.intersects(t) for t in taken):
+                    continue
+                options.append((_covered(_page_to_map(extent, side, x, y, w, h), geoms), x, y, page))
+            if not options:
+                break
+            covered, x, y, page = min(options, key=lambda o: o[0])
+            taken.append(page)
+            spots.append((x, y))
+            cost += covered
+        if len(spots) < len(boxes):
+            continue
+        if best is None or cost < best[0]:
+            best = (cost, extent, spots)
+        if cost == 0.0:
+            break
+    if best is None:
+        return
+    map_item.setExtent(best[1])
+    for box, (x, y) in zip(boxes, best[2], strict=True):
+        box.attemptMove(QgsLayoutPoint(x, y, LAYOUT_MM))
 
 
 def _key_panel(layout: QgsPrintLayout, side: float, lines) -> QgsLayoutItemLabel:
@@ -143,10 +231,10 @@ KEY_PANEL_CHARS = 58  # about 40 % of the page: the legend holds the left
 
 
 def export_canvas_layout(
-    canvas, path, size_px: int, title: str = "", legend_layers=None, key_lines=()
+    canvas, path, size_px: int, title: str = "", legend_layers=None, key_lines=(), avoid_layers=()
 ) -> Path:
     out = png_path(path)
-    layout = canvas_layout(canvas, size_px, title, legend_layers, key_lines)
+    layout = canvas_layout(canvas, size_px, title, legend_layers, key_lines, avoid_layers)
     image = QgsLayoutExporter.ImageExportSettings()
     image.dpi = EXPORT_DPI
     result = QgsLayoutExporter(layout).exportToImage(str(out), image)

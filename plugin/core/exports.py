@@ -48,11 +48,17 @@ class BenchmarkMaps:
 
 
 def export_canvas(
-    canvas, path, size: int = CANVAS_SIDE_PX, title: str = "", legend_layers=None, key_lines=()
+    canvas,
+    path,
+    size: int = CANVAS_SIDE_PX,
+    title: str = "",
+    legend_layers=None,
+    key_lines=(),
+    avoid_layers=(),
 ) -> Path:
     """The canvas's visible extent, squared around its centre, at size x size through a layout
     with legend, key panel, scale bar and attribution; always a .png."""
-    return export_canvas_layout(canvas, path, size, title, legend_layers, key_lines)
+    return export_canvas_layout(canvas, path, size, title, legend_layers, key_lines, avoid_layers)
 
 
 def run_dirs(runs_root: Path) -> list[Path]:

@@ -454,7 +454,13 @@ class SpatialGapDock(QDockWidget):
             else None
         )
         lines = keys.key_lines(self.scene.views, label_text, self.current) if self.current else []
-        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines)
+        # The scene's features and the edited target: what legend and key panel must not cover.
+        task = [
+            lyr
+            for lyr in shown or []
+            if lyr.fields().indexOf("attributes") >= 0 or lyr.fields().indexOf("state") >= 0
+        ]
+        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines, task)
 
     def score_runs(
         self, runs, out_dir=None, open_report: bool = True, count_unsent: bool = False, coverage=()
