@@ -25,7 +25,6 @@ from scoring.formats.records import Instance
 
 from ..core.constraint_layers import (
     CONSTRAINT_FIELDS,
-    collapse_legends,
     constraint_features,
     constraint_layers,
 )
@@ -66,7 +65,6 @@ __all__ = [  # the names other modules take from here
     "PASS_COLOR",
     "ContextSource",
     "add_group",
-    "collapse_legends",
     "constraint_features",
     "constraint_layers",
     "crs_of",

@@ -18,7 +18,7 @@ from qgis.PyQt.QtCore import QTimer
 
 from scoring.formats.records import Instance
 
-from ..core import keys, layers
+from ..core import keys, label_layout, layers
 from ..core.constraint_layers import label_text
 from ..utils.i18n import tr
 
@@ -30,7 +30,13 @@ CONSTRAINT_FRAME_CAP = 1.6
 MARGIN_FRACTION = 0.08
 MIN_PAD_M = 10.0
 MIN_SIDE_M = 60.0
-SCENE_KEY = "spatialgap/instance"  # on an instance's top group: the instance shown
+SCENE_KEY = "spatialgap/instance"
+LABEL_ZOOM_OUT = (
+    1.0,
+    1.3,
+    1.7,
+    2.2,
+)  # frame factors tried until every label finds free room  # on an instance's top group: the instance shown
 
 
 class SceneView:
@@ -113,11 +119,30 @@ class SceneView:
         drawn = layers.constraint_layers(inst, views, group)
         keys.keys_layer(inst, keys.constraint_keys(views, label_text), group, tr("constraint numbers"))
         self.views = list(views)
-        layers.collapse_legends(group)
-        if zoom:  # not while the analyst is moving F0
-            self.zoom_to(self.scene_layers + edits + drawn, cap_layers=self.scene_layers + edits)
+        canvas = self.iface.mapCanvas() if self.iface is not None else None
+        if canvas is None:  # no canvas to place labels for: QGIS's label engine places them
+            for layer in drawn:
+                layer.setLabelsEnabled(True)
+            return
+        # The plugin places every label (label_layout): QGIS's own F0 labels are switched off.
+        for layer in self.scene_layers + edits:
+            layer.setLabelsEnabled(False)
+        # Where a label finds no free room the frame widens (not while the analyst moves F0).
+        for factor in LABEL_ZOOM_OUT if zoom else (1.0,):
+            if zoom:
+                self.zoom_to(self.scene_layers + edits + drawn, self.scene_layers + edits, factor)
+            view = canvas_view(canvas, self.scene_layers[0].crs())
+            placed = label_layout.place(inst, views, edited_scene, view, label_text)
+            if not any(p.fallback for p in placed):
+                break
+        label_layout.label_layers(inst, placed, group)
+        # The edited target over every drawing and key of its constraints.
+        for layer in [e for e in edits if next(e.getFeatures())["state"] == "edited"]:
+            node = group.findLayer(layer.id())
+            group.insertChildNode(0, node.clone())
+            group.removeChildNode(node)
 
-    def zoom_to(self, shown, cap_layers=None) -> None:
+    def zoom_to(self, shown, cap_layers=None, factor: float = 1.0) -> None:
         canvas = self.iface.mapCanvas() if self.iface is not None else None
         if canvas is None or not shown:
             return
@@ -126,6 +151,7 @@ class SceneView:
             cap = _extent(cap_layers)
             cap.scale(CONSTRAINT_FRAME_CAP)
             extent = extent.intersect(cap)
+        extent.scale(factor)
         canvas.setDestinationCrs(QgsProject.instance().crs())
         # Framed in the layers' own metres, then expressed in the canvas's CRS.
         to_canvas = QgsCoordinateTransform(
@@ -139,6 +165,26 @@ class SceneView:
         # QGIS zooms to the full extent of the first layers added to an empty project (the OSM
         # context, 150 m wider on every side) once control returns to the event loop: frame again.
         QTimer.singleShot(0, lambda: _reframe(canvas, frame))
+
+
+def canvas_view(canvas, crs) -> label_layout.CanvasView:
+    """The canvas's visible frame in the layers' CRS and its size in pixels (a canvas not yet
+    shown reports a tiny size: labels are then placed for a 900 px square)."""
+    settings = canvas.mapSettings()
+    extent = settings.visibleExtent()
+    to_layers = QgsCoordinateTransform(settings.destinationCrs(), crs, QgsProject.instance())
+    with contextlib.suppress(QgsCsException):
+        extent = to_layers.transformBoundingBox(extent)
+    size = settings.outputSize()
+    width, height = size.width(), size.height()
+    if min(width, height) < 200:
+        width = height = 900
+        side = max(extent.width(), extent.height())
+        centre = extent.center()
+        extent = QgsRectangle(
+            centre.x() - side / 2, centre.y() - side / 2, centre.x() + side / 2, centre.y() + side / 2
+        )
+    return label_layout.CanvasView(extent, width, height, settings.outputDpi())
 
 
 def _reframe(canvas, frame: QgsRectangle) -> None:

@@ -104,3 +104,9 @@ NUMBER_INTEGER = first(
 def enum_int(value) -> int:
     """An enum or flag as its integer: PyQt6's enums are Python enums, which int() refuses."""
     return int(getattr(value, "value", value))
+
+
+BURST_TWO_COLORS = first(
+    "Qgis.GradientColorSource.SimpleTwoColor",
+    "QgsShapeburstFillSymbolLayer.ShapeburstColorType.SimpleTwoColor",
+)
