@@ -29,7 +29,7 @@ from shapely.geometry import mapping
 from scoring.constraints.explain import explain_constraints
 from scoring.formats.benchmark import Benchmark
 
-from ..core.constraint_layers import constraint_features, style_constraint_layer
+from ..core.constraint_layers import constraint_features, label_text, style_constraint_layer
 from ..core.layer_util import scene_feature, to_shapely
 from ..utils.compat import (
     FIELD_BOOL,
@@ -169,9 +169,7 @@ class CheckEdit(SpatialGapAlgorithm):
             for kind, sink_id in ((KIND_OF[key], sink_id) for key, sink_id in written.items())
         }
         for view in views:
-            feedback.pushInfo(
-                f"#{view.index + 1} {'pass' if view.passed else 'FAIL'} ({view.measured_text}): {view.text}"
-            )
+            feedback.pushInfo(label_text(view))  # as the map labels say it: "#2 … — holds ✔"
         return results
 
     def postProcessAlgorithm(self, context, feedback):  # noqa: N802

@@ -7,6 +7,8 @@ failing part is drawn over a passing one on the same geometry."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import shapely
 from qgis.core import (
     QgsFeature,
@@ -23,6 +25,7 @@ from ..core import styles
 from ..core.layer_util import GEOM_TYPES, add_to_group, explode, geom_class, memory_layer, to_qgs
 from ..utils.compat import FIELD_BOOL, FIELD_INT, FIELD_STRING
 from ..utils.i18n import tr
+from ..utils.sentences import measured_value, requirement
 
 CONSTRAINT_FIELDS = [
     ("constraint", FIELD_INT),
@@ -76,13 +79,13 @@ def result_text(view) -> str:
         return tr("not measured")
     if isinstance(view.measured, bool):
         return tr("holds") if view.passed else tr("broken")
-    return view.measured_text
+    return measured_value(view)
 
 
 def label_text(view) -> str:
     """The requirement, then the result: "#2 F0 is not within 20 m of F2 — broken ✘"; the
     ✔ / ✘ reads in every language."""
-    return f"#{view.index + 1} {view.text} — {result_text(view)} {'✔' if view.passed else '✘'}"
+    return f"#{view.index + 1} {requirement(view)} — {result_text(view)} {'✔' if view.passed else '✘'}"
 
 
 def constraint_features(views) -> dict[str, list[tuple[list, BaseGeometry]]]:
@@ -145,7 +148,7 @@ def _styles(kind: str, color: str | None) -> list[tuple[str, object]]:
 
 
 def constraint_renderer(
-    kind: str, present: set[tuple[str, bool]] | None = None, zones: set[tuple[str, int]] = frozenset()
+    kind: str, present: set[tuple[str, bool]] | None = None, zones: Collection[tuple[str, int]] = ()
 ) -> QgsRuleBasedRenderer:
     """One rule per zone (role, constraint number) in that constraint's hue, per fixed-style role
     and per (measured, verdict); only what is present gets a rule, so the legend lists what is on
@@ -154,10 +157,10 @@ def constraint_renderer(
     root = QgsRuleBasedRenderer.Rule(None)
     fixed = _styles(kind, None)
     named = [r for r, _ in fixed] + list(VERDICT_ROLES) + list(ZONE_ROLES)
-    for role, number in sorted(zones, key=lambda z: (z[1], ZONE_ROLES.index(z[0]))):
-        sym = styles.zone_symbol(kind, role, styles.constraint_hue(number))
-        expr = f'"role" = \'{role}\' AND "constraint" = {int(number)}'
-        root.appendChild(QgsRuleBasedRenderer.Rule(sym, 0, 0, expr, f"#{number} {role_name(role, kind)}"))
+    for zone, number in sorted(zones, key=lambda z: (z[1], ZONE_ROLES.index(z[0]))):
+        sym = styles.zone_symbol(kind, zone, styles.constraint_hue(number))
+        expr = f'"role" = \'{zone}\' AND "constraint" = {int(number)}'
+        root.appendChild(QgsRuleBasedRenderer.Rule(sym, 0, 0, expr, f"#{number} {role_name(zone, kind)}"))
 
     def wanted(role: str | None, passed: bool | None) -> bool:
         if present is None:

@@ -139,7 +139,9 @@ def scene_layers(
     for kind, _, _ in GEOM_TYPES:  # added top-down: points above lines above polygons
         if not rows[kind]:
             continue
-        layer = memory_layer(kind, epsg, f"{name_prefix}{tr('scene')} {kind_name(kind)}", fields)
+        layer = memory_layer(
+            kind, epsg, name_prefix + tr("scene {kind}").format(kind=kind_name(kind)), fields
+        )
         feats = []
         for *attrs, geom in rows[kind]:
             qf = QgsFeature(layer.fields())
@@ -208,13 +210,19 @@ class ContextSource:
             chosen = [i for i in idx if geom_class(self.geoms[i]) == kind and self.pools[i] != "water"]
             if chosen:
                 sym = symbol(kind, "#b8b8b8", width=0.3, size=1.4, fill_alpha=40, outline="#c8c8c8")
-                out.append(self._layer(kind, epsg, f"{tr('context')} {kind_name(kind)}", chosen, sym, group))
+                out.append(
+                    self._layer(
+                        kind, epsg, tr("context {kind}").format(kind=kind_name(kind)), chosen, sym, group
+                    )
+                )
         # Sea, lakes and basins: their own layer at the bottom, in the headless maps' water colour
         # (a grey wash over the harbour would read as land).
         water = [i for i in idx if self.pools[i] == "water" and geom_class(self.geoms[i]) == "polygon"]
         if water:
             sym = symbol("polygon", "#c6dbe9", width=0.0, fill_alpha=255, outline="#c6dbe9")
-            out.append(self._layer("polygon", epsg, f"{tr('context')} {tr('water')}", water, sym, group))
+            out.append(
+                self._layer("polygon", epsg, tr("context {kind}").format(kind=tr("water")), water, sym, group)
+            )
         return out
 
     def _layer(self, kind: str, epsg: int, name: str, chosen: list[int], sym, group) -> QgsVectorLayer:

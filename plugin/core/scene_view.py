@@ -60,6 +60,10 @@ class SceneView:
 
     def show(self, inst: Instance) -> list[QgsVectorLayer]:
         """Replace the shown instance by this one; returns every layer added."""
+        with keep_clean():
+            return self._show(inst)
+
+    def _show(self, inst: Instance) -> list[QgsVectorLayer]:
         self.clear()
         self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
         self.group.setCustomProperty(SCENE_KEY, inst["id"])
@@ -101,6 +105,13 @@ class SceneView:
         """The edited target (if any) beside the ghost of F0, and the constraint drawings."""
         if self.group is None:
             return
+        with keep_clean():
+            self._draw_constraints(inst, views, edited_scene, title, zoom)
+
+    def _draw_constraints(
+        self, inst: Instance, views, edited_scene: dict | None, title: str, zoom: bool
+    ) -> None:
+        assert self.group is not None
         # One set of constraint drawings at a time: two overlapping sets cannot be read.
         for node in list(self.group.children()):
             if node.name() in self._constraint_groups:
@@ -165,6 +176,19 @@ class SceneView:
         # QGIS zooms to the full extent of the first layers added to an empty project (the OSM
         # context, 150 m wider on every side) once control returns to the event loop: frame again.
         QTimer.singleShot(0, lambda: _reframe(canvas, frame))
+
+
+@contextlib.contextmanager
+def keep_clean():
+    """Browsing is not editing: a project with no unsaved change before showing an instance
+    has none after (the drawings are scratch layers the plugin redraws at will)."""
+    project = QgsProject.instance()
+    was_dirty = project.isDirty()
+    try:
+        yield
+    finally:
+        if not was_dirty:
+            project.setDirty(False)
 
 
 def canvas_view(canvas, crs) -> label_layout.CanvasView:

@@ -12,6 +12,7 @@ from scoring.vocab import Form, Task, Verdict
 
 from ..core.styles import FAIL_COLOR, PASS_COLOR
 from ..utils.i18n import tr
+from ..utils.sentences import found, requirement
 from ..utils.text import plain, verdict_name
 
 CHOICE_LETTERS = string.ascii_uppercase
@@ -104,7 +105,7 @@ def constraints_html(views, verdict: dict | None) -> str:
         error = f" <i>({html.escape(plain(view.error))})</i>" if view.error else ""
         rows.append(
             f"<span style='color:{color}'><b>{mark} #{view.index + 1}</b></span> "
-            f"{html.escape(view.text)}<br>&nbsp;&nbsp;&nbsp;→ {tr('found')}: "
-            f"<b>{html.escape(view.sentence)}</b>{error}"
+            f"{html.escape(requirement(view))}<br>&nbsp;&nbsp;&nbsp;→ {tr('found')}: "
+            f"<b>{html.escape(found(view))}</b>{error}"
         )
     return "<br>".join(rows)

@@ -96,6 +96,7 @@ class EndpointsDialog(QDialog):
         self.kind = QComboBox()
         self.kind.addItems(list(endpoint_kinds()))
         self.base_url = QLineEdit()
+        self.base_url.setMinimumWidth(380)  # a full URL, not its first half
         self.model = QLineEdit()
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -105,6 +106,14 @@ class EndpointsDialog(QDialog):
         self.timeout.setSuffix(" s")
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
+        # Prices per million tokens, for the cost asked about before a set is sent; 0: not set.
+        self.prices = []
+        for _ in range(2):
+            price = QDoubleSpinBox()
+            price.setRange(0, 10000)
+            price.setDecimals(3)
+            price.setSpecialValueText(tr("not set"))
+            self.prices.append(price)
         self.auth_label = QLabel()
         for label, w in (
             (tr("Name"), self.name),
@@ -115,6 +124,8 @@ class EndpointsDialog(QDialog):
             (tr("Auth config"), self.auth_label),
             (tr("Timeout"), self.timeout),
             (tr("Concurrency"), self.concurrency),
+            (tr("Price in (per million tokens)"), self.prices[0]),
+            (tr("Price out (per million tokens)"), self.prices[1]),
         ):
             form.addRow(label, w)
         right.addLayout(form)
@@ -150,6 +161,8 @@ class EndpointsDialog(QDialog):
             self.auth_label.setText(e.authcfg or tr("(no key)"))
             self.timeout.setValue(e.timeout_s)
             self.concurrency.setValue(e.concurrency)
+            self.prices[0].setValue(e.price_in or 0.0)
+            self.prices[1].setValue(e.price_out or 0.0)
             self.result.clear()
 
     def _commit(self) -> Endpoint | None:
@@ -163,6 +176,7 @@ class EndpointsDialog(QDialog):
         e.model = self.model.text().strip()
         e.timeout_s = self.timeout.value()
         e.concurrency = self.concurrency.value()
+        e.price_in, e.price_out = (p.value() or None for p in self.prices)
         if self.key.text():
             try:
                 e.authcfg = store_key(e.name, self.key.text(), e.authcfg or None)

@@ -11,6 +11,11 @@ PLUGIN_DIR = Path(__file__).resolve().parents[1]
 _LANG = {"lang": "en"}  # the language of the installed translation: numbers follow it
 
 
+def language() -> str:
+    """The language of the installed translation ("en" without one)."""
+    return _LANG["lang"]
+
+
 def number(value, decimals: int | None = None) -> str:
     """A number in the plugin's language: "1,545" / "120.00" in English, "1 545" / "120,00" in
     French (the UI's sentences and its numbers in one language)."""

@@ -58,10 +58,39 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         dock = SpatialGapDock(qgis_iface)
         assert dock.model_panel.send_btn.text() == "Envoyer l'instance"
         dock.deleteLater()
+        _map_labels_read_in_french()
     finally:
         QCoreApplication.removeTranslator(translator)
     assert tr("Send instance") == "Send instance"
     assert install_translator("en") is None
+
+
+def _map_labels_read_in_french() -> None:
+    """Verdict names, states, numbers and the constraint sentences on the map, all in French."""
+    from plugin.core.constraint_layers import label_text
+    from plugin.utils.i18n import number
+    from plugin.utils.text import state_name, verdict_name
+    from scoring.constraints.explain import ConstraintView
+
+    assert verdict_name("correct") == "correcte" and state_name("aborted") == "abandonnée"
+    assert number(1545) == "1\u202f545" and number(120.0, 2) == "120,00"
+    distance = {"measure": "within_distance", "args": ["F0", "F2"], "params": {"distance": 20.0}, "op": "is"}
+    view = ConstraintView(
+        0,
+        "F0 is not within 20 m of F2",
+        "within_distance",
+        "is",
+        True,
+        False,
+        None,
+        constraint={**distance, "value": False},
+    )
+    assert label_text(view) == "#1 F0 n'est pas à moins de 20 m de F2 — respectée ✔"
+    moved = {"measure": "displacement", "args": ["F0"], "op": "at_most", "max": 369.5, "unit": "m"}
+    view = ConstraintView(1, "…", "displacement", "at_most", False, 149.97, "m", constraint=moved)
+    assert label_text(view) == (
+        "#2 le déplacement du centroïde de F0 depuis sa position initiale vaut au plus 369,5 m — 149,97 m ✘"
+    )
 
 
 TS_BEFORE = """<?xml version="1.0" encoding="utf-8"?>
