@@ -83,6 +83,10 @@ screenshot: zip
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
 	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 M14 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
+	# An edit of each family (D04, M14, O03, T11) drawn on the canvas, in English and in French:
+	# $(OUT)/edits/{en,fr}-<relation>.png (the window) and -canvas.png (the exported canvas).
+	for lang in en fr; do $(PY) tools/screenshot.py --families D04,M14,O03,T11 --locale $$lang \
+	  --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/edits/$$lang.png || exit 1; done
 	# A stock profile (QGIS's Python as shipped): the Install dependencies dialog pip-installs into the
 	# profile from a local wheelhouse (no network), QGIS restarts, a run completes on an M14 instance
 	# (a negated constraint's forbidden zone), every Processing algorithm, a model and every dock
