@@ -949,7 +949,7 @@
     </message>
     <message>
       <source>wrong</source>
-      <translation>fausse</translation>
+      <translation>incorrecte</translation>
     </message>
     <message>
       <source>unparsed</source>
@@ -1290,6 +1290,70 @@
     <message>
       <source>context {kind}</source>
       <translation>{kind} du contexte</translation>
+    </message>
+    <message>
+      <source>constraint {n} is broken (see #{n} below)</source>
+      <translation>la contrainte {n} n'est pas respectée (voir #{n} ci-dessous)</translation>
+    </message>
+    <message>
+      <source>all {n} constraints hold</source>
+      <translation>les {n} contraintes sont respectées</translation>
+    </message>
+    <message>
+      <source>refused on an unanswerable instance</source>
+      <translation>refus sur une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>answered an unanswerable instance</source>
+      <translation>a répondu à une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>answered {value} on an unanswerable instance</source>
+      <translation>a répondu {value} à une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>edited an unanswerable instance</source>
+      <translation>a modifié une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>refusal</source>
+      <translation>refus</translation>
+    </message>
+    <message>
+      <source>within tolerance</source>
+      <translation>dans la tolérance</translation>
+    </message>
+    <message>
+      <source>no change: the target is unchanged</source>
+      <translation>aucun changement : la cible est inchangée</translation>
+    </message>
+    <message>
+      <source>empty prediction: no operations</source>
+      <translation>prédiction vide : aucune opération</translation>
+    </message>
+    <message>
+      <source>chose {value}, expected {expected}</source>
+      <translation>a choisi {value}, attendu {expected}</translation>
+    </message>
+    <message>
+      <source>chose {value}</source>
+      <translation>a choisi {value}</translation>
+    </message>
+    <message>
+      <source>off by {amount}</source>
+      <translation>écart de {amount}</translation>
+    </message>
+    <message>
+      <source>expected {value}</source>
+      <translation>attendu {value}</translation>
+    </message>
+    <message>
+      <source>request failed: {detail}</source>
+      <translation>requête échouée : {detail}</translation>
+    </message>
+    <message>
+      <source>invalid edit: {detail}</source>
+      <translation>modification invalide : {detail}</translation>
     </message>
   </context>
 </TS>

@@ -48,6 +48,7 @@ BUFFER_MM = 1.0  # the labels' white halo (styles.text_format), part of what mus
 CLEARANCE_MM = {"Point": 2.4, "LineString": 1.0, "Polygon": 0.6}
 FEATURE_CLEARANCE_MM = 0.8  # how far other features keep labels off
 EDGE_PX = 2.0  # labels stay this far inside the frame
+FURNITURE = "spatialgap/furniture"  # labels and leader lines: no legend entry in an export
 PROP_COLOR = first("QgsPalLayerSettings.Property.Color", "QgsPalLayerSettings.Color")
 
 
@@ -232,6 +233,7 @@ def label_layers(
             feats.append(qf)
         lines.dataProvider().addFeatures(feats)
         lines.setRenderer(QgsSingleSymbolRenderer(styles.symbol("line", "#333333", width=0.3)))
+        lines.setCustomProperty(FURNITURE, True)
         out.append(add_to_group(lines, group, top=True))
     layer = memory_layer("point", epsg, tr("labels"), LABEL_FIELDS)
     feats = []
@@ -243,6 +245,7 @@ def label_layers(
     layer.dataProvider().addFeatures(feats)
     layer.setRenderer(QgsSingleSymbolRenderer(styles.symbol("point", "#000000", size=0.0)))
     layer.renderer().symbol().setOpacity(0.0)
+    layer.setCustomProperty(FURNITURE, True)
     layer.setLabeling(_labeling())
     layer.setLabelsEnabled(True)
     out.append(add_to_group(layer, group, top=True))

@@ -449,7 +449,13 @@ class SpatialGapDock(QDockWidget):
         shown = [node.layer() for node in self.scene.group.findLayers()] if self.scene.group else None
         # The keys are explained by the key panel, not the legend.
         legend = (
-            [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0 and lyr.fields().indexOf("slot") < 0]
+            [
+                lyr
+                for lyr in shown
+                if lyr.fields().indexOf("pool") < 0
+                and lyr.fields().indexOf("slot") < 0
+                and not lyr.customProperty("spatialgap/furniture")
+            ]
             if shown
             else None
         )

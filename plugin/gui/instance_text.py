@@ -13,7 +13,7 @@ from scoring.vocab import Form, Task, Verdict
 from ..core.styles import FAIL_COLOR, PASS_COLOR
 from ..utils.i18n import tr
 from ..utils.sentences import found, requirement
-from ..utils.text import plain, verdict_name
+from ..utils.text import plain, reason_text, verdict_name
 
 CHOICE_LETTERS = string.ascii_uppercase
 SUCCESS_VERDICTS = (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
@@ -91,7 +91,7 @@ def verdict_html(verdict: dict) -> str:
     )
     return (
         f"<b style='color:{color}'>{html.escape(verdict_name(verdict.get('verdict')))}</b>: "
-        f"{html.escape(plain(verdict.get('reason')))}{shown}"
+        f"{html.escape(plain(reason_text(verdict.get('reason'))))}{shown}"
     )
 
 

@@ -83,3 +83,39 @@ def state_name(state: str | None) -> str:
         "unknown": tr("unknown"),
     }
     return names.get(str(state or ""), str(state or ""))
+
+
+def _reasons() -> list[tuple[str, str]]:
+    """(pattern of the scorer's English reason, its template in the plugin's language)."""
+    return [
+        (r"constraint (?P<n>\d+) fails: .*", tr("constraint {n} is broken (see #{n} below)")),
+        (r"all (?P<n>\d+) constraints hold", tr("all {n} constraints hold")),
+        (r"refused on an unanswerable instance", tr("refused on an unanswerable instance")),
+        (r"answered an unanswerable instance", tr("answered an unanswerable instance")),
+        (
+            r"answered (?P<value>.+) on an unanswerable instance",
+            tr("answered {value} on an unanswerable instance"),
+        ),
+        (r"edited an unanswerable instance", tr("edited an unanswerable instance")),
+        (r"refusal", tr("refusal")),
+        (r"within tolerance", tr("within tolerance")),
+        (r"no change: the target is unchanged", tr("no change: the target is unchanged")),
+        (r"empty prediction: no operations", tr("empty prediction: no operations")),
+        (r"chose (?P<value>\S+), expected (?P<expected>\S+)", tr("chose {value}, expected {expected}")),
+        (r"chose (?P<value>\S+)", tr("chose {value}")),
+        (r"off by (?P<amount>.+)", tr("off by {amount}")),
+        (r"expected (?P<value>.+)", tr("expected {value}")),
+        (r"request failed: (?P<detail>.*)", tr("request failed: {detail}")),
+        (r"invalid edit: (?P<detail>.*)", tr("invalid edit: {detail}")),
+    ]
+
+
+def reason_text(reason: str | None) -> str:
+    """A verdict's reason in the plugin's language (the scorer writes English); one it does not
+    know stays as written."""
+    text = str(reason or "")
+    for pattern, template in _reasons():
+        m = re.fullmatch(pattern, text, re.S)
+        if m:
+            return template.format(**m.groupdict())
+    return text

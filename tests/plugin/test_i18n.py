@@ -69,10 +69,13 @@ def _map_labels_read_in_french() -> None:
     """Verdict names, states, numbers and the constraint sentences on the map, all in French."""
     from plugin.core.constraint_layers import label_text
     from plugin.utils.i18n import number
-    from plugin.utils.text import state_name, verdict_name
+    from plugin.utils.text import reason_text, state_name, verdict_name
     from scoring.constraints.explain import ConstraintView
 
     assert verdict_name("correct") == "correcte" and state_name("aborted") == "abandonnée"
+    assert reason_text("constraint 1 fails: F0 is within 20 m of F1") == (
+        "la contrainte 1 n'est pas respectée (voir #1 ci-dessous)"
+    )
     assert number(1545) == "1\u202f545" and number(120.0, 2) == "120,00"
     distance = {"measure": "within_distance", "args": ["F0", "F2"], "params": {"distance": 20.0}, "op": "is"}
     view = ConstraintView(
