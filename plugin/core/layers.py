@@ -198,10 +198,12 @@ class ContextSource:
     def __len__(self) -> int:
         return len(self.geoms)
 
-    def layers(self, instance: Instance, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
+    def layers(self, instance: Instance, group: QgsLayerTreeGroup, around=None) -> list[QgsVectorLayer]:
+        """The context within MARGIN_M of the scene (and of `around`: where an edit moved F0)."""
         if self.tree is None:
             return []
-        scene = shapely.GeometryCollection([shape(f["geometry"]) for f in instance["scene"]["features"]])
+        shapes = [shape(f["geometry"]) for f in instance["scene"]["features"]]
+        scene = shapely.GeometryCollection(shapes + ([around] if around is not None else []))
         box = shapely.box(*scene.bounds).buffer(self.MARGIN_M, join_style=2)
         idx = sorted(self.tree.query(box, predicate="intersects"))
         epsg = int(instance["crs"]["epsg"])

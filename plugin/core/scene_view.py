@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import shapely
 from qgis.core import (
     QgsCoordinateTransform,
     QgsCsException,
@@ -15,6 +16,7 @@ from qgis.core import (
     QgsVectorLayer,
 )
 from qgis.PyQt.QtCore import QTimer
+from shapely.geometry import shape
 
 from scoring.formats.records import Instance
 
@@ -48,6 +50,7 @@ class SceneView:
         self._constraint_groups: set[str] = set()
         self._context: layers.ContextSource | None = None
         self._context_path: Path | None = None
+        self._context_reach = None  # where the drawn context surely covers (shapely, layers' CRS)
 
     def set_context(self, path: Path | None) -> None:
         """The benchmark's context.geojsonl, read on first use."""
@@ -75,6 +78,7 @@ class SceneView:
         context_group = scene_group.findGroup(tr("OSM context"))
         if context_group is not None:
             context_group.setExpanded(False)
+        self._context_reach = _scene_box(inst).buffer(layers.ContextSource.MARGIN_M / 2)
         self.scene_layers = [lyr for lyr in added if lyr.fields().indexOf("role") >= 0]
         # The project's CRS is the analyst's: never changed here. The layers carry the instance's
         # CRS and QGIS reprojects them; an empty project takes the first layer's CRS (QGIS's own
@@ -127,6 +131,7 @@ class SceneView:
                 group,
                 tr("edited {id}: {title}").format(id=inst.get("target", "F0"), title=title),
             )
+        self._widen_context(inst, edited_scene)
         drawn = layers.constraint_layers(inst, views, group)
         keys.keys_layer(inst, keys.constraint_keys(views, label_text), group, tr("constraint numbers"))
         self.views = list(views)
@@ -152,6 +157,27 @@ class SceneView:
             node = group.findLayer(layer.id())
             group.insertChildNode(0, node.clone())
             group.removeChildNode(node)
+
+    def _widen_context(self, inst: Instance, edited_scene: dict | None) -> None:
+        """An edit that moved F0 beyond the drawn context gets the context around it too (not a
+        blank canvas under the moved target)."""
+        scene_group = self.group.findGroup(tr("scene")) if self.group is not None else None
+        context = self.context()
+        if edited_scene is None or scene_group is None or context is None:
+            return
+        try:
+            moved = shape(layers.scene_feature(edited_scene, inst.get("target", "F0"))["geometry"])
+        except KeyError:
+            return
+        if self._context_reach is None or self._context_reach.contains(moved):
+            return
+        old = scene_group.findGroup(tr("OSM context"))
+        if old is not None:
+            layers.remove_group(old)
+        group = layers.add_group(scene_group, tr("OSM context"))
+        context.layers(inst, group, around=moved)
+        group.setExpanded(False)
+        self._context_reach = _scene_box(inst).union(moved.envelope).envelope
 
     def zoom_to(self, shown, cap_layers=None, factor: float = 1.0) -> None:
         canvas = self.iface.mapCanvas() if self.iface is not None else None
@@ -230,6 +256,12 @@ def framed(extent: QgsRectangle) -> QgsRectangle:
     half_w = max(extent.width() / 2 + pad, MIN_SIDE_M / 2)
     half_h = max(extent.height() / 2 + pad, MIN_SIDE_M / 2)
     return QgsRectangle(cx - half_w, cy - half_h, cx + half_w, cy + half_h)
+
+
+def _scene_box(inst: Instance):
+    return shapely.box(
+        *shapely.GeometryCollection([shape(f["geometry"]) for f in inst["scene"]["features"]]).bounds
+    )
 
 
 def _extent(shown) -> QgsRectangle:
