@@ -17,45 +17,40 @@ _TAG = re.compile(
 
 
 class _Text(HTMLParser):
-    """The visible text of an HTML page, its <title> apart."""
+    """The visible text of an HTML page as its pieces, each said once (a page's <title> is
+    usually its <h1> again)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.title: list[str] = []
-        self.body: list[str] = []
+        self.pieces: list[str] = []
         self._skip = 0
-        self._in_title = False
 
     def handle_starttag(self, tag, attrs):
         if tag in ("script", "style"):
             self._skip += 1
-        self._in_title = self._in_title or tag == "title"
 
     def handle_endtag(self, tag):
         if tag in ("script", "style") and self._skip:
             self._skip -= 1
-        if tag == "title":
-            self._in_title = False
 
     def handle_data(self, data):
-        if self._skip:
-            return
-        (self.title if self._in_title else self.body).append(data)
+        piece = " ".join(data.split())
+        if piece and not self._skip and piece not in self.pieces:
+            self.pieces.append(piece)
 
 
 def plain(text: str | None, limit: int = SERVER_TEXT_CHARS) -> str:
-    """One line of plain text, at most `limit` characters: an HTML page becomes its visible text
-    (its title first when the text lacks it), entities are decoded, whitespace collapsed."""
+    """One line of plain text, at most `limit` characters: an HTML page becomes its visible text,
+    entities are decoded, whitespace collapsed."""
     text = str(text or "")
     if _TAG.search(text):
         parser = _Text()
         try:
             parser.feed(text)
             parser.close()
+            text = " ".join(parser.pieces)
         except (AssertionError, ValueError):  # a broken page: fall back to dropping the tags
-            parser.body = [re.sub(r"<[^>]*>", " ", text)]
-        title, body = " ".join(" ".join(parser.title).split()), " ".join(" ".join(parser.body).split())
-        text = body if title in body else f"{title}: {body}"
+            text = re.sub(r"<[^>]*>", " ", text)
     text = " ".join(html.unescape(text).split())
     return textwrap.shorten(text, limit, placeholder=" …") if len(text) > limit else text
 

@@ -51,3 +51,12 @@ def test_an_exception_in_the_check_never_leaves_the_task(qgis_app):
     QgsApplication.taskManager().addTask(task)
     wait_for(lambda: bool(got), 30)
     assert got == [(False, "The connection test failed: RecursionError")]
+
+
+def test_server_html_reads_as_its_text_once_and_short():
+    from plugin.utils.text import plain
+
+    assert plain(PROXY_502, 60) == "502 Bad Gateway nginx/1.18.0 padding"
+    assert plain("HTTP 502: <html><title>502 Bad Gateway</title></html>") == "HTTP 502: 502 Bad Gateway"
+    assert plain("x < 3 and y > 2 &amp; more") == "x < 3 and y > 2 & more"
+    assert len(plain("word " * 200)) <= 300

@@ -59,6 +59,12 @@ def main() -> None:
     confirm = SendConfirmation(len(instances), "1.20 USD", "model-x")
     assert str(len(instances)) in confirm.text()
     assert enum_int(Qt.DockWidgetArea.RightDockWidgetArea) == 2
+    from plugin.gui.settings_dialog import EndpointsDialog
+
+    endpoints = EndpointsDialog()
+    endpoints._add()
+    endpoints._tested(False, "HTTP 502 from http://proxy/v1/models: <html><title>502 Bad Gateway</title></html>")
+    assert endpoints.result.text() == "✘ HTTP 502 from http://proxy/v1/models: 502 Bad Gateway"
     app.processEvents()
     print("qt6 widgets ok")
 
