@@ -32,13 +32,9 @@ CONSTRAINT_FRAME_CAP = 1.6
 MARGIN_FRACTION = 0.08
 MIN_PAD_M = 10.0
 MIN_SIDE_M = 60.0
-SCENE_KEY = "spatialgap/instance"
-LABEL_ZOOM_OUT = (
-    1.0,
-    1.3,
-    1.7,
-    2.2,
-)  # frame factors tried until every label finds free room  # on an instance's top group: the instance shown
+SCENE_KEY = "spatialgap/instance"  # on an instance's top group: the instance shown
+LABEL_ZOOM_OUT = (1.0, 1.3, 1.7, 2.2)  # frame factors tried until every label finds free room
+RELABEL_MS = 300  # after the analyst zooms or pans, the labels are placed again once it settles
 
 
 class SceneView:
@@ -51,6 +47,16 @@ class SceneView:
         self._context: layers.ContextSource | None = None
         self._context_path: Path | None = None
         self._context_reach = None  # where the drawn context surely covers (shapely, layers' CRS)
+        # The drawing whose labels follow the canvas: (instance, views, edited scene, group).
+        self._labelled: tuple | None = None
+        self._label_layers: list[str] = []
+        self._relabel_timer = QTimer()
+        self._relabel_timer.setSingleShot(True)
+        self._relabel_timer.setInterval(RELABEL_MS)
+        self._relabel_timer.timeout.connect(self.relabel)
+        canvas = iface.mapCanvas() if iface is not None else None
+        if canvas is not None:
+            canvas.extentsChanged.connect(self._relabel_timer.start)
 
     def set_context(self, path: Path | None) -> None:
         """The benchmark's context.geojsonl, read on first use."""
@@ -96,6 +102,7 @@ class SceneView:
                 kept += layers.remove_group(node)
         self.group, self.scene_layers, self._constraint_groups = None, [], set()
         self.views = []
+        self._labelled, self._label_layers = None, []
         return kept
 
     def sub_group(self, name: str) -> QgsLayerTreeGroup:
@@ -151,12 +158,39 @@ class SceneView:
             placed = label_layout.place(inst, views, edited_scene, view, label_text)
             if not any(p.fallback for p in placed):
                 break
-        label_layout.label_layers(inst, placed, group)
-        # The edited target over every drawing and key of its constraints.
-        for layer in [e for e in edits if next(e.getFeatures())["state"] == "edited"]:
-            node = group.findLayer(layer.id())
-            group.insertChildNode(0, node.clone())
-            group.removeChildNode(node)
+        self._labelled = (inst, views, edited_scene, group)
+        self._put_labels(placed)
+        self._relabel_timer.stop()  # placed for this very frame
+
+    def _put_labels(self, placed) -> None:
+        """The label layers of the current drawing, replacing earlier ones; the edited target
+        stays above every drawing, key and leader line of its constraints."""
+        assert self._labelled is not None
+        inst, _views, _edited, group = self._labelled
+        old = [lid for lid in self._label_layers if QgsProject.instance().mapLayer(lid) is not None]
+        if old:
+            QgsProject.instance().removeMapLayers(old)
+        self._label_layers = [lyr.id() for lyr in label_layout.label_layers(inst, placed, group)]
+        for node in group.findLayers():
+            layer = node.layer()
+            if layer.fields().indexOf("state") >= 0 and next(layer.getFeatures())["state"] == "edited":
+                group.insertChildNode(0, node.clone())
+                group.removeChildNode(node)
+
+    def relabel(self) -> None:
+        """Place the drawing's labels again for the frame now shown (after a zoom or a pan)."""
+        canvas = self.iface.mapCanvas() if self.iface is not None else None
+        if self._labelled is None or canvas is None or not self.scene_layers:
+            return
+        inst, views, edited_scene, group = self._labelled
+        try:
+            group.name()
+        except RuntimeError:  # the drawing was removed meanwhile
+            self._labelled = None
+            return
+        with keep_clean():
+            view = canvas_view(canvas, self.scene_layers[0].crs())
+            self._put_labels(label_layout.place(inst, views, edited_scene, view, label_text))
 
     def _widen_context(self, inst: Instance, edited_scene: dict | None) -> None:
         """An edit that moved F0 beyond the drawn context gets the context around it too (not a

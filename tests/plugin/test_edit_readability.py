@@ -160,3 +160,22 @@ def test_every_relations_edit_reads_on_the_rendered_canvas(dock, every_relation)
         _check_zones(inst, shown)
         group = QgsProject.instance().layerTreeRoot().findGroup(f"Spatial Gap: {inst['id']}")
         assert all(node.isExpanded() for node in group.findLayers()), "a legend is folded"
+
+
+def test_labels_are_placed_again_after_a_zoom(dock, every_relation):
+    from tests.plugin.conftest import wait_for
+
+    bench, chosen = every_relation
+    canvas = dock.iface.mapCanvas()
+    _show_canvas(canvas)
+    dock.open_benchmark(bench)
+    inst = next(i for i in chosen if i["relation"] == "M14")
+    dock.select_instance(inst["id"])
+    dock.show_verdict(inst, score_edit(inst, json.dumps(MOVED)).as_dict(), title="moved")
+    before = list(dock.scene._label_layers)
+    canvas.zoomByFactor(0.6)  # closer: the labels placed for the old frame would now collide
+    wait_for(lambda: dock.scene._label_layers != before, 10)
+    shown = [lyr for lyr in _group_layers(inst) if lyr.fields().indexOf("pool") < 0]
+    image, placed, settings = _render(canvas, shown)
+    _check_labels(inst, dock, placed, settings, shown)
+    _check_on_top(inst, image, settings, shown)

@@ -63,7 +63,9 @@ def main() -> None:
 
     endpoints = EndpointsDialog()
     endpoints._add()
-    endpoints._tested(False, "HTTP 502 from http://proxy/v1/models: <html><title>502 Bad Gateway</title></html>")
+    endpoints._tested(
+        False, "HTTP 502 from http://proxy/v1/models: <html><title>502 Bad Gateway</title></html>"
+    )
     assert endpoints.result.text() == "✘ HTTP 502 from http://proxy/v1/models: 502 Bad Gateway"
     app.processEvents()
     print("qt6 widgets ok")
