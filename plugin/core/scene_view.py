@@ -74,6 +74,11 @@ class SceneView:
 
     def _show(self, inst: Instance) -> list[QgsVectorLayer]:
         self.clear()
+        project = QgsProject.instance()
+        if not project.mapLayers():
+            # An empty project takes its first layer's CRS, as QGIS does for any first layer (it
+            # does so only later, in the app: the frame below must be in the right CRS now).
+            project.setCrs(layers.crs_of(inst))
         self.group = layers.replace_group(tr("Spatial Gap: {id}").format(id=inst["id"]))
         self.group.setCustomProperty(SCENE_KEY, inst["id"])
         self._constraint_groups = set()

@@ -53,3 +53,14 @@ def test_a_layer_made_permanent_is_never_removed(dock, small_bench, instances, t
     dock.select_instance(second["id"])
     assert kept_id in project.mapLayers()
     assert kept_id in {n.layerId() for n in project.layerTreeRoot().findLayers()}
+
+
+def test_an_empty_project_takes_the_instances_crs_and_frames_the_scene(dock, small_bench, instances):
+    project = QgsProject.instance()
+    project.setCrs(QgsCoordinateReferenceSystem("EPSG:4326"))  # a new project's default
+    inst = _edits(instances)[0]
+    dock.open_benchmark(small_bench)
+    dock.select_instance(inst["id"])
+    assert project.crs().authid() == f"EPSG:{inst['crs']['epsg']}"
+    extent = dock.iface.mapCanvas().extent()
+    assert extent.contains(dock.scene.scene_layers[0].extent()) and extent.width() < 5000
