@@ -1355,5 +1355,41 @@
       <source>invalid edit: {detail}</source>
       <translation>modification invalide : {detail}</translation>
     </message>
+    <message>
+      <source>{a} is covered by {b} while touching its boundary (within {eps:g} m)</source>
+      <translation>{a} est couvert par {b} en touchant son contour (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} is not covered by {b} while touching its boundary (within {eps:g} m)</source>
+      <translation>{a} n'est pas couvert par {b} en touchant son contour (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} does lie in the interior of {b} (at least {eps:g} m from its boundary)</source>
+      <translation>{a} est à l'intérieur de {b} (à au moins {eps:g} m de son contour)</translation>
+    </message>
+    <message>
+      <source>{a} does not lie in the interior of {b} (at least {eps:g} m from its boundary)</source>
+      <translation>{a} n'est pas à l'intérieur de {b} (à au moins {eps:g} m de son contour)</translation>
+    </message>
+    <message>
+      <source>{a} (its chord from first to last vertex) runs {axis}</source>
+      <translation>{a} (sa corde du premier au dernier sommet) est orienté {axis}</translation>
+    </message>
+    <message>
+      <source>N-S</source>
+      <translation>N-S</translation>
+    </message>
+    <message>
+      <source>NE-SW</source>
+      <translation>NE-SO</translation>
+    </message>
+    <message>
+      <source>E-W</source>
+      <translation>E-O</translation>
+    </message>
+    <message>
+      <source>NW-SE</source>
+      <translation>NO-SE</translation>
+    </message>
   </context>
 </TS>

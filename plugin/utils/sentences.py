@@ -47,6 +47,14 @@ def _predicates() -> dict[str, tuple[str, str]]:
             tr("{a} is covered by {b} while touching its boundary"),
             tr("{a} is not covered by {b} while touching its boundary"),
         ),
+        "boundary_covered_eps": (
+            tr("{a} is covered by {b} while touching its boundary (within {eps:g} m)"),
+            tr("{a} is not covered by {b} while touching its boundary (within {eps:g} m)"),
+        ),
+        "contained_properly_eps": (
+            tr("{a} does lie in the interior of {b} (at least {eps:g} m from its boundary)"),
+            tr("{a} does not lie in the interior of {b} (at least {eps:g} m from its boundary)"),
+        ),
         "contained_properly": (
             tr("{a} does lie in the interior of {b}"),
             tr("{a} does not lie in the interior of {b}"),
@@ -133,6 +141,10 @@ def _other(c: Mapping[str, Any], ids: dict, value) -> str | None:
     if m == "relative_direction":
         text = tr("for an observer at {a} heading {heading:g}°, {b} is {side}")
         return text.format(**ids, heading=float(params["heading"]), side=words.get(str(value), str(value)))
+    if m == "axis":
+        axes = {"N-S": tr("N-S"), "NE-SW": tr("NE-SW"), "E-W": tr("E-W"), "NW-SE": tr("NW-SE")}
+        text = tr("{a} (its chord from first to last vertex) runs {axis}")
+        return text.format(**ids, axis=axes.get(str(value), str(value)))
     if m == "nearest":
         text = tr("of {others}, the feature nearest to {a} is {nearest}")
         return text.format(**ids, others=", ".join(args[1:]), nearest=value)

@@ -58,15 +58,28 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         dock = SpatialGapDock(qgis_iface)
         assert dock.model_panel.send_btn.text() == "Envoyer l'instance"
         dock.deleteLater()
-        _map_labels_read_in_french()
+        _map_labels_read_in_french(tmp_path / "every-relation")
     finally:
         QCoreApplication.removeTranslator(translator)
     assert tr("Send instance") == "Send instance"
     assert install_translator("en") is None
 
 
-def _map_labels_read_in_french() -> None:
+def _map_labels_read_in_french(bench: Path) -> None:
     """Verdict names, states, numbers and the constraint sentences on the map, all in French."""
+    import json
+
+    from plugin.utils.sentences import found, requirement
+    from scoring.build.builder import build_benchmark
+    from scoring.constraints.explain import explain_constraints
+
+    build_benchmark(None, bench, seed=0, n_qa=0, n_edit=1, jobs=1, progress=False)
+    for line in (bench / "edit.jsonl").read_text(encoding="utf-8").splitlines():
+        for view in explain_constraints(json.loads(line)):
+            # Every relation's constraints have a French template (none left in English).
+            assert requirement(view) != view.text, view.text
+            assert found(view) != view.sentence, view.sentence
+
     from plugin.core.constraint_layers import label_text
     from plugin.utils.i18n import number
     from plugin.utils.text import reason_text, state_name, verdict_name
