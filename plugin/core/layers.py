@@ -12,6 +12,7 @@ import shapely
 from qgis.core import (
     QgsCategorizedSymbolRenderer,
     QgsFeature,
+    QgsFeatureRequest,
     QgsLayerTreeGroup,
     QgsRendererCategory,
     QgsRuleBasedLabeling,
@@ -99,7 +100,13 @@ def _scene_renderer(kind: str, directed: bool) -> QgsCategorizedSymbolRenderer:
                     tr("{name}: travelled from ● (first vertex) to ■ (last vertex)").format(name=name),
                 )
             )
-    return QgsCategorizedSymbolRenderer("role || if(\"directed\", ' directed', '')", categories)
+    renderer = QgsCategorizedSymbolRenderer("role || if(\"directed\", ' directed', '')", categories)
+    # The target drawn last: a feature at the same spot never hides it.
+    renderer.setOrderBy(
+        QgsFeatureRequest.OrderBy([QgsFeatureRequest.OrderByClause("\"role\" = 'target'", True)])
+    )
+    renderer.setOrderByEnabled(True)
+    return renderer
 
 
 def scene_layers(

@@ -269,3 +269,34 @@ def test_a_failed_request_draws_the_initial_scene_under_that_name(dock, small_be
     assert group.findGroup("constraints: refusing") is None
     assert group.findGroup("constraints: initial scene") is not None
     assert "HTTP 401" in dock.verdict_view.toPlainText()
+
+
+def test_a_coincident_target_is_drawn_over_the_other_feature(qgis_new_project):
+    from plugin.core import layers
+    from plugin.core.styles import TARGET_COLOR
+
+    point = {"type": "Point", "coordinates": [385000.0, 6672000.0]}
+    inst = {
+        "id": "coincident",
+        "crs": {"epsg": 32635},
+        "target": "F0",
+        "scene": {
+            "type": "FeatureCollection",
+            "features": [  # F1 after F0: without an order F1's marker would be drawn on top
+                {"type": "Feature", "id": "F0", "geometry": point, "properties": {"kind": "poi"}},
+                {"type": "Feature", "id": "F1", "geometry": point, "properties": {"kind": "poi"}},
+            ],
+        },
+    }
+    group = QgsProject.instance().layerTreeRoot().addGroup("coincident")
+    (points,) = layers.scene_layers(inst, group)
+    settings = QgsMapSettings()
+    settings.setLayers([points])
+    settings.setDestinationCrs(points.crs())
+    settings.setOutputSize(QSize(200, 200))
+    settings.setExtent(QgsRectangle(384990, 6671990, 385010, 6672010))
+    settings.setBackgroundColor(QColor("white"))
+    job = QgsMapRendererSequentialJob(settings)
+    job.start()
+    job.waitForFinished()
+    assert job.renderedImage().pixelColor(100, 100).name() == QColor(TARGET_COLOR).name()
