@@ -1391,5 +1391,9 @@
       <source>NW-SE</source>
       <translation>NO-SE</translation>
     </message>
+    <message>
+      <source>Spatial Gap: reading the runs of {model}</source>
+      <translation>Spatial Gap : lecture des exécutions de {model}</translation>
+    </message>
   </context>
 </TS>

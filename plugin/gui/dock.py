@@ -40,6 +40,7 @@ from ..core.constraint_layers import label_text
 from ..core.exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from ..core.human_session import HumanSession
 from ..core.memory import DockMemory
+from ..core.restore import RestoreTask
 from ..core.scene_view import SceneView
 from ..core.tasks import LOG_TAG, RunTask, start_runs
 from ..gui.browser import InstanceTable
@@ -221,7 +222,35 @@ class SpatialGapDock(QDockWidget):
         self.results.clear()
         self.filters.fill(self.instances)
         self.apply_filter()
+        self.restore_verdicts()
         return True
+
+    def restore_verdicts(self) -> RestoreTask | None:
+        """The endpoint's last verdicts from the runs on disk, read in a task."""
+        endpoint = self.model_panel.endpoint()
+        if self.bench is None or self.runs_root is None or endpoint is None:
+            return None
+        try:
+            spec = endpoint.spec()
+        except SpatialGapError:
+            return None
+        task = RestoreTask(self.bench, self.runs_root, spec, self.model_panel.modality, self._restored)
+        self.tasks.append(task)
+        QgsApplication.taskManager().addTask(task)
+        return task
+
+    def _restored(self, task: RestoreTask) -> None:
+        if task in self.tasks:
+            self.tasks.remove(task)
+        if task.bench is not self.bench or not task.results:
+            return
+        fresh = {i: v for i, v in task.results.items() if i not in self.results}  # never over a newer
+        for instance_id, verdict in fresh.items():
+            self.results[instance_id] = verdict
+            self.verdicts[instance_id] = verdict.get("verdict", "")
+        if self.current is not None and self.current["id"] in fresh:
+            self.show_verdict(self.current, fresh[self.current["id"]])
+        self.apply_filter()
 
     @property
     def runs_root(self) -> Path | None:
@@ -405,6 +434,7 @@ class SpatialGapDock(QDockWidget):
             if self.current is not None and self.current["id"] in stale:
                 self.select_instance(self.current["id"])
             self.apply_filter()
+        self.restore_verdicts()  # this endpoint's own verdicts, from its runs on disk
 
     def score_task_results(self, task: RunTask) -> dict[str, dict]:
         if self.bench is None:
