@@ -717,7 +717,7 @@
     </message>
     <message>
       <source>Opens the documentation in your web browser</source>
-      <translation>Ouvre la documentation dans votre navigateur</translation>
+      <translation type="obsolete">Ouvre la documentation dans votre navigateur</translation>
     </message>
     <message>
       <source>Blind session</source>
@@ -1394,6 +1394,14 @@
     <message>
       <source>Spatial Gap: reading the runs of {model}</source>
       <translation>Spatial Gap : lecture des exécutions de {model}</translation>
+    </message>
+    <message>
+      <source>Spatial Gap help: {name}</source>
+      <translation>Aide de Spatial Gap : {name}</translation>
+    </message>
+    <message>
+      <source>Opens the documentation shipped with the plugin</source>
+      <translation>Ouvre la documentation livrée avec l'extension</translation>
     </message>
   </context>
 </TS>
