@@ -1,6 +1,7 @@
 """The last verdicts of the dock's endpoint read back from the runs on disk when a benchmark is
-opened (after a restart the table showed none although every run was there), scored in a task:
-a whole benchmark's predictions take seconds to score."""
+opened (after a restart the table showed none although every run was there). The runs are read
+in a task; the answers are scored back on the main thread a batch per event-loop turn (QGIS
+stays responsive): scoring shares cached pyproj transformers, which must not cross threads."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qgis.core import QgsMessageLog, QgsTask
+from qgis.PyQt.QtCore import QTimer
 
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS, final_predictions, find_run_dir
 from scoring.runner.config import ModelSpec, public_url
 from scoring.score import score_prediction
@@ -20,6 +23,7 @@ from ..utils.compat import MSG_WARNING
 from ..utils.i18n import tr
 from .tasks import LOG_TAG
 
+SCORE_BATCH = 40  # answers scored per event-loop turn
 _RUNNING: set[RestoreTask] = set()  # the Python side of a task outlives its run()
 
 
@@ -35,6 +39,7 @@ class RestoreTask(QgsTask):
         )
         self.bench, self.runs_root, self.spec, self.modality = bench, Path(runs_root), spec, modality
         self.on_done = on_done
+        self.records: list[tuple[Instance, dict]] = []  # (instance, final record)
         self.results: dict[str, dict] = {}
         self.details: str | None = None
         _RUNNING.add(self)
@@ -61,19 +66,28 @@ class RestoreTask(QgsTask):
                 continue
             for record in final_predictions(path).values():
                 inst = self.bench.get(record.get("instance_id", ""))
-                if inst is None:
-                    continue
-                try:
-                    verdict = score_prediction(inst, record, self.bench.path).as_dict()
-                except Exception as exc:  # noqa: BLE001 - a scorer bug must not kill the GUI
-                    verdict = {"verdict": Verdict.ERROR, "reason": f"scoring failed: {exc}"}
-                verdict["_run"] = verdict["_endpoint"] = self.spec.name
-                self.results[inst["id"]] = verdict
+                if inst is not None:
+                    self.records.append((inst, record))
 
     def finished(self, result: bool) -> None:
-        _RUNNING.discard(self)
         if self.details:
             QgsMessageLog.logMessage(self.details, LOG_TAG, MSG_WARNING)
+        QTimer.singleShot(0, lambda: self._score_batch())  # not bound: the C++ task is gone by then
+
+    def _score_batch(self) -> None:
+        """Score SCORE_BATCH answers, then yield to the event loop; on_done(task) at the end."""
+        batch, self.records = self.records[:SCORE_BATCH], self.records[SCORE_BATCH:]
+        for inst, record in batch:
+            try:
+                verdict = score_prediction(inst, record, self.bench.path).as_dict()
+            except Exception as exc:  # noqa: BLE001 - a scorer bug must not kill the GUI
+                verdict = {"verdict": Verdict.ERROR, "reason": f"scoring failed: {exc}"}
+            verdict["_run"] = verdict["_endpoint"] = self.spec.name
+            self.results[inst["id"]] = verdict
+        if self.records:
+            QTimer.singleShot(0, lambda: self._score_batch())  # not bound: the C++ task is gone by then
+            return
+        _RUNNING.discard(self)
         try:
             self.on_done(self)
         except Exception:  # noqa: BLE001 - a GUI callback must not take QGIS down
