@@ -1403,5 +1403,9 @@
       <source>Opens the documentation shipped with the plugin</source>
       <translation>Ouvre la documentation livrée avec l'extension</translation>
     </message>
+    <message>
+      <source>Render the maps first: Processing ▸ Spatial Gap ▸ Render benchmark maps, map folder left empty.</source>
+      <translation>Produisez d'abord les cartes : Traitement ▸ Spatial Gap ▸ Produire les cartes du benchmark, dossier des cartes laissé vide.</translation>
+    </message>
   </context>
 </TS>

@@ -47,6 +47,11 @@ def run_outcome(
         return Outcome(MSG_WARNING, text.format(model=model, score=score), details)
     if error:
         text = tr("{model}: run failed: {error}").format(model=model, error=_first_line(headline or error))
+        if "map image(s) missing" in error:  # what to do about it, not only what went wrong
+            text += " " + tr(
+                "Render the maps first: Processing ▸ Spatial Gap ▸ Render benchmark maps, "
+                "map folder left empty."
+            )
         return Outcome(MSG_CRITICAL, text, details)
     if n_error:
         first = _first_line(failures[0]) if failures else tr("request failed")
