@@ -12,7 +12,7 @@ OUT ?= out
 PYTEST_ARGS ?=
 export QT_QPA_PLATFORM ?= offscreen
 
-.PHONY: setup test lint litellm adapters run bench reference config-table clean-venv help zip i18n screenshot
+.PHONY: setup test lint litellm adapters qt6 run bench reference config-table clean-venv help zip i18n screenshot
 
 help:
 	@echo "make run    - set up, then the main job on the embedded Helsinki extract: $(OUT)/helsinki/report.html"
@@ -48,7 +48,7 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
 	@touch $(STAMP)
 
-test: setup lint litellm adapters
+test: setup lint litellm adapters qt6
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 run: setup
@@ -83,6 +83,10 @@ screenshot: zip
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(SCREENSHOT_PKGS); }
 	$(VENV)/bin/spatialgap build --out $(OUT)/screenshot-bench --relations M01 M02 D04 O03 T11 M14 --qa 1 --edit 2 --no-render --force
 	$(PY) tools/screenshot.py --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/screenshot.png
+	# An edit of each family (D04, M14, O03, T11) drawn on the canvas, in English and in French:
+	# $(OUT)/edits/{en,fr}-<relation>.png (the window) and -canvas.png (the exported canvas).
+	for lang in en fr; do $(PY) tools/screenshot.py --families D04,M14,O03,T11 --locale $$lang \
+	  --zip dist/spatialgap.zip --bench $(OUT)/screenshot-bench --out $(OUT)/edits/$$lang.png || exit 1; done
 	# A stock profile (QGIS's Python as shipped): the Install dependencies dialog pip-installs into the
 	# profile from a local wheelhouse (no network), QGIS restarts, a run completes on an M14 instance
 	# (a negated constraint's forbidden zone), every Processing algorithm, a model and every dock
@@ -97,6 +101,8 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(PY) tools/ratchet.py
+	@# Qt 6 / QGIS 4 readiness: our equivalent of QGIS's scripts/pyqt5_to_pyqt6 (not on PyPI).
+	$(PY) tools/qt6_check.py plugin
 
 # A real LiteLLM proxy for tests/runner/test_litellm_proxy.py, in a venv of its own: installed into
 # the project's venv it would upgrade jinja2, jsonschema, certifi and packaging.
@@ -105,6 +111,16 @@ litellm: $(LITELLM_STAMP)
 $(LITELLM_STAMP): requirements-litellm.txt | setup
 	@[ -x $(VENV)/litellm/bin/python ] || $(SYS_PY) -m venv $(VENV)/litellm
 	$(VENV)/litellm/bin/python -m pip install -q --disable-pip-version-check -r requirements-litellm.txt
+	@touch $@
+
+# PyQt6 from PyPI for tests/plugin/test_qt6_widgets.py (the plugin's Qt widgets as QGIS 4 runs
+# them), in a venv of its own: Debian's QGIS 3.x is Qt 5, and both in one process cannot load.
+QT6_STAMP := $(VENV)/qt6/.setup-done
+qt6: $(QT6_STAMP)
+$(QT6_STAMP): | setup
+	@[ -x $(VENV)/qt6/bin/python ] || $(SYS_PY) -m venv $(VENV)/qt6
+	$(VENV)/qt6/bin/python -m pip install -q --disable-pip-version-check "pyqt6>=6.5,<7" \
+	  "shapely>=2.0.4,<2.1" "pyproj==3.7.1" "jinja2>=3.1,<4" certifi
 	@touch $@
 
 # inspect_ai and lm-eval for tests/adapters, in a venv of their own (they would upgrade numpy,

@@ -325,7 +325,7 @@
     </message>
     <message>
       <source>context</source>
-      <translation>contexte</translation>
+      <translation type="obsolete">contexte</translation>
     </message>
     <message>
       <source>water</source>
@@ -397,7 +397,7 @@
     </message>
     <message>
       <source>{ok} of {n} correct</source>
-      <translation>{ok} sur {n} corrects</translation>
+      <translation>{ok} correcte(s) sur {n}</translation>
     </message>
     <message>
       <source>request failed</source>
@@ -433,7 +433,7 @@
     </message>
     <message>
       <source>Renders the map image of every instance (the image modality), the same bytes as `spatialgap render`.</source>
-      <translation>Produit l'image cartographique de chaque instance (la modalité image), octet pour octet comme `spatialgap render`.</translation>
+      <translation type="obsolete">Produit l'image cartographique de chaque instance (la modalité image), octet pour octet comme `spatialgap render`.</translation>
     </message>
     <message>
       <source>Score a run</source>
@@ -717,7 +717,7 @@
     </message>
     <message>
       <source>Opens the documentation in your web browser</source>
-      <translation>Ouvre la documentation dans votre navigateur</translation>
+      <translation type="obsolete">Ouvre la documentation dans votre navigateur</translation>
     </message>
     <message>
       <source>Blind session</source>
@@ -886,6 +886,526 @@
     <message>
       <source>Unanswerable by design</source>
       <translation>Sans réponse par construction</translation>
+    </message>
+    <message>
+      <source>Renders the map image of every instance (the image modality), the same bytes as `spatialgap render`. With the map folder left empty the maps go to the benchmark's own maps/ folder, where image runs look for them.</source>
+      <translation>Dessine la carte de chaque instance (modalité image), octet pour octet comme `spatialgap render`. Sans dossier indiqué, les cartes vont dans le dossier maps/ du benchmark, là où les exécutions en image les cherchent.</translation>
+    </message>
+    <message>
+      <source>Map folder (empty: the benchmark's maps/)</source>
+      <translation>Dossier des cartes (vide : maps/ du benchmark)</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: testing {name}</source>
+      <translation>Spatial Gap : test de {name}</translation>
+    </message>
+    <message>
+      <source>The connection test failed: {error}</source>
+      <translation>Le test de connexion a échoué : {error}</translation>
+    </message>
+    <message>
+      <source>labels</source>
+      <translation>étiquettes</translation>
+    </message>
+    <message>
+      <source>leader lines</source>
+      <translation>lignes de rappel</translation>
+    </message>
+    <message>
+      <source>no output cap</source>
+      <translation>sans plafond de sortie</translation>
+    </message>
+    <message>
+      <source>{requests} requests, about {tokens} tokens in, {out}</source>
+      <translation>{requests} requêtes, environ {tokens} jetons en entrée, {out}</translation>
+    </message>
+    <message>
+      <source>Estimated cost: unknown (no price set for this endpoint in Endpoints…)</source>
+      <translation>Coût estimé : inconnu (aucun prix défini pour ce point d'accès dans Points d'accès…)</translation>
+    </message>
+    <message>
+      <source>at most {cap} tokens out a request</source>
+      <translation>au plus {cap} jetons en sortie par requête</translation>
+    </message>
+    <message>
+      <source>Estimated cost: at most {cost} (the endpoint's price per million tokens)</source>
+      <translation>Coût estimé : au plus {cost} (prix du point d'accès par million de jetons)</translation>
+    </message>
+    <message>
+      <source>Send {n} instances to {endpoint}?</source>
+      <translation>Envoyer {n} instances à {endpoint} ?</translation>
+    </message>
+    <message>
+      <source>Send {n}</source>
+      <translation>Envoyer {n}</translation>
+    </message>
+    <message>
+      <source>Testing {url}…</source>
+      <translation>Test de {url}…</translation>
+    </message>
+    <message>
+      <source>correct</source>
+      <translation>correcte</translation>
+    </message>
+    <message>
+      <source>wrong</source>
+      <translation>incorrecte</translation>
+    </message>
+    <message>
+      <source>unparsed</source>
+      <translation>illisible</translation>
+    </message>
+    <message>
+      <source>error</source>
+      <translation>erreur</translation>
+    </message>
+    <message>
+      <source>correct refusal</source>
+      <translation>refus justifié</translation>
+    </message>
+    <message>
+      <source>unfounded answer</source>
+      <translation>réponse infondée</translation>
+    </message>
+    <message>
+      <source>complete</source>
+      <translation>terminée</translation>
+    </message>
+    <message>
+      <source>running</source>
+      <translation>en cours</translation>
+    </message>
+    <message>
+      <source>aborted</source>
+      <translation>abandonnée</translation>
+    </message>
+    <message>
+      <source>stopped</source>
+      <translation>arrêtée</translation>
+    </message>
+    <message>
+      <source>interrupted</source>
+      <translation>interrompue</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>inconnu</translation>
+    </message>
+    <message>
+      <source>The endpoint's API key cannot be read: the QGIS master password was not entered, or the key's entry is gone (store it again in Endpoints…).</source>
+      <translation>La clé d'API de ce point d'accès est illisible : le mot de passe principal de QGIS n'a pas été saisi, ou l'entrée de la clé a disparu (enregistrez-la de nouveau dans Points d'accès…).</translation>
+    </message>
+    <message>
+      <source>not set</source>
+      <translation>non défini</translation>
+    </message>
+    <message>
+      <source>Price in (per million tokens)</source>
+      <translation>Prix en entrée (par million de jetons)</translation>
+    </message>
+    <message>
+      <source>Price out (per million tokens)</source>
+      <translation>Prix en sortie (par million de jetons)</translation>
+    </message>
+    <message>
+      <source>the minimum distance between {a} and {b}</source>
+      <translation>la distance minimale entre {a} et {b}</translation>
+    </message>
+    <message>
+      <source>the boundary distance between {a} and {b}</source>
+      <translation>la distance entre les contours de {a} et {b}</translation>
+    </message>
+    <message>
+      <source>the Manhattan distance between {a} and {b}</source>
+      <translation>la distance de Manhattan entre {a} et {b}</translation>
+    </message>
+    <message>
+      <source>the Hausdorff distance between {a} and {b}</source>
+      <translation>la distance de Hausdorff entre {a} et {b}</translation>
+    </message>
+    <message>
+      <source>the total perimeter of {ids}</source>
+      <translation>le périmètre total de {ids}</translation>
+    </message>
+    <message>
+      <source>the area of {ids}</source>
+      <translation>l'aire de {ids}</translation>
+    </message>
+    <message>
+      <source>the position of {b} along {a} (distance from {a}'s first vertex)</source>
+      <translation>la position de {b} le long de {a} (distance depuis le premier sommet de {a})</translation>
+    </message>
+    <message>
+      <source>the displacement of {a}'s centroid from its initial position</source>
+      <translation>le déplacement du centroïde de {a} depuis sa position initiale</translation>
+    </message>
+    <message>
+      <source>the number of {others} within {distance:g} m of {a}</source>
+      <translation>le nombre de {others} à moins de {distance:g} m de {a}</translation>
+    </message>
+    <message>
+      <source>the density of {others} inside {a}</source>
+      <translation>la densité de {others} dans {a}</translation>
+    </message>
+    <message>
+      <source> is between {min} and {max}{unit}</source>
+      <translation> est comprise entre {min} et {max}{unit}</translation>
+    </message>
+    <message>
+      <source> is at most {max}{unit}</source>
+      <translation> vaut au plus {max}{unit}</translation>
+    </message>
+    <message>
+      <source> is at least {min}{unit}</source>
+      <translation> vaut au moins {min}{unit}</translation>
+    </message>
+    <message>
+      <source> is {value}</source>
+      <translation> vaut {value}</translation>
+    </message>
+    <message>
+      <source>north</source>
+      <translation>au nord</translation>
+    </message>
+    <message>
+      <source>north-east</source>
+      <translation>au nord-est</translation>
+    </message>
+    <message>
+      <source>east</source>
+      <translation>à l'est</translation>
+    </message>
+    <message>
+      <source>south-east</source>
+      <translation>au sud-est</translation>
+    </message>
+    <message>
+      <source>south</source>
+      <translation>au sud</translation>
+    </message>
+    <message>
+      <source>south-west</source>
+      <translation>au sud-ouest</translation>
+    </message>
+    <message>
+      <source>west</source>
+      <translation>à l'ouest</translation>
+    </message>
+    <message>
+      <source>north-west</source>
+      <translation>au nord-ouest</translation>
+    </message>
+    <message>
+      <source>on the left</source>
+      <translation>à gauche</translation>
+    </message>
+    <message>
+      <source>on the right</source>
+      <translation>à droite</translation>
+    </message>
+    <message>
+      <source>ahead</source>
+      <translation>devant</translation>
+    </message>
+    <message>
+      <source>behind</source>
+      <translation>derrière</translation>
+    </message>
+    <message>
+      <source>for an observer at {a} heading {heading:g}°, {b} is {side}</source>
+      <translation>pour un observateur en {a} orienté à {heading:g}°, {b} est {side}</translation>
+    </message>
+    <message>
+      <source>of {others}, the feature nearest to {a} is {nearest}</source>
+      <translation>parmi {others}, l'objet le plus proche de {a} est {nearest}</translation>
+    </message>
+    <message>
+      <source>along {a} from its first vertex, the order is {order}</source>
+      <translation>le long de {a} depuis son premier sommet, l'ordre est {order}</translation>
+    </message>
+    <message>
+      <source>{a} is topologically equal to {b} (within {eps:g} m)</source>
+      <translation>{a} est topologiquement égal à {b} (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} is not topologically equal to {b} (within {eps:g} m)</source>
+      <translation>{a} n'est pas topologiquement égal à {b} (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} is topologically equal to {b}</source>
+      <translation>{a} est topologiquement égal à {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not topologically equal to {b}</source>
+      <translation>{a} n'est pas topologiquement égal à {b}</translation>
+    </message>
+    <message>
+      <source>{a} is disjoint from {b}</source>
+      <translation>{a} est disjoint de {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not disjoint from {b}</source>
+      <translation>{a} n'est pas disjoint de {b}</translation>
+    </message>
+    <message>
+      <source>{a} does intersect {b}</source>
+      <translation>{a} intersecte {b}</translation>
+    </message>
+    <message>
+      <source>{a} does not intersect {b}</source>
+      <translation>{a} n'intersecte pas {b}</translation>
+    </message>
+    <message>
+      <source>{a} does touch {b}</source>
+      <translation>{a} touche {b}</translation>
+    </message>
+    <message>
+      <source>{a} does not touch {b}</source>
+      <translation>{a} ne touche pas {b}</translation>
+    </message>
+    <message>
+      <source>{a} does touch {b} (boundaries within {eps:g} m, interiors disjoint)</source>
+      <translation>{a} touche {b} (contours à moins de {eps:g} m, intérieurs disjoints)</translation>
+    </message>
+    <message>
+      <source>{a} does not touch {b} (boundaries within {eps:g} m, interiors disjoint)</source>
+      <translation>{a} ne touche pas {b} (contours à moins de {eps:g} m, intérieurs disjoints)</translation>
+    </message>
+    <message>
+      <source>{a} does cross {b}</source>
+      <translation>{a} croise {b}</translation>
+    </message>
+    <message>
+      <source>{a} does not cross {b}</source>
+      <translation>{a} ne croise pas {b}</translation>
+    </message>
+    <message>
+      <source>{a} does cross {b} (crossings within {eps:g} m of an endpoint do not count)</source>
+      <translation>{a} croise {b} (les croisements à moins de {eps:g} m d'une extrémité ne comptent pas)</translation>
+    </message>
+    <message>
+      <source>{a} does not cross {b} (crossings within {eps:g} m of an endpoint do not count)</source>
+      <translation>{a} ne croise pas {b} (les croisements à moins de {eps:g} m d'une extrémité ne comptent pas)</translation>
+    </message>
+    <message>
+      <source>{a} is within {b}</source>
+      <translation>{a} est contenu dans {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not within {b}</source>
+      <translation>{a} n'est pas contenu dans {b}</translation>
+    </message>
+    <message>
+      <source>{a} does overlap {b}</source>
+      <translation>{a} chevauche {b}</translation>
+    </message>
+    <message>
+      <source>{a} does not overlap {b}</source>
+      <translation>{a} ne chevauche pas {b}</translation>
+    </message>
+    <message>
+      <source>{a} is covered by {b}</source>
+      <translation>{a} est couvert par {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not covered by {b}</source>
+      <translation>{a} n'est pas couvert par {b}</translation>
+    </message>
+    <message>
+      <source>{a} is covered by {b} while touching its boundary</source>
+      <translation>{a} est couvert par {b} en touchant son contour</translation>
+    </message>
+    <message>
+      <source>{a} is not covered by {b} while touching its boundary</source>
+      <translation>{a} n'est pas couvert par {b} en touchant son contour</translation>
+    </message>
+    <message>
+      <source>{a} does lie in the interior of {b}</source>
+      <translation>{a} est à l'intérieur de {b}</translation>
+    </message>
+    <message>
+      <source>{a} does not lie in the interior of {b}</source>
+      <translation>{a} n'est pas à l'intérieur de {b}</translation>
+    </message>
+    <message>
+      <source>{a} is within {distance:g} m of {b}</source>
+      <translation>{a} est à moins de {distance:g} m de {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not within {distance:g} m of {b}</source>
+      <translation>{a} n'est pas à moins de {distance:g} m de {b}</translation>
+    </message>
+    <message>
+      <source>{b} and {c} are on the same side of {a}</source>
+      <translation>{b} et {c} sont du même côté de {a}</translation>
+    </message>
+    <message>
+      <source>{b} and {c} are not on the same side of {a}</source>
+      <translation>{b} et {c} ne sont pas du même côté de {a}</translation>
+    </message>
+    <message>
+      <source>{c} does lie strictly between {a} and {b}</source>
+      <translation>{c} est strictement entre {a} et {b}</translation>
+    </message>
+    <message>
+      <source>{c} does not lie strictly between {a} and {b}</source>
+      <translation>{c} n'est pas strictement entre {a} et {b}</translation>
+    </message>
+    <message>
+      <source>{a} is vertically above {b}</source>
+      <translation>{a} est au-dessus de {b}</translation>
+    </message>
+    <message>
+      <source>{a} is not vertically above {b}</source>
+      <translation>{a} n'est pas au-dessus de {b}</translation>
+    </message>
+    <message>
+      <source>{a} is connected to {b} by a shared endpoint</source>
+      <translation>{a} est relié à {b} par une extrémité commune</translation>
+    </message>
+    <message>
+      <source>{a} is not connected to {b} by a shared endpoint</source>
+      <translation>{a} n'est pas relié à {b} par une extrémité commune</translation>
+    </message>
+    <message>
+      <source>the bearing from {a} to {b} is within {tolerance}° of {target}°</source>
+      <translation>l'azimut de {a} vers {b} est à {tolerance}° près de {target}°</translation>
+    </message>
+    <message>
+      <source> (within {eps:g} m)</source>
+      <translation> (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>the bearing from {a} to {b} is {value}</source>
+      <translation>l'azimut de {a} vers {b} vaut {value}</translation>
+    </message>
+    <message>
+      <source>{b} lies {word} of {a}</source>
+      <translation>{b} est {word} de {a}</translation>
+    </message>
+    <message>
+      <source>scene {kind}</source>
+      <translation>{kind} de la scène</translation>
+    </message>
+    <message>
+      <source>context {kind}</source>
+      <translation>{kind} du contexte</translation>
+    </message>
+    <message>
+      <source>constraint {n} is broken (see #{n} below)</source>
+      <translation>la contrainte {n} n'est pas respectée (voir #{n} ci-dessous)</translation>
+    </message>
+    <message>
+      <source>all {n} constraints hold</source>
+      <translation>les {n} contraintes sont respectées</translation>
+    </message>
+    <message>
+      <source>refused on an unanswerable instance</source>
+      <translation>refus sur une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>answered an unanswerable instance</source>
+      <translation>a répondu à une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>answered {value} on an unanswerable instance</source>
+      <translation>a répondu {value} à une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>edited an unanswerable instance</source>
+      <translation>a modifié une instance sans réponse possible</translation>
+    </message>
+    <message>
+      <source>refusal</source>
+      <translation>refus</translation>
+    </message>
+    <message>
+      <source>within tolerance</source>
+      <translation>dans la tolérance</translation>
+    </message>
+    <message>
+      <source>no change: the target is unchanged</source>
+      <translation>aucun changement : la cible est inchangée</translation>
+    </message>
+    <message>
+      <source>empty prediction: no operations</source>
+      <translation>prédiction vide : aucune opération</translation>
+    </message>
+    <message>
+      <source>chose {value}, expected {expected}</source>
+      <translation>a choisi {value}, attendu {expected}</translation>
+    </message>
+    <message>
+      <source>chose {value}</source>
+      <translation>a choisi {value}</translation>
+    </message>
+    <message>
+      <source>off by {amount}</source>
+      <translation>écart de {amount}</translation>
+    </message>
+    <message>
+      <source>expected {value}</source>
+      <translation>attendu {value}</translation>
+    </message>
+    <message>
+      <source>request failed: {detail}</source>
+      <translation>requête échouée : {detail}</translation>
+    </message>
+    <message>
+      <source>invalid edit: {detail}</source>
+      <translation>modification invalide : {detail}</translation>
+    </message>
+    <message>
+      <source>{a} is covered by {b} while touching its boundary (within {eps:g} m)</source>
+      <translation>{a} est couvert par {b} en touchant son contour (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} is not covered by {b} while touching its boundary (within {eps:g} m)</source>
+      <translation>{a} n'est pas couvert par {b} en touchant son contour (à {eps:g} m près)</translation>
+    </message>
+    <message>
+      <source>{a} does lie in the interior of {b} (at least {eps:g} m from its boundary)</source>
+      <translation>{a} est à l'intérieur de {b} (à au moins {eps:g} m de son contour)</translation>
+    </message>
+    <message>
+      <source>{a} does not lie in the interior of {b} (at least {eps:g} m from its boundary)</source>
+      <translation>{a} n'est pas à l'intérieur de {b} (à au moins {eps:g} m de son contour)</translation>
+    </message>
+    <message>
+      <source>{a} (its chord from first to last vertex) runs {axis}</source>
+      <translation>{a} (sa corde du premier au dernier sommet) est orienté {axis}</translation>
+    </message>
+    <message>
+      <source>N-S</source>
+      <translation>N-S</translation>
+    </message>
+    <message>
+      <source>NE-SW</source>
+      <translation>NE-SO</translation>
+    </message>
+    <message>
+      <source>E-W</source>
+      <translation>E-O</translation>
+    </message>
+    <message>
+      <source>NW-SE</source>
+      <translation>NO-SE</translation>
+    </message>
+    <message>
+      <source>Spatial Gap: reading the runs of {model}</source>
+      <translation>Spatial Gap : lecture des exécutions de {model}</translation>
+    </message>
+    <message>
+      <source>Spatial Gap help: {name}</source>
+      <translation>Aide de Spatial Gap : {name}</translation>
+    </message>
+    <message>
+      <source>Opens the documentation shipped with the plugin</source>
+      <translation>Ouvre la documentation livrée avec l'extension</translation>
+    </message>
+    <message>
+      <source>Render the maps first: Processing ▸ Spatial Gap ▸ Render benchmark maps, map folder left empty.</source>
+      <translation>Produisez d'abord les cartes : Traitement ▸ Spatial Gap ▸ Produire les cartes du benchmark, dossier des cartes laissé vide.</translation>
     </message>
   </context>
 </TS>

@@ -295,6 +295,79 @@ timer.start(250)
 """
 
 
+# One edit per family drawn on the canvas (F0 moved 150 m, or the reference edit where only
+# attributes may change), the window and the exported canvas grabbed for each.
+FAMILIES = r"""
+import json, time, traceback
+from pathlib import Path
+from qgis.core import QgsApplication
+from qgis.PyQt.QtCore import QTimer
+from qgis.utils import iface, plugins
+
+CFG = json.loads({cfg!r})
+MOVED = {{"operations": [{{"op": "translate", "dx": 137.0, "dy": -61.0}}]}}
+state = {{"t0": time.monotonic(), "step": "wait-plugin", "todo": list(CFG["instances"])}}
+
+
+def fail(msg):
+    Path(CFG["out"] + ".error").write_text(msg)
+    QgsApplication.exit(3)
+
+
+def tick():
+    try:
+        step()
+    except Exception:
+        fail(traceback.format_exc())
+
+
+def step():
+    if time.monotonic() - state["t0"] > CFG["timeout"]:
+        fail("timed out in step " + state["step"])
+        return
+    if state["step"] == "wait-plugin":
+        if "spatialgap" not in plugins:
+            return
+        from qgis.PyQt.QtWidgets import QDockWidget
+        for d in iface.mainWindow().findChildren(QDockWidget):
+            if d.objectName() == "Browser":     # room for the map
+                d.hide()
+        p = plugins["spatialgap"]
+        p.toggle_dock(True)
+        state["dock"] = p.dock
+        assert p.dock.open_benchmark(CFG["bench"])
+        p.dock.filters.select("task", "edit")
+        state["step"] = "draw"
+    elif state["step"] == "draw":
+        if not state["todo"]:
+            QgsApplication.exit(0)
+            return
+        from scoring.score import score_edit
+        relation, instance = state["todo"][0]
+        dock = state["dock"]
+        dock.list.select_id(instance)
+        dock.select_instance(instance)
+        inst = dock.current
+        movable = "translate" in inst.get("allowed_operations", ["translate"])
+        edit = MOVED if movable else inst["reference_edit"]
+        dock.show_verdict(inst, score_edit(inst, json.dumps(edit)).as_dict(), title=CFG["title"])
+        state["step"], state["t"] = "wait-render", time.monotonic()
+    elif state["step"] == "wait-render":
+        if iface.mapCanvas().isDrawing() or time.monotonic() - state["t"] < 2.5:
+            return
+        relation, _ = state["todo"].pop(0)
+        stem = CFG["out"][: -len(".png")] + "-" + relation
+        iface.mainWindow().grab().save(stem + ".png", "PNG")
+        state["dock"].export_canvas(stem + "-canvas.png")
+        state["step"] = "draw"
+
+
+timer = QTimer()
+timer.timeout.connect(tick)
+timer.start(250)
+"""
+
+
 def lend_missing_packages(dest: Path) -> Path:
     """QGIS's own Python lacks shapely 2 / tqdm on Debian 12: lend it the venv's copies
     of just the packages it cannot import. Packages it has (pyproj, numpy, ...) must stay the
@@ -388,6 +461,11 @@ def main(argv=None) -> int:
     ap.add_argument("--agent", default="tools", help="reference agent to run (tools, centroid, chance)")
     ap.add_argument("--timeout", type=float, default=240)
     ap.add_argument(
+        "--families",
+        default=None,
+        help="comma-separated relations: draw one moved edit of each, save <out>-<relation>.png",
+    )
+    ap.add_argument(
         "--stock",
         action="store_true",
         help="no lent packages: install them with the plugin's own dialog first",
@@ -401,6 +479,7 @@ def main(argv=None) -> int:
     for stale in (out, Path(str(out) + ".error")):
         stale.unlink(missing_ok=True)
     instance = args.instance or pick_instance(bench, args.relation)
+    relations = [r for r in (args.families or "").split(",") if r]
     with tempfile.TemporaryDirectory(prefix="spatialgap-qgis-") as tmp:
         profile = Path(tmp) / "profiles" / "default"
         plugins_dir = profile / "python" / "plugins"
@@ -416,6 +495,22 @@ def main(argv=None) -> int:
             "[core]\nshowNewsFeed=false\n",
             encoding="utf-8",
         )
+        if relations:
+            cfg = {
+                "bench": str(bench),
+                "instances": [(r, pick_instance(bench, r)) for r in relations],
+                "out": str(out),
+                "timeout": args.timeout,
+                "title": {"fr": "déplacé"}.get(args.locale, "moved"),
+            }
+            env = dict(os.environ)
+            env.pop("QT_QPA_PLATFORM", None)
+            lend = lend_missing_packages(Path(tmp) / "lent")
+            env["PYTHONPATH"] = os.pathsep.join([str(lend), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+            if not _launch(Path(tmp), FAMILIES.format(cfg=json.dumps(cfg)), env, args.timeout, out):
+                return 1
+            print("\n".join(f"{str(out)[:-4]}-{r}.png" for r in relations))
+            return 0
         cfg = {
             "osm": str(default_extract()),
             "pip_extra": ["--no-index", "--find-links", str(wheelhouse(Path(tmp) / "wheels"))],

@@ -9,28 +9,16 @@ from qgis.core import (
     QgsProcessingAlgorithm,
     QgsProcessingException,
     QgsProcessingFeedback,
-    QgsProcessingParameterFile,
-    QgsProcessingParameterNumber,
 )
 
 from scoring.errors import SpatialGapError
 
 from ..gui.help import readme_url
+from ..utils.compat import FILE_BEHAVIOR_FILE, FILE_BEHAVIOR_FOLDER, NUMBER_INTEGER
 from ..utils.i18n import tr
 from ..utils.icons import icon
 
-# Scoped enums exist from QGIS 3.26 (3.40 keeps the unscoped names as aliases); 3.22 has only
-# the unscoped ones: prefer the former, fall back to the latter.
-try:
-    FOLDER = QgsProcessingParameterFile.Behavior.Folder
-    FILE = QgsProcessingParameterFile.Behavior.File
-except AttributeError:
-    FOLDER = QgsProcessingParameterFile.Folder
-    FILE = QgsProcessingParameterFile.File
-try:
-    INT = QgsProcessingParameterNumber.Type.Integer
-except AttributeError:
-    INT = QgsProcessingParameterNumber.Integer
+FOLDER, FILE, INT = FILE_BEHAVIOR_FOLDER, FILE_BEHAVIOR_FILE, NUMBER_INTEGER
 
 PROCESSING_SECTION = "the-qgis-plugin"
 

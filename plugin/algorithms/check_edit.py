@@ -14,7 +14,6 @@ from qgis.core import (
     QgsField,
     QgsFields,
     QgsGeometry,
-    QgsProcessing,
     QgsProcessingException,
     QgsProcessingOutputBoolean,
     QgsProcessingOutputNumber,
@@ -24,34 +23,46 @@ from qgis.core import (
     QgsProcessingParameterString,
     QgsProcessingUtils,
     QgsProject,
-    QgsWkbTypes,
 )
-from qgis.PyQt.QtCore import QVariant
 from shapely.geometry import mapping
 
 from scoring.constraints.explain import explain_constraints
 from scoring.formats.benchmark import Benchmark
 
-from ..core.constraint_layers import constraint_features, style_constraint_layer
+from ..core.constraint_layers import constraint_features, label_text, style_constraint_layer
 from ..core.layer_util import scene_feature, to_shapely
+from ..utils.compat import (
+    FIELD_BOOL,
+    FIELD_INT,
+    FIELD_STRING,
+    SOURCE_ANY_GEOMETRY,
+    SOURCE_LINE,
+    SOURCE_POINT,
+    SOURCE_POLYGON,
+    SOURCE_VECTOR,
+    WKB_MULTILINE,
+    WKB_MULTIPOINT,
+    WKB_MULTIPOLYGON,
+    WKB_NONE,
+)
 from ..utils.i18n import tr
 from .base import FOLDER, SpatialGapAlgorithm
 
 REPORT_FIELDS = (
-    ("constraint", QVariant.Int),
-    ("text", QVariant.String),
-    ("measure", QVariant.String),
-    ("op", QVariant.String),
-    ("measured", QVariant.String),
-    ("passed", QVariant.Bool),
-    ("error", QVariant.String),
+    ("constraint", FIELD_INT),
+    ("text", FIELD_STRING),
+    ("measure", FIELD_STRING),
+    ("op", FIELD_STRING),
+    ("measured", FIELD_STRING),
+    ("passed", FIELD_BOOL),
+    ("error", FIELD_STRING),
 )
 PART_FIELDS = (
-    ("constraint", QVariant.Int),
-    ("role", QVariant.String),
-    ("measured", QVariant.String),
-    ("passed", QVariant.Bool),
-    ("label", QVariant.String),
+    ("constraint", FIELD_INT),
+    ("role", FIELD_STRING),
+    ("measured", FIELD_STRING),
+    ("passed", FIELD_BOOL),
+    ("label", FIELD_STRING),
 )
 
 
@@ -86,26 +97,18 @@ class CheckEdit(SpatialGapAlgorithm):
         instance.setMetadata({"widget_wrapper": {"class": InstancePickerWrapper}})
         self.addParameter(instance)
         self.addParameter(
-            QgsProcessingParameterFeatureSource(
-                "EDITED", tr("Edited layer"), [QgsProcessing.TypeVectorAnyGeometry]
-            )
+            QgsProcessingParameterFeatureSource("EDITED", tr("Edited layer"), [SOURCE_ANY_GEOMETRY])
+        )
+        self.addParameter(QgsProcessingParameterFeatureSink("REPORT", tr("Constraint report"), SOURCE_VECTOR))
+        self.addParameter(
+            QgsProcessingParameterFeatureSink("POINTS", tr("Constraint points"), SOURCE_POINT, optional=True)
         )
         self.addParameter(
-            QgsProcessingParameterFeatureSink("REPORT", tr("Constraint report"), QgsProcessing.TypeVector)
-        )
-        self.addParameter(
-            QgsProcessingParameterFeatureSink(
-                "POINTS", tr("Constraint points"), QgsProcessing.TypeVectorPoint, optional=True
-            )
+            QgsProcessingParameterFeatureSink("LINES", tr("Constraint lines"), SOURCE_LINE, optional=True)
         )
         self.addParameter(
             QgsProcessingParameterFeatureSink(
-                "LINES", tr("Constraint lines"), QgsProcessing.TypeVectorLine, optional=True
-            )
-        )
-        self.addParameter(
-            QgsProcessingParameterFeatureSink(
-                "POLYGONS", tr("Constraint polygons"), QgsProcessing.TypeVectorPolygon, optional=True
+                "POLYGONS", tr("Constraint polygons"), SOURCE_POLYGON, optional=True
             )
         )
         self.addOutput(QgsProcessingOutputBoolean("ALL_PASSED", tr("All constraints hold")))
@@ -136,7 +139,7 @@ class CheckEdit(SpatialGapAlgorithm):
             "REPORT",
             context,
             _fields(REPORT_FIELDS),
-            QgsWkbTypes.NoGeometry,
+            WKB_NONE,
             QgsCoordinateReferenceSystem(),
         )
         for view in views:
@@ -152,7 +155,7 @@ class CheckEdit(SpatialGapAlgorithm):
                     view.error or "",
                 ]
             )
-            sink.addFeature(row, QgsFeatureSink.FastInsert)
+            sink.addFeature(row, QgsFeatureSink.Flag.FastInsert)
         results = {
             "REPORT": report_id,
             "ALL_PASSED": all(view.passed for view in views),
@@ -166,9 +169,7 @@ class CheckEdit(SpatialGapAlgorithm):
             for kind, sink_id in ((KIND_OF[key], sink_id) for key, sink_id in written.items())
         }
         for view in views:
-            feedback.pushInfo(
-                f"#{view.index + 1} {'pass' if view.passed else 'FAIL'} ({view.measured_text}): {view.text}"
-            )
+            feedback.pushInfo(label_text(view))  # as the map labels say it: "#2 … — holds ✔"
         return results
 
     def postProcessAlgorithm(self, context, feedback):  # noqa: N802
@@ -183,9 +184,9 @@ class CheckEdit(SpatialGapAlgorithm):
         written = {}
         rows = constraint_features(views)
         for key, kind, wkb in (
-            ("POINTS", "point", QgsWkbTypes.MultiPoint),
-            ("LINES", "line", QgsWkbTypes.MultiLineString),
-            ("POLYGONS", "polygon", QgsWkbTypes.MultiPolygon),
+            ("POINTS", "point", WKB_MULTIPOINT),
+            ("LINES", "line", WKB_MULTILINE),
+            ("POLYGONS", "polygon", WKB_MULTIPOLYGON),
         ):
             if parameters.get(key) is None:
                 continue
@@ -198,7 +199,7 @@ class CheckEdit(SpatialGapAlgorithm):
                 geometry = QgsGeometry.fromWkt(shape.wkt)
                 geometry.convertToMultiType()
                 part.setGeometry(geometry)
-                sink.addFeature(part, QgsFeatureSink.FastInsert)
+                sink.addFeature(part, QgsFeatureSink.Flag.FastInsert)
             written[key] = sink_id
         return written
 

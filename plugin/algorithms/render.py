@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from qgis.core import (
+    QgsProcessingOutputFolder,
     QgsProcessingOutputNumber,
     QgsProcessingParameterFile,
-    QgsProcessingParameterFolderDestination,
     QgsProcessingParameterString,
 )
 
@@ -23,7 +23,8 @@ class RenderMaps(SpatialGapAlgorithm):
     def shortHelpString(self):  # noqa: N802
         return tr(
             "Renders the map image of every instance (the image modality), the same bytes as "
-            "`spatialgap render`."
+            "`spatialgap render`. With the map folder left empty the maps go to the benchmark's "
+            "own maps/ folder, where image runs look for them."
         )
 
     def initAlgorithm(self, config=None):  # noqa: N802
@@ -33,7 +34,14 @@ class RenderMaps(SpatialGapAlgorithm):
                 "IDS", tr("Instance ids (comma-separated, empty: all)"), optional=True
             )
         )
-        self.addParameter(QgsProcessingParameterFolderDestination("OUTPUT", tr("Map folder"), optional=True))
+        # An input folder, not a folder destination: Processing fills an empty destination with a
+        # temporary folder, whose maps vanish with QGIS and which image runs never read.
+        self.addParameter(
+            QgsProcessingParameterFile(
+                "OUTPUT", tr("Map folder (empty: the benchmark's maps/)"), FOLDER, optional=True
+            )
+        )
+        self.addOutput(QgsProcessingOutputFolder("OUTPUT", tr("Map folder")))
         self.addOutput(QgsProcessingOutputNumber("MAPS", tr("Maps rendered")))
 
     def process(self, parameters, context, feedback):
@@ -41,7 +49,7 @@ class RenderMaps(SpatialGapAlgorithm):
 
         bench = self.parameterAsFile(parameters, "BENCH", context)
         ids = comma_list(self.parameterAsString(parameters, "IDS", context))
-        out = self.parameterAsString(parameters, "OUTPUT", context) or None
+        out = self.parameterAsFile(parameters, "OUTPUT", context) or None
         summary = render_benchmark(
             bench, jobs=1, progress=progress_to(feedback), ids=ids or None, out_dir=out
         )

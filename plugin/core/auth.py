@@ -9,6 +9,8 @@ from qgis.core import QgsApplication, QgsAuthMethodConfig
 
 from scoring.errors import InputError
 
+from ..utils.i18n import tr
+
 USERNAME = "api-key"
 
 
@@ -48,7 +50,12 @@ def read_key(authcfg: str | None) -> str | None:
     res = am.loadAuthenticationConfig(authcfg, cfg, True)
     ok, cfg = (res[0], res[1]) if isinstance(res, tuple) else (res, cfg)
     if not ok:
-        raise InputError(f"auth config {authcfg}: cannot be read (unknown id or wrong master password)")
+        raise InputError(
+            tr(
+                "The endpoint's API key cannot be read: the QGIS master password was not entered, "
+                "or the key's entry is gone (store it again in Endpoints…)."
+            )
+        )
     return cfg.config("password") or None
 
 

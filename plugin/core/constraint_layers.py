@@ -1,10 +1,13 @@
 """Constraint explanations as styled memory layers: the parts scoring.constraints.explain draws, one layer per
 geometry class, each constraint labelled with what was measured as a sentence and its ✔ / ✘.
 
-Zones where a constraint holds keep one fixed style; only what was measured takes the verdict's
-colour, and a failing part is drawn over a passing one on the same geometry."""
+A constraint's zones (where it holds, where the target must not go, their edges) are drawn in
+its own hue whatever the verdict; only what was measured takes the verdict's colour, and a
+failing part is drawn over a passing one on the same geometry."""
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import shapely
 from qgis.core import (
@@ -14,23 +17,24 @@ from qgis.core import (
     QgsRuleBasedRenderer,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QTimer, QVariant
 from shapely.geometry.base import BaseGeometry
 
 from scoring.formats.records import Instance
 
 from ..core import styles
 from ..core.layer_util import GEOM_TYPES, add_to_group, explode, geom_class, memory_layer, to_qgs
+from ..utils.compat import FIELD_BOOL, FIELD_INT, FIELD_STRING
 from ..utils.i18n import tr
+from ..utils.sentences import measured_value, requirement
 
 CONSTRAINT_FIELDS = [
-    ("constraint", QVariant.Int),
-    ("text", QVariant.String),
-    ("measure", QVariant.String),
-    ("role", QVariant.String),
-    ("measured", QVariant.String),
-    ("passed", QVariant.Bool),
-    ("label", QVariant.String),
+    ("constraint", FIELD_INT),
+    ("text", FIELD_STRING),
+    ("measure", FIELD_STRING),
+    ("role", FIELD_STRING),
+    ("measured", FIELD_STRING),
+    ("passed", FIELD_BOOL),
+    ("label", FIELD_STRING),
 ]
 # The part of a constraint that carries its label, first found wins.
 LABEL_ORDER = (
@@ -45,6 +49,8 @@ LABEL_ORDER = (
 )
 # Roles drawn in the verdict's colour; every other role has one style whatever the verdict.
 VERDICT_ROLES = ("measured",)
+# Zones drawn in their constraint's hue (styles.CONSTRAINT_HUES), whatever the verdict.
+ZONE_ROLES = ("allowed", "forbidden", "limit")
 
 
 def role_name(role: str | None, kind: str) -> str:
@@ -73,13 +79,13 @@ def result_text(view) -> str:
         return tr("not measured")
     if isinstance(view.measured, bool):
         return tr("holds") if view.passed else tr("broken")
-    return view.measured_text
+    return measured_value(view)
 
 
 def label_text(view) -> str:
     """The requirement, then the result: "#2 F0 is not within 20 m of F2 — broken ✘"; the
     ✔ / ✘ reads in every language."""
-    return f"#{view.index + 1} {view.text} — {result_text(view)} {'✔' if view.passed else '✘'}"
+    return f"#{view.index + 1} {requirement(view)} — {result_text(view)} {'✔' if view.passed else '✘'}"
 
 
 def constraint_features(views) -> dict[str, list[tuple[list, BaseGeometry]]]:
@@ -120,43 +126,41 @@ def _styles(kind: str, color: str | None) -> list[tuple[str, object]]:
             "line": [("measured", sym("line", color, width=1.1))],
             "polygon": [("measured", sym("polygon", color, width=0.6, fill_alpha=60))],
         }[kind]
-    zone, ref, shared = styles.ZONE_COLOR, styles.REFERENCE_COLOR, styles.SHARED_COLOR
-    banned = styles.FORBIDDEN_COLOR
+    ref, shared = styles.REFERENCE_COLOR, styles.SHARED_COLOR
     return {
         "point": [
             ("marker", sym("point", "#333333", size=2.0)),
             ("intersection", sym("point", shared, size=3.6, outline="black")),
             ("violation", sym("point", shared, size=3.6, outline="black")),
-            ("allowed", sym("point", zone, size=2.4)),
-            ("forbidden", sym("point", banned, size=2.4, outline="black")),
             ("reference", sym("point", ref, size=2.4)),
         ],
         "line": [
-            ("allowed", sym("line", zone, width=0.8)),
-            ("forbidden", sym("line", banned, width=0.8, dashed=True)),
-            ("limit", sym("line", zone, width=0.4, dashed=True)),
             ("reference", sym("line", ref, width=0.8)),
             ("intersection", sym("line", shared, width=1.6)),
             ("violation", sym("line", shared, width=1.6)),
         ],
         "polygon": [
-            ("allowed", sym("polygon", zone, width=0.3, fill_alpha=40, dashed=True)),
-            ("forbidden", sym("polygon", banned, width=0.6, fill_alpha=160, hatched=True)),
             ("intersection", sym("polygon", shared, width=0.8, fill_alpha=140)),
             ("violation", sym("polygon", shared, width=0.8, fill_alpha=140)),
             ("reference", sym("polygon", ref, width=0.6, fill_alpha=0)),
-            ("limit", sym("polygon", zone, width=0.4, fill_alpha=0, dashed=True)),
         ],
     }[kind]
 
 
-def constraint_renderer(kind: str, present: set[tuple[str, bool]] | None = None) -> QgsRuleBasedRenderer:
-    """One rule per fixed-style role and per (measured, verdict); only what is present gets a rule,
-    so the legend lists what is on the map. Features are drawn passing first, so a failing part
-    is never hidden under a passing one."""
+def constraint_renderer(
+    kind: str, present: set[tuple[str, bool]] | None = None, zones: Collection[tuple[str, int]] = ()
+) -> QgsRuleBasedRenderer:
+    """One rule per zone (role, constraint number) in that constraint's hue, per fixed-style role
+    and per (measured, verdict); only what is present gets a rule, so the legend lists what is on
+    the map. Features are drawn passing first, so a failing part is never hidden under a passing
+    one."""
     root = QgsRuleBasedRenderer.Rule(None)
     fixed = _styles(kind, None)
-    named = [r for r, _ in fixed] + list(VERDICT_ROLES)
+    named = [r for r, _ in fixed] + list(VERDICT_ROLES) + list(ZONE_ROLES)
+    for zone, number in sorted(zones, key=lambda z: (z[1], ZONE_ROLES.index(z[0]))):
+        sym = styles.zone_symbol(kind, zone, styles.constraint_hue(number))
+        expr = f'"role" = \'{zone}\' AND "constraint" = {int(number)}'
+        root.appendChild(QgsRuleBasedRenderer.Rule(sym, 0, 0, expr, f"#{number} {role_name(zone, kind)}"))
 
     def wanted(role: str | None, passed: bool | None) -> bool:
         if present is None:
@@ -186,9 +190,13 @@ def constraint_renderer(kind: str, present: set[tuple[str, bool]] | None = None)
     return renderer
 
 
-def style_constraint_layer(layer: QgsVectorLayer, kind: str, present: set[tuple[str, bool]] | None) -> None:
-    """The dock's constraint style (also applied to Processing's outputs)."""
-    layer.setRenderer(constraint_renderer(kind, present))
+def style_constraint_layer(
+    layer: QgsVectorLayer, kind: str, present: set[tuple[str, bool]] | None, labels: bool = True
+) -> None:
+    """The dock's constraint style (also applied to Processing's outputs); `labels`: False where
+    the dock places the labels itself (label_layout)."""
+    zones = {(f["role"], int(f["constraint"])) for f in layer.getFeatures() if f["role"] in ZONE_ROLES}
+    layer.setRenderer(constraint_renderer(kind, present, zones))
     # Placed after F0's label and never over it (QGIS 3.22's "show all labels" would draw a label
     # over F0's, and several times over); one that finds no room is still in the verdict panel.
     styles.set_labels(
@@ -200,6 +208,7 @@ def style_constraint_layer(layer: QgsVectorLayer, kind: str, present: set[tuple[
         priority=styles.CONSTRAINT_LABEL_PRIORITY,
         wrap=styles.LABEL_WRAP_CHARS,
     )
+    layer.setLabelsEnabled(labels)
 
 
 def constraint_layers(instance: Instance, views, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
@@ -218,22 +227,7 @@ def constraint_layers(instance: Instance, views, group: QgsLayerTreeGroup) -> li
             qf.setGeometry(to_qgs(geom))
             feats.append(qf)
         layer.dataProvider().addFeatures(feats)
-        style_constraint_layer(layer, kind, {(a[3], a[5]) for a, _ in rows[kind]})
+        # Labelled by the dock (label_layout), or by QGIS where there is no canvas (scene_view).
+        style_constraint_layer(layer, kind, {(a[3], a[5]) for a, _ in rows[kind]}, labels=False)
         out.append(add_to_group(layer, group))
     return out
-
-
-def collapse_legends(group: QgsLayerTreeGroup) -> None:
-    """Rule lists are long: keep the layer entries, fold their symbol lists (again once the layer
-    tree view has expanded the new nodes)."""
-
-    def fold():
-        try:
-            for node in group.findLayers():
-                node.setExpanded(False)
-        except RuntimeError:  # the group was removed meanwhile
-            pass
-
-    fold()
-    QTimer.singleShot(0, fold)
-    QTimer.singleShot(400, fold)

@@ -23,6 +23,9 @@ class Endpoint:
     concurrency: int = 4
     temperature: float = 0.0
     max_tokens: int = 1024
+    # Per million tokens in / out: the cost asked about before a filtered set is sent.
+    price_in: float | None = None
+    price_out: float | None = None
     extra: dict = field(default_factory=dict)
 
     def spec(self) -> ModelSpec:
@@ -35,7 +38,7 @@ class Endpoint:
             concurrency=int(self.concurrency),
             temperature=float(self.temperature),
             max_tokens=int(self.max_tokens),
-            **self.extra,
+            **{"price_in": self.price_in, "price_out": self.price_out, **self.extra},
         )
         spec.validate(f"endpoint {self.name}")
         return spec

@@ -48,11 +48,17 @@ class BenchmarkMaps:
 
 
 def export_canvas(
-    canvas, path, size: int = CANVAS_SIDE_PX, title: str = "", legend_layers=None, key_lines=()
+    canvas,
+    path,
+    size: int = CANVAS_SIDE_PX,
+    title: str = "",
+    legend_layers=None,
+    key_lines=(),
+    avoid_layers=(),
 ) -> Path:
     """The canvas's visible extent, squared around its centre, at size x size through a layout
     with legend, key panel, scale bar and attribution; always a .png."""
-    return export_canvas_layout(canvas, path, size, title, legend_layers, key_lines)
+    return export_canvas_layout(canvas, path, size, title, legend_layers, key_lines, avoid_layers)
 
 
 def run_dirs(runs_root: Path) -> list[Path]:
@@ -67,7 +73,7 @@ class ScoreTask(QgsTask):
     thread."""
 
     def __init__(self, bench_dir, runs, out_dir, on_done=None, only_recorded: bool = True):
-        super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(runs)), QgsTask.CanCancel)
+        super().__init__(tr("Spatial Gap: scoring {n} run(s)").format(n=len(runs)), QgsTask.Flag.CanCancel)
         self.bench_dir = Path(bench_dir)
         self.runs = [Path(run) for run in runs]
         self.out_dir = Path(out_dir)

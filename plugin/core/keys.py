@@ -23,7 +23,6 @@ from qgis.core import (
     QgsVectorLayer,
     QgsVectorLayerSimpleLabeling,
 )
-from qgis.PyQt.QtCore import QVariant
 from qgis.PyQt.QtGui import QColor
 from shapely.geometry import Point, shape
 from shapely.geometry.base import BaseGeometry
@@ -32,15 +31,16 @@ from scoring.formats.records import Instance
 
 from ..core import styles
 from ..core.layer_util import add_to_group, explode, memory_layer, to_qgs
+from ..utils.compat import FIELD_BOOL, FIELD_INT, FIELD_STRING
 from ..utils.i18n import tr
 
 KEY_FIELDS = [
-    ("key", QVariant.String),  # what the marker shows: "2", "F1"
-    ("kind", QVariant.String),  # constraint | feature
-    ("passed", QVariant.Bool),
-    ("slot", QVariant.Int),  # keys on one anchor sit side by side, this many places along
-    ("text", QVariant.String),  # the requirement and result (constraints) or the feature's kind
-    ("beside", QVariant.Bool),  # a feature tag beside its point or line (inside a polygon: False)
+    ("key", FIELD_STRING),  # what the marker shows: "2", "F1"
+    ("kind", FIELD_STRING),  # constraint | feature
+    ("passed", FIELD_BOOL),
+    ("slot", FIELD_INT),  # keys on one anchor sit side by side, this many places along
+    ("text", FIELD_STRING),  # the requirement and result (constraints) or the feature's kind
+    ("beside", FIELD_BOOL),  # a feature tag beside its point or line (inside a polygon: False)
 ]
 KEY_SIZE_MM = 5.0
 SLOT_MM = 5.4  # one key's width: keys sharing an anchor never cover each other
@@ -136,7 +136,7 @@ def _key_symbol(fill: str | None) -> QgsMarkerSymbol:
         )
     else:
         tag = QgsEllipseSymbolLayer()
-        tag.setShape(QgsEllipseSymbolLayer.Rectangle)  # setShape: QGIS 3.20 and later
+        tag.setShape(QgsEllipseSymbolLayer.Shape.Rectangle)  # setShape: QGIS 3.20 and later
         tag.setSymbolWidth(FEATURE_TAG_MM[0])
         tag.setSymbolHeight(FEATURE_TAG_MM[1])
         tag.setFillColor(QColor("white"))

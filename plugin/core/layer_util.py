@@ -15,7 +15,6 @@ from qgis.core import (
     QgsProject,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QVariant
 from shapely import wkt
 from shapely.geometry.base import BaseGeometry
 
@@ -44,7 +43,7 @@ def explode(geom):
         yield geom
 
 
-def memory_layer(kind: str, epsg: int, name: str, fields: list[tuple[str, QVariant.Type]]) -> QgsVectorLayer:
+def memory_layer(kind: str, epsg: int, name: str, fields: list[tuple[str, Any]]) -> QgsVectorLayer:
     wkb = dict((n, w) for n, w, _ in GEOM_TYPES)[kind]
     layer = QgsVectorLayer(f"{wkb}?crs=EPSG:{epsg}", name, "memory")
     layer.dataProvider().addAttributes([QgsField(n, t) for n, t in fields])
@@ -92,7 +91,13 @@ def mark_created(layer: QgsMapLayer, *, scratch: bool = True) -> None:
 
 
 def is_created(layer: QgsMapLayer | None) -> bool:
-    return layer is not None and layer.customProperty(CREATED_KEY) == layer.id()
+    """The plugin's own drawing: its mark, and still in memory. A layer the analyst made
+    permanent (QGIS's "Make Permanent" keeps the layer's id) is the analyst's from then on."""
+    return (
+        layer is not None
+        and layer.customProperty(CREATED_KEY) == layer.id()
+        and layer.providerType() == "memory"
+    )
 
 
 def _mark_group(group: QgsLayerTreeGroup) -> QgsLayerTreeGroup:

@@ -12,13 +12,13 @@ import shapely
 from qgis.core import (
     QgsCategorizedSymbolRenderer,
     QgsFeature,
+    QgsFeatureRequest,
     QgsLayerTreeGroup,
     QgsRendererCategory,
     QgsRuleBasedLabeling,
     QgsSingleSymbolRenderer,
     QgsVectorLayer,
 )
-from qgis.PyQt.QtCore import QVariant
 from shapely.geometry import shape
 
 from scoring.constraints.explain import directed_lines
@@ -26,7 +26,6 @@ from scoring.formats.records import Instance
 
 from ..core.constraint_layers import (
     CONSTRAINT_FIELDS,
-    collapse_legends,
     constraint_features,
     constraint_layers,
 )
@@ -58,6 +57,7 @@ from ..core.styles import (
     set_labels,
     symbol,
 )
+from ..utils.compat import FIELD_BOOL, FIELD_DOUBLE, FIELD_LONGLONG, FIELD_STRING
 from ..utils.i18n import tr
 
 __all__ = [  # the names other modules take from here
@@ -66,7 +66,6 @@ __all__ = [  # the names other modules take from here
     "PASS_COLOR",
     "ContextSource",
     "add_group",
-    "collapse_legends",
     "constraint_features",
     "constraint_layers",
     "crs_of",
@@ -101,7 +100,13 @@ def _scene_renderer(kind: str, directed: bool) -> QgsCategorizedSymbolRenderer:
                     tr("{name}: travelled from ● (first vertex) to ■ (last vertex)").format(name=name),
                 )
             )
-    return QgsCategorizedSymbolRenderer("role || if(\"directed\", ' directed', '')", categories)
+    renderer = QgsCategorizedSymbolRenderer("role || if(\"directed\", ' directed', '')", categories)
+    # The target drawn last: a feature at the same spot never hides it.
+    renderer.setOrderBy(
+        QgsFeatureRequest.OrderBy([QgsFeatureRequest.OrderByClause("\"role\" = 'target'", True)])
+    )
+    renderer.setOrderByEnabled(True)
+    return renderer
 
 
 def scene_layers(
@@ -131,17 +136,19 @@ def scene_layers(
                 )
             )
     fields = [
-        ("id", QVariant.String),
-        ("kind", QVariant.String),
-        ("role", QVariant.String),
-        ("attributes", QVariant.String),
-        ("directed", QVariant.Bool),
+        ("id", FIELD_STRING),
+        ("kind", FIELD_STRING),
+        ("role", FIELD_STRING),
+        ("attributes", FIELD_STRING),
+        ("directed", FIELD_BOOL),
     ]
     layers = []
     for kind, _, _ in GEOM_TYPES:  # added top-down: points above lines above polygons
         if not rows[kind]:
             continue
-        layer = memory_layer(kind, epsg, f"{name_prefix}{tr('scene')} {kind_name(kind)}", fields)
+        layer = memory_layer(
+            kind, epsg, name_prefix + tr("scene {kind}").format(kind=kind_name(kind)), fields
+        )
         feats = []
         for *attrs, geom in rows[kind]:
             qf = QgsFeature(layer.fields())
@@ -198,10 +205,12 @@ class ContextSource:
     def __len__(self) -> int:
         return len(self.geoms)
 
-    def layers(self, instance: Instance, group: QgsLayerTreeGroup) -> list[QgsVectorLayer]:
+    def layers(self, instance: Instance, group: QgsLayerTreeGroup, around=None) -> list[QgsVectorLayer]:
+        """The context within MARGIN_M of the scene (and of `around`: where an edit moved F0)."""
         if self.tree is None:
             return []
-        scene = shapely.GeometryCollection([shape(f["geometry"]) for f in instance["scene"]["features"]])
+        shapes = [shape(f["geometry"]) for f in instance["scene"]["features"]]
+        scene = shapely.GeometryCollection(shapes + ([around] if around is not None else []))
         box = shapely.box(*scene.bounds).buffer(self.MARGIN_M, join_style=2)
         idx = sorted(self.tree.query(box, predicate="intersects"))
         epsg = int(instance["crs"]["epsg"])
@@ -210,17 +219,23 @@ class ContextSource:
             chosen = [i for i in idx if geom_class(self.geoms[i]) == kind and self.pools[i] != "water"]
             if chosen:
                 sym = symbol(kind, "#b8b8b8", width=0.3, size=1.4, fill_alpha=40, outline="#c8c8c8")
-                out.append(self._layer(kind, epsg, f"{tr('context')} {kind_name(kind)}", chosen, sym, group))
+                out.append(
+                    self._layer(
+                        kind, epsg, tr("context {kind}").format(kind=kind_name(kind)), chosen, sym, group
+                    )
+                )
         # Sea, lakes and basins: their own layer at the bottom, in the headless maps' water colour
         # (a grey wash over the harbour would read as land).
         water = [i for i in idx if self.pools[i] == "water" and geom_class(self.geoms[i]) == "polygon"]
         if water:
             sym = symbol("polygon", "#c6dbe9", width=0.0, fill_alpha=255, outline="#c6dbe9")
-            out.append(self._layer("polygon", epsg, f"{tr('context')} {tr('water')}", water, sym, group))
+            out.append(
+                self._layer("polygon", epsg, tr("context {kind}").format(kind=tr("water")), water, sym, group)
+            )
         return out
 
     def _layer(self, kind: str, epsg: int, name: str, chosen: list[int], sym, group) -> QgsVectorLayer:
-        layer = memory_layer(kind, epsg, name, [("pool", QVariant.String)])
+        layer = memory_layer(kind, epsg, name, [("pool", FIELD_STRING)])
         feats = []
         for i in chosen:
             qf = QgsFeature(layer.fields())
@@ -238,12 +253,12 @@ class ContextSource:
 
 def _qvariant_type(value):
     if isinstance(value, bool):
-        return QVariant.Bool
+        return FIELD_BOOL
     if isinstance(value, int):
-        return QVariant.LongLong
+        return FIELD_LONGLONG
     if isinstance(value, float):
-        return QVariant.Double
-    return QVariant.String
+        return FIELD_DOUBLE
+    return FIELD_STRING
 
 
 def edit_layers(
@@ -272,7 +287,7 @@ def edit_layers(
             continue
         props = feature.get("properties") or {}
         extra = [a for a in attributes if a not in ("id", "state")] if style == "edited" else []
-        fields = [("id", QVariant.String), ("state", QVariant.String)] + [
+        fields = [("id", FIELD_STRING), ("state", FIELD_STRING)] + [
             (a, _qvariant_type(props.get(a, ""))) for a in extra
         ]
         layer = memory_layer(kind, epsg, label, fields)

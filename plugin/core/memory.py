@@ -9,6 +9,8 @@ from pathlib import Path
 from qgis.core import QgsSettings
 from qgis.PyQt.QtCore import QByteArray, Qt
 
+from ..utils.compat import enum_int
+
 PREFIX = "spatialgap/memory/"
 FILTER_KEYS = ("task", "family", "relation", "city")
 ALL = "<all>"  # a filter left at "all" ("" is a real value: the verdict filter's "not run")
@@ -67,7 +69,7 @@ class DockMemory:
         dock.splitter.splitterMoved.connect(
             lambda _pos, _index: self._save("splitter", dock.splitter.sizes())
         )
-        dock.dockLocationChanged.connect(lambda area: self._save("dock/area", int(area)))
+        dock.dockLocationChanged.connect(lambda area: self._save("dock/area", enum_int(area)))
         dock.topLevelChanged.connect(lambda floating: self._save("dock/floating", bool(floating)))
         dock.visibilityChanged.connect(self._visibility_changed)
 

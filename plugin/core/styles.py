@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from qgis.core import (
     QgsFillSymbol,
+    QgsLinePatternFillSymbolLayer,
     QgsLineSymbol,
     QgsMarkerLineSymbolLayer,
     QgsMarkerSymbol,
     QgsPalLayerSettings,
+    QgsShapeburstFillSymbolLayer,
     QgsTextBufferSettings,
     QgsTextFormat,
     QgsVectorLayer,
@@ -16,17 +18,23 @@ from qgis.core import (
 )
 from qgis.PyQt.QtGui import QColor, QFont
 
+from ..utils.compat import (
+    BURST_TWO_COLORS,
+    GEOM_LINE,
+    GEOM_POINT,
+    LABEL_AROUND_POINT,
+    LABEL_HORIZONTAL,
+    LABEL_OVER_POINT,
+    LINE_FIRST_VERTEX,
+    LINE_INTERVAL,
+    LINE_LAST_VERTEX,
+)
 from ..utils.i18n import tr
 
 TARGET_COLOR = "#d7301f"
 FEATURE_COLOR = "#2b6cb0"
 PASS_COLOR = "#1a9850"
 FAIL_COLOR = "#d73027"
-# Allowed zones and their edges: one fixed colour whatever the verdict (the ✔ / ✘ says it).
-ZONE_COLOR = "#6a51a3"
-# Zones of negated constraints ("not within 20 m"): where the target must not go, hatched in a
-# colour of its own so it never reads as an allowed zone.
-FORBIDDEN_COLOR = "#b2182b"
 REFERENCE_COLOR = "#555555"
 SHARED_COLOR = "#c51b7d"
 
@@ -76,9 +84,9 @@ def label_settings(
     # QGIS's default placement (around a point) places nothing on a line: lines get horizontal
     # labels beside their middle, which also fit a long label on a short line.
     pal.placement = {
-        "point": QgsPalLayerSettings.OrderedPositionsAroundPoint,
-        "line": QgsPalLayerSettings.Horizontal,
-        "polygon": QgsPalLayerSettings.OverPoint,
+        "point": LABEL_AROUND_POINT,
+        "line": LABEL_HORIZONTAL,
+        "polygon": LABEL_OVER_POINT,
     }[kind]
     pal.dist = 1.0 if kind == "point" else 0.0
     pal.zIndex = z_index
@@ -89,7 +97,8 @@ def label_settings(
 
 
 def set_labels(layer: QgsVectorLayer, expression: str, kind: str | None = None, **options) -> None:
-    kind = kind or {0: "point", 1: "line"}.get(int(layer.geometryType()), "polygon")
+    geometry = layer.geometryType()
+    kind = kind or {GEOM_POINT: "point", GEOM_LINE: "line"}.get(geometry, "polygon")
     layer.setLabeling(QgsVectorLayerSimpleLabeling(label_settings(kind, expression, **options)))
     layer.setLabelsEnabled(True)
 
@@ -159,9 +168,52 @@ def directed_line_symbol(color: str, width: float):
     """A line with its direction: arrowheads along it, a dot on its first vertex and a square on
     its last (what travelling along a route, or a side of it, is measured from)."""
     sym = symbol("line", color, width=width)
-    sym.appendSymbolLayer(
-        _marker_line(QgsMarkerLineSymbolLayer.Interval, "filled_arrowhead", color, 3.2, interval_mm=14.0)
+    sym.appendSymbolLayer(_marker_line(LINE_INTERVAL, "filled_arrowhead", color, 3.2, interval_mm=14.0))
+    sym.appendSymbolLayer(_marker_line(LINE_FIRST_VERTEX, "circle", color, 3.4))
+    sym.appendSymbolLayer(_marker_line(LINE_LAST_VERTEX, "square", color, 3.4))
+    return sym
+
+
+# Zones are keyed to their constraint's number by hue (#1 purple, #2 blue, ...): two constraints'
+# zones never share a colour, and none is the verdicts' green or red or the edited target's
+# orange. Where the constraint holds: a band of the hue inside the edge, the middle left clear
+# (a 590 m disc no longer tints the whole view); where the target must not go: hatched.
+CONSTRAINT_HUES = ("#6a51a3", "#2171b5", "#b8860b", "#138d90", "#8c564b", "#d45fb0", "#636363", "#7f8c1d")
+
+
+def constraint_hue(number: int) -> str:
+    return CONSTRAINT_HUES[(int(number) - 1) % len(CONSTRAINT_HUES)]
+
+
+def zone_symbol(kind: str, role: str, hue: str):
+    """The symbol of an allowed zone ("allowed"), a forbidden one ("forbidden") or a zone's edge
+    ("limit") in a constraint's hue."""
+    if kind != "polygon":
+        dashed = role != "allowed"
+        if kind == "line":
+            return symbol("line", hue, width=0.9 if role == "forbidden" else 0.6, dashed=dashed)
+        return symbol("point", hue, size=2.6, outline="black" if role == "forbidden" else None)
+    c = QColor(hue)
+    if role == "forbidden":
+        sym = QgsFillSymbol.createSimple(
+            {"color": f"{c.red()},{c.green()},{c.blue()},40", "outline_color": hue, "outline_width": "0.8"}
+        )
+        hatch = QgsLinePatternFillSymbolLayer()
+        hatch.setLineAngle(45)
+        hatch.setDistance(1.8)
+        hatch.setLineWidth(0.35)
+        hatch.setColor(QColor(hue))
+        sym.appendSymbolLayer(hatch)
+        return sym
+    sym = QgsFillSymbol.createSimple(
+        {"color": "0,0,0,0", "outline_color": hue, "outline_width": "0.5", "outline_style": "dash"}
     )
-    sym.appendSymbolLayer(_marker_line(QgsMarkerLineSymbolLayer.FirstVertex, "circle", color, 3.4))
-    sym.appendSymbolLayer(_marker_line(QgsMarkerLineSymbolLayer.LastVertex, "square", color, 3.4))
+    if role == "allowed":
+        band = QgsShapeburstFillSymbolLayer()
+        band.setColorType(BURST_TWO_COLORS)
+        band.setColor(QColor(c.red(), c.green(), c.blue(), 150))
+        band.setColor2(QColor(c.red(), c.green(), c.blue(), 0))
+        band.setUseWholeShape(False)
+        band.setMaxDistance(2.5)
+        sym.insertSymbolLayer(0, band)
     return sym

@@ -50,7 +50,7 @@ class RunTask(QgsTask):
     ):
         super().__init__(
             tr("Spatial Gap: {model} on {n} instance(s)").format(model=spec.name, n=len(ids)),
-            QgsTask.CanCancel,
+            QgsTask.Flag.CanCancel,
         )
         self.bench_dir, self.spec, self.modality, self.task = Path(bench_dir), spec, modality, task
         self.forms, self.ids, self.out_dir = list(forms), list(ids), Path(out_dir)

@@ -18,14 +18,9 @@ from qgis.PyQt.QtNetwork import QNetworkReply, QNetworkRequest
 
 from scoring.runner.transport import DEFAULT_MAX_BYTES, Response, TransportError, encode_body
 
-try:
-    _CONTENT_TYPE = QNetworkRequest.KnownHeaders.ContentTypeHeader
-    _STATUS = QNetworkRequest.Attribute.HttpStatusCodeAttribute
-    _NET = QNetworkReply.NetworkError
-except AttributeError:  # older PyQt5 without scoped access
-    _CONTENT_TYPE = QNetworkRequest.ContentTypeHeader
-    _STATUS = QNetworkRequest.HttpStatusCodeAttribute
-    _NET = QNetworkReply
+_CONTENT_TYPE = QNetworkRequest.KnownHeaders.ContentTypeHeader
+_STATUS = QNetworkRequest.Attribute.HttpStatusCodeAttribute
+_NET = QNetworkReply.NetworkError
 
 POLL_MS = 25  # how often a request checks its deadline and the cancel flag
 # Beyond the request's own deadline, how long the caller waits for its thread before giving up

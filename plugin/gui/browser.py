@@ -9,6 +9,7 @@ from qgis.PyQt.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QT
 from scoring.formats.records import Instance
 
 from ..utils.i18n import tr
+from ..utils.text import verdict_name
 
 ID_ROLE = Qt.ItemDataRole.UserRole  # the instance id on each row's first cell
 TOOLTIP_CHARS = 400
@@ -67,7 +68,7 @@ class InstanceTable(QTableWidget):
         for row, inst in enumerate(instances):
             code = str(inst.get("relation", ""))
             name, definition = names.setdefault(code, relation_info(code))
-            verdict = verdicts.get(inst["id"], "")
+            verdict = verdict_name(verdicts.get(inst["id"], ""))
             run = runs.get(inst["id"], "")
             cells = (
                 (inst["id"], inst.get("question") or inst.get("instruction") or ""),

@@ -40,9 +40,11 @@ from ..core.constraint_layers import label_text
 from ..core.exports import CANVAS_SIDE_PX, BenchmarkMaps, ExportPanel, ScoreTask, export_canvas
 from ..core.human_session import HumanSession
 from ..core.memory import DockMemory
+from ..core.restore import RestoreTask
 from ..core.scene_view import SceneView
 from ..core.tasks import LOG_TAG, RunTask, start_runs
 from ..gui.browser import InstanceTable
+from ..gui.confirm import SendConfirmation, estimate_text
 from ..gui.filters import FilterPanel
 from ..gui.help import help_button, readme_url, relation_url
 from ..gui.human_baseline import HumanBaselinePanel, HumanEdit
@@ -53,6 +55,9 @@ from ..gui.run_choice import coverage_text
 from ..gui.settings_dialog import EndpointsDialog
 from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
 from ..utils.i18n import tr
+from ..utils.text import plain
+
+BAR_TEXT_CHARS = 400  # the message bar: the log keeps the whole text
 
 
 class SpatialGapDock(QDockWidget):
@@ -154,7 +159,9 @@ class SpatialGapDock(QDockWidget):
     def _update_buttons(self) -> None:
         task = self.current.get("task") if self.current is not None else None
         idle = not self.run_tasks
-        self.model_panel.send_btn.setEnabled(task is not None and idle)
+        # The shown instance is sent only while the filters keep it (what the list shows).
+        listed = self.current is not None and self.current["id"] in self.list.ids()
+        self.model_panel.send_btn.setEnabled(task is not None and idle and listed)
         self.model_panel.send_all_btn.setEnabled(bool(self.instances) and idle)
         self.human_panel.submit_answer_btn.setEnabled(task == Task.QA)
         self.human_panel.start_edit_btn.setEnabled(task == Task.EDIT)
@@ -174,7 +181,7 @@ class SpatialGapDock(QDockWidget):
         if bar is not None:
             # The message bar shows one line: a second line would be cut off, so lines are joined.
             one_line = " — ".join(line.strip() for line in text.splitlines() if line.strip())
-            bar.pushMessage(tr("Spatial Gap"), one_line, level, duration)
+            bar.pushMessage(tr("Spatial Gap"), plain(one_line, BAR_TEXT_CHARS), level, duration)
         QgsMessageLog.logMessage(text, LOG_TAG, level)
 
     def ask(self, question: str, detail: str) -> bool:
@@ -215,7 +222,35 @@ class SpatialGapDock(QDockWidget):
         self.results.clear()
         self.filters.fill(self.instances)
         self.apply_filter()
+        self.restore_verdicts()
         return True
+
+    def restore_verdicts(self) -> RestoreTask | None:
+        """The endpoint's last verdicts from the runs on disk, read in a task."""
+        endpoint = self.model_panel.endpoint()
+        if self.bench is None or self.runs_root is None or endpoint is None:
+            return None
+        try:
+            spec = endpoint.spec()
+        except SpatialGapError:
+            return None
+        task = RestoreTask(self.bench, self.runs_root, spec, self.model_panel.modality, self._restored)
+        self.tasks.append(task)
+        QgsApplication.taskManager().addTask(task)
+        return task
+
+    def _restored(self, task: RestoreTask) -> None:
+        if task in self.tasks:
+            self.tasks.remove(task)
+        if task.bench is not self.bench or not task.results:
+            return
+        fresh = {i: v for i, v in task.results.items() if i not in self.results}  # never over a newer
+        for instance_id, verdict in fresh.items():
+            self.results[instance_id] = verdict
+            self.verdicts[instance_id] = verdict.get("verdict", "")
+        if self.current is not None and self.current["id"] in fresh:
+            self.show_verdict(self.current, fresh[self.current["id"]])
+        self.apply_filter()
 
     @property
     def runs_root(self) -> Path | None:
@@ -325,9 +360,13 @@ class SpatialGapDock(QDockWidget):
             self.message(tr("Configure a model endpoint first (Endpoints…)"), MSG_WARNING)
             return []
         chosen = ([self.current] if self.current else []) if current_only else self.filtered()
+        if current_only and chosen and chosen[0] not in self.filtered():
+            chosen = []  # the shown instance was filtered out: the list and the send agree
         if not chosen or self.run_tasks:
             return []
         try:
+            if len(chosen) > 1 and not self.confirm_send(chosen, endpoint):
+                return []
             spec = endpoint.spec()
             key = read_key(endpoint.authcfg)  # on the main thread: the auth manager may prompt
         except SpatialGapError as exc:
@@ -345,6 +384,12 @@ class SpatialGapDock(QDockWidget):
         self.model_panel.set_running(True)
         self._update_buttons()
         return tasks
+
+    def confirm_send(self, chosen: list[Instance], endpoint) -> bool:
+        """More than one instance is sent only once the analyst has seen the count and the cost."""
+        panel = self.model_panel
+        estimate = estimate_text(chosen, endpoint, panel.modality, panel.qa_form)
+        return SendConfirmation(len(chosen), estimate, endpoint.name, self).confirmed()
 
     def _show_progress(self, _value=None) -> None:
         running = [t for t in self.run_tasks if t in self.tasks]
@@ -389,6 +434,7 @@ class SpatialGapDock(QDockWidget):
             if self.current is not None and self.current["id"] in stale:
                 self.select_instance(self.current["id"])
             self.apply_filter()
+        self.restore_verdicts()  # this endpoint's own verdicts, from its runs on disk
 
     def score_task_results(self, task: RunTask) -> dict[str, dict]:
         if self.bench is None:
@@ -433,12 +479,24 @@ class SpatialGapDock(QDockWidget):
         shown = [node.layer() for node in self.scene.group.findLayers()] if self.scene.group else None
         # The keys are explained by the key panel, not the legend.
         legend = (
-            [lyr for lyr in shown if lyr.fields().indexOf("pool") < 0 and lyr.fields().indexOf("slot") < 0]
+            [
+                lyr
+                for lyr in shown
+                if lyr.fields().indexOf("pool") < 0
+                and lyr.fields().indexOf("slot") < 0
+                and not lyr.customProperty("spatialgap/furniture")
+            ]
             if shown
             else None
         )
         lines = keys.key_lines(self.scene.views, label_text, self.current) if self.current else []
-        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines)
+        # The scene's features and the edited target: what legend and key panel must not cover.
+        task = [
+            lyr
+            for lyr in shown or []
+            if lyr.fields().indexOf("attributes") >= 0 or lyr.fields().indexOf("state") >= 0
+        ]
+        return export_canvas(self.iface.mapCanvas(), path, size, title, legend, lines, task)
 
     def score_runs(
         self, runs, out_dir=None, open_report: bool = True, count_unsent: bool = False, coverage=()

@@ -13,6 +13,7 @@ from scoring.formats.records import Instance
 from scoring.vocab import MODALITIES, VERDICTS
 
 from ..utils.i18n import tr
+from ..utils.text import verdict_name
 
 # Instance fields offered as exact-match filters, in the order of the combo boxes.
 FIELDS = ("task", "family", "relation", "city")
@@ -91,7 +92,9 @@ class FilterPanel(QWidget):
                 )
             ],
         )
-        _refill(self.verdict_combo, [(tr("not run"), NOT_RUN)] + [(str(v), str(v)) for v in VERDICTS])
+        _refill(
+            self.verdict_combo, [(tr("not run"), NOT_RUN)] + [(verdict_name(v), str(v)) for v in VERDICTS]
+        )
 
     def cascade(self) -> None:
         """Each field offers only the values left by the other field filters (a relation list

@@ -55,13 +55,21 @@ def relation_url(code: str | None = None) -> str:
 
 
 def open_url(url: str) -> bool:
+    """The shipped copy of a documentation page, at its section, in a QGIS window; a browser only
+    for what the plugin does not ship."""
+    from ..gui.docs import shipped_doc, show_doc
+
+    local = shipped_doc(url, homepage())
+    if local is not None:
+        show_doc(*local, slug)
+        return True
     return QDesktopServices.openUrl(QUrl(url))
 
 
 def help_button(text: str, url_fn, parent=None) -> QPushButton:
     """A button opening url_fn() (called on click: the URL may depend on what is shown)."""
     button = QPushButton(text, parent)
-    button.setToolTip(tr("Opens the documentation in your web browser"))
+    button.setToolTip(tr("Opens the documentation shipped with the plugin"))
     button.clicked.connect(lambda: open_url(url_fn()))
     return button
 

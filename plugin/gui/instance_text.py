@@ -12,6 +12,8 @@ from scoring.vocab import Form, Task, Verdict
 
 from ..core.styles import FAIL_COLOR, PASS_COLOR
 from ..utils.i18n import tr
+from ..utils.sentences import found, requirement
+from ..utils.text import plain, reason_text, verdict_name
 
 CHOICE_LETTERS = string.ascii_uppercase
 SUCCESS_VERDICTS = (Verdict.CORRECT, Verdict.CORRECT_REFUSAL)
@@ -88,8 +90,8 @@ def verdict_html(verdict: dict) -> str:
         else f" — {tr('answer')}: {html.escape(json.dumps(value, ensure_ascii=False)[:300])}"
     )
     return (
-        f"<b style='color:{color}'>{html.escape(str(verdict.get('verdict')))}</b>: "
-        f"{html.escape(str(verdict.get('reason') or ''))}{shown}"
+        f"<b style='color:{color}'>{html.escape(verdict_name(verdict.get('verdict')))}</b>: "
+        f"{html.escape(plain(reason_text(verdict.get('reason'))))}{shown}"
     )
 
 
@@ -100,10 +102,10 @@ def constraints_html(views, verdict: dict | None) -> str:
     for view in views:
         mark = "✔" if view.passed else "✘"
         color = PASS_COLOR if view.passed else FAIL_COLOR
-        error = f" <i>({html.escape(view.error)})</i>" if view.error else ""
+        error = f" <i>({html.escape(plain(view.error))})</i>" if view.error else ""
         rows.append(
             f"<span style='color:{color}'><b>{mark} #{view.index + 1}</b></span> "
-            f"{html.escape(view.text)}<br>&nbsp;&nbsp;&nbsp;→ {tr('found')}: "
-            f"<b>{html.escape(view.sentence)}</b>{error}"
+            f"{html.escape(requirement(view))}<br>&nbsp;&nbsp;&nbsp;→ {tr('found')}: "
+            f"<b>{html.escape(found(view))}</b>{error}"
         )
     return "<br>".join(rows)

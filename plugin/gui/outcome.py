@@ -12,7 +12,8 @@ from scoring.vocab import Verdict
 
 from ..gui.instance_text import SUCCESS_VERDICTS
 from ..utils.compat import MSG_CRITICAL, MSG_INFO, MSG_SUCCESS, MSG_WARNING
-from ..utils.i18n import tr
+from ..utils.i18n import number, tr
+from ..utils.text import plain
 
 FIRST_FAILURE_CHARS = 200  # the bar shows the start of the first failure; Details has it all
 
@@ -39,13 +40,18 @@ def run_outcome(
     n = len(verdicts)
     n_ok = sum(1 for v in verdicts.values() if v.get("verdict") in SUCCESS_VERDICTS)
     n_error = sum(1 for v in verdicts.values() if v.get("verdict") == Verdict.ERROR)
-    score = tr("{ok} of {n} correct").format(ok=n_ok, n=n)
+    score = tr("{ok} of {n} correct").format(ok=number(n_ok), n=number(n))
     details = "\n".join(([error] if error else []) + failures)
     if cancelled:
         text = tr("{model}: run cancelled ({score}); finished samples are kept and a new run resumes them.")
         return Outcome(MSG_WARNING, text.format(model=model, score=score), details)
     if error:
         text = tr("{model}: run failed: {error}").format(model=model, error=_first_line(headline or error))
+        if "map image(s) missing" in error:  # what to do about it, not only what went wrong
+            text += " " + tr(
+                "Render the maps first: Processing ▸ Spatial Gap ▸ Render benchmark maps, "
+                "map folder left empty."
+            )
         return Outcome(MSG_CRITICAL, text, details)
     if n_error:
         first = _first_line(failures[0]) if failures else tr("request failed")
@@ -60,8 +66,9 @@ def run_outcome(
 
 
 def _first_line(text: str) -> str:
+    """The start of a server's words as plain text (a proxy's HTML page reads as its text)."""
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= FIRST_FAILURE_CHARS else line[: FIRST_FAILURE_CHARS - 1] + "…"
+    return plain(line, FIRST_FAILURE_CHARS)
 
 
 BAR_CHARS = 110  # what the message bar shows on one line beside its title and buttons

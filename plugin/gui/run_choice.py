@@ -23,6 +23,7 @@ from scoring.formats.rundir import PREDICTIONS, final_predictions, read_run_mani
 
 from ..gui.help import add_help, readme_url
 from ..utils.i18n import tr
+from ..utils.text import state_name
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 FAILED_STATES = ("aborted", "stopped", "interrupted")
@@ -68,7 +69,7 @@ class ChooseRunsDialog(QDialog):
         layout = QVBoxLayout(self)
         self.run_list = QListWidget()
         for info in infos:
-            state = tr("failed") if info.failed else info.status
+            state = state_name("failed" if info.failed else info.status)
             item = QListWidgetItem(
                 tr("{name} — {state}, {coverage} answered").format(
                     name=info.path.name, state=state, coverage=info.coverage

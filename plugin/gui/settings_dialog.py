@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from qgis.core import QgsApplication
+from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import (
     QComboBox,
     QDialog,
@@ -27,10 +29,12 @@ from scoring.runner.endpoints import endpoint_kinds
 from scoring.runner.transport import TransportError
 
 from ..core.auth import read_key, remove_key, store_key
+from ..core.connection_task import ConnectionTask
 from ..core.endpoints import Endpoint, load_endpoints, save_endpoints
 from ..core.transport import QgisTransport
 from ..gui.help import add_help, readme_url
 from ..utils.i18n import tr
+from ..utils.text import plain
 
 
 def test_connection(ep: Endpoint, key: str | None, timeout: float = 15.0) -> tuple[bool, str]:
@@ -92,6 +96,7 @@ class EndpointsDialog(QDialog):
         self.kind = QComboBox()
         self.kind.addItems(list(endpoint_kinds()))
         self.base_url = QLineEdit()
+        self.base_url.setMinimumWidth(380)  # a full URL, not its first half
         self.model = QLineEdit()
         self.key = QLineEdit()
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
@@ -101,6 +106,14 @@ class EndpointsDialog(QDialog):
         self.timeout.setSuffix(" s")
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 256)
+        # Prices per million tokens, for the cost asked about before a set is sent; 0: not set.
+        self.prices = []
+        for _ in range(2):
+            price = QDoubleSpinBox()
+            price.setRange(0, 10000)
+            price.setDecimals(3)
+            price.setSpecialValueText(tr("not set"))
+            self.prices.append(price)
         self.auth_label = QLabel()
         for label, w in (
             (tr("Name"), self.name),
@@ -111,6 +124,8 @@ class EndpointsDialog(QDialog):
             (tr("Auth config"), self.auth_label),
             (tr("Timeout"), self.timeout),
             (tr("Concurrency"), self.concurrency),
+            (tr("Price in (per million tokens)"), self.prices[0]),
+            (tr("Price out (per million tokens)"), self.prices[1]),
         ):
             form.addRow(label, w)
         right.addLayout(form)
@@ -118,6 +133,7 @@ class EndpointsDialog(QDialog):
         self.test_btn.clicked.connect(self._test)
         self.result = QLabel()
         self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.PlainText)
         right.addWidget(self.test_btn)
         right.addWidget(self.result)
         bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Close)
@@ -145,6 +161,8 @@ class EndpointsDialog(QDialog):
             self.auth_label.setText(e.authcfg or tr("(no key)"))
             self.timeout.setValue(e.timeout_s)
             self.concurrency.setValue(e.concurrency)
+            self.prices[0].setValue(e.price_in or 0.0)
+            self.prices[1].setValue(e.price_out or 0.0)
             self.result.clear()
 
     def _commit(self) -> Endpoint | None:
@@ -158,6 +176,7 @@ class EndpointsDialog(QDialog):
         e.model = self.model.text().strip()
         e.timeout_s = self.timeout.value()
         e.concurrency = self.concurrency.value()
+        e.price_in, e.price_out = (p.value() or None for p in self.prices)
         if self.key.text():
             try:
                 e.authcfg = store_key(e.name, self.key.text(), e.authcfg or None)
@@ -198,8 +217,17 @@ class EndpointsDialog(QDialog):
         except SpatialGapError as exc:
             self.result.setText(str(exc))
             return
-        ok, msg = test_connection(e, key, timeout=min(30.0, e.timeout_s))
-        self.result.setText(("✔ " if ok else "✘ ") + msg)
+        # In a task: the request may wait its whole timeout, QGIS must not freeze meanwhile.
+        timeout = min(30.0, e.timeout_s)
+        self.test_btn.setEnabled(False)
+        self.result.setText(tr("Testing {url}…").format(url=plain(e.base_url, 120)))
+        self.connection_task = ConnectionTask(e.name, lambda: test_connection(e, key, timeout), self._tested)
+        QgsApplication.taskManager().addTask(self.connection_task)
+
+    def _tested(self, ok: bool, message: str) -> None:
+        self.test_btn.setEnabled(True)
+        # A server's words as plain text, shortened (a proxy's 502 page is HTML).
+        self.result.setText(("✔ " if ok else "✘ ") + plain(message))
 
     def save(self):
         self._commit()

@@ -56,14 +56,15 @@ def install_hint(missing: list[tuple[str, str, str]]) -> str:
         else ""
     )
     if platform.system() == "Linux":
-        debs = " ".join(d for _, _, d in missing)
+        # Not python3-shapely: Debian 12 / Ubuntu 22.04 ship 1.8, which is too old.
+        debs = " ".join(d for m, _, d in missing if m != "shapely")
         old = (
-            "\n(Debian 12 / Ubuntu 22.04 ship shapely 1.8, too old: "
-            "Spatial Gap ▸ Install dependencies… installs 2.x)"
+            "shapely 2: Spatial Gap ▸ Install dependencies… (the distributions' shapely 1.8 is too old)"
             if any(m == "shapely" for m, _, _ in missing)
             else ""
         )
-        return f"sudo apt install {debs}{old}{proj_note}"
+        lines = ([f"sudo apt install {debs}"] if debs else []) + ([old] if old else [])
+        return "\n".join(lines) + proj_note
     if platform.system() == "Windows":
         return f"In the OSGeo4W Shell: python -m pip install {pip_reqs}{proj_note}"
     # macOS: the QGIS.app bundle's own Python.

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from qgis.core import Qgis, QgsApplication
 from qgis.PyQt.QtCore import QProcess, Qt
+from qgis.PyQt.QtGui import QTextCursor
 from qgis.PyQt.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -195,7 +196,7 @@ class InstallDialog(QDialog):
         proc = QProcess(self)
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         proc.readyReadStandardOutput.connect(
-            lambda: self.output.appendPlainText(bytes(proc.readAllStandardOutput()).decode(errors="replace"))
+            lambda: self._append(bytes(proc.readAllStandardOutput()).decode(errors="replace"))
         )
         proc.finished.connect(self._done)
         args = pip_arguments(self.target, self.requirements, self.pip_extra)
@@ -203,6 +204,13 @@ class InstallDialog(QDialog):
         proc.start(self.python, args)
         self.process = proc
         return proc
+
+    def _append(self, chunk: str) -> None:
+        """pip's output as it comes, line breaks as pip wrote them (appendPlainText would add one
+        after every chunk: double-spaced lines)."""
+        self.output.moveCursor(QTextCursor.MoveOperation.End)
+        self.output.insertPlainText(chunk)
+        self.output.moveCursor(QTextCursor.MoveOperation.End)
 
     def _done(self, exit_code: int, _status=None) -> None:
         self.succeeded = exit_code == 0

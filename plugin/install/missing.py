@@ -7,7 +7,7 @@ from qgis.PyQt.QtWidgets import QAction, QPushButton
 
 from ..install.deps import install_hint
 from ..install.installer import InstallDialog
-from ..utils.compat import MSG_WARNING
+from ..utils.compat import MSG_INFO, MSG_WARNING
 from ..utils.i18n import install_translator, tr
 
 
@@ -44,10 +44,19 @@ class MissingDependenciesPlugin:
             button.clicked.connect(self.show)
             item.layout().addWidget(button)
             bar.pushWidget(item, MSG_WARNING, 0)
+            self.bar_item = item
 
     def show(self):
         self.dialog = InstallDialog(self.missing, self.iface.mainWindow())
         self.dialog.exec()
+        bar, item = self.iface.messageBar(), getattr(self, "bar_item", None)
+        if self.dialog.succeeded and bar is not None and item is not None:
+            # Installed: the "needs packages" bar has said its piece; the restart is what is left.
+            bar.popWidget(item)
+            self.bar_item = None
+            bar.pushMessage(
+                tr("Spatial Gap"), tr("Installed. Restart QGIS to load Spatial Gap."), MSG_INFO, 0
+            )
 
     def unload(self):
         if self.action is not None:

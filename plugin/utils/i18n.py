@@ -8,6 +8,21 @@ from qgis.PyQt.QtCore import QCoreApplication, QLocale, QSettings, QTranslator
 
 CONTEXT = "SpatialGap"
 PLUGIN_DIR = Path(__file__).resolve().parents[1]
+_LANG = {"lang": "en"}  # the language of the installed translation: numbers follow it
+
+
+def language() -> str:
+    """The language of the installed translation ("en" without one)."""
+    return _LANG["lang"]
+
+
+def number(value, decimals: int | None = None) -> str:
+    """A number in the plugin's language: "1,545" / "120.00" in English, "1 545" / "120,00" in
+    French (the UI's sentences and its numbers in one language)."""
+    locale = QLocale(_LANG["lang"])
+    if decimals is None and isinstance(value, int):
+        return locale.toString(int(value))
+    return locale.toString(float(value), "f", 2 if decimals is None else decimals)
 
 
 def tr(text: str) -> str:
@@ -53,9 +68,11 @@ def install_translator(lang: str | None = None, dirs=None) -> QTranslator | None
     lang = lang or qgis_locale()
     path = qm_path(lang, dirs)
     if lang == "en" or path is None:
+        _LANG["lang"] = "en"
         return None
     translator = QTranslator()
     if not translator.load(str(path)):
         return None
     QCoreApplication.installTranslator(translator)
+    _LANG["lang"] = lang
     return translator

@@ -123,3 +123,31 @@ def estimate_screen(plan: SweepPlan, estimates: list[Estimate]) -> str:
         "tokens a map; output bounded by max_tokens; corrective edit retries not counted)"
     )
     return "\n".join(lines)
+
+
+def request_cost(
+    instances: list[Instance],
+    modality: str,
+    form_of,
+    price_in: float | None,
+    price_out: float | None,
+    out_cap,
+) -> tuple[int, int, float | None]:
+    """(requests, estimated tokens in, cost or None without a price) of sending `instances` in one
+    modality, `form_of(instance)` giving each one's form; output counted at `out_cap` a request
+    (an upper bound). The plugin asks with this before it sends more than one instance."""
+    requests = tokens = 0
+    for inst in instances:
+        try:
+            msgs = build_messages(inst, Modality(modality), form_of(inst), _image_arg(modality, inst))
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+        requests += 1
+        tokens += message_tokens(msgs)
+    if price_in is None and price_out is None:
+        return requests, tokens, None
+    return (
+        requests,
+        tokens,
+        (tokens * (price_in or 0) + requests * (out_cap or 0) * (price_out or 0)) / MILLION,
+    )

@@ -19,6 +19,7 @@ class Reply:
     body: dict | None = None
     headers: tuple[tuple[str, str], ...] = ()
     hold: bool = False  # wait for release() (or HOLD_BOUND_S) before answering
+    html: str | None = None  # an HTML page instead of the JSON body (a proxy's error page)
 
 
 def chat_reply(text: str = "Answer: F1") -> Reply:
@@ -69,10 +70,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, reply: Reply) -> None:
         if reply.hold:
             self.server.released.wait(HOLD_BOUND_S)
-        data = json.dumps(reply.body or {}).encode()
+        data = reply.html.encode() if reply.html is not None else json.dumps(reply.body or {}).encode()
         try:
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/html" if reply.html is not None else "application/json")
             self.send_header("content-length", str(len(data)))
             for name, value in reply.headers:
                 self.send_header(name, value)

@@ -93,7 +93,8 @@ def test_constraint_layers_carry_measured_values_and_verdicts(dock, small_bench,
             lyr = node.layer()
             if lyr.fields().indexOf("constraint") < 0:
                 continue
-            assert lyr.labelsEnabled() and lyr.renderer().type() == "RuleRenderer"
+            # Labelled by the dock's own placement (label_layout), not on this layer.
+            assert lyr.renderer().type() == "RuleRenderer"
             for f in lyr.getFeatures():
                 rows.setdefault(f["constraint"], []).append((f["passed"], f["measured"], f["label"]))
                 label_lines += [t for t in (f["label"] or "").split("\n") if t]

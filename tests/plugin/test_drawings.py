@@ -83,39 +83,6 @@ def test_every_scene_feature_is_labelled_lines_included(dock, small_bench, insta
     assert set(_scene_ids(inst)) <= shown, (inst["id"], shown)
 
 
-@pytest.mark.parametrize("relation", ["M01", "M02", "D04", "O03", "T11", "M15"])
-def test_constraint_labels_never_hide_f0(dock, small_bench, instances, relation):
-    _show_canvas(dock.iface.mapCanvas())  # the frame an analyst sees
-    dock.open_benchmark(small_bench)
-    inst = _instance(instances, "edit", relation)
-    dock.select_instance(inst["id"])
-    dock.show_verdict(inst, score_edit(inst, json.dumps(WRONG)).as_dict(), title="wrong")
-    _, results, settings = _render(dock, _shown_layers(inst))
-    labels = _labels(results, settings)
-    f0 = [p for p in labels if p.labelText == "F0"]
-    verdicts = [p for p in labels if p.labelText.startswith("#")]
-    assert len(f0) == 1, "F0 has no label, or several"
-    assert verdicts, "no verdict label placed"
-    # Each label drawn once (QGIS 3.22's "show all labels" draws a label several times).
-    placed = [(p.layerID, p.featureId) for p in labels]
-    assert len(placed) == len(set(placed))
-    for verdict in verdicts:
-        assert not f0[0].labelRect.intersects(verdict.labelRect), (verdict.labelText, relation)
-    # F0's label is also drawn above any other label.
-    layers = {lyr.id(): lyr for lyr in _shown_layers(inst)}
-    f0_z = _label_z(layers[f0[0].layerID], target=True)
-    assert all(f0_z > _label_z(layers[v.layerID]) for v in verdicts)
-
-
-def _label_z(layer, target: bool = False) -> float:
-    labeling = layer.labeling()
-    if labeling.type() == "rule-based":
-        rules = labeling.rootRule().children()
-        chosen = [r for r in rules if ("= 'target'" in r.filterExpression()) == target]
-        return chosen[0].settings().zIndex
-    return labeling.settings().zIndex
-
-
 def test_routes_show_their_direction(dock, small_bench, instances):
     """O02 asks about travel along F0: its line gets arrows and first / last vertex marks;
     lines whose direction the question does not use get none."""
@@ -302,3 +269,34 @@ def test_a_failed_request_draws_the_initial_scene_under_that_name(dock, small_be
     assert group.findGroup("constraints: refusing") is None
     assert group.findGroup("constraints: initial scene") is not None
     assert "HTTP 401" in dock.verdict_view.toPlainText()
+
+
+def test_a_coincident_target_is_drawn_over_the_other_feature(qgis_new_project):
+    from plugin.core import layers
+    from plugin.core.styles import TARGET_COLOR
+
+    point = {"type": "Point", "coordinates": [385000.0, 6672000.0]}
+    inst = {
+        "id": "coincident",
+        "crs": {"epsg": 32635},
+        "target": "F0",
+        "scene": {
+            "type": "FeatureCollection",
+            "features": [  # F1 after F0: without an order F1's marker would be drawn on top
+                {"type": "Feature", "id": "F0", "geometry": point, "properties": {"kind": "poi"}},
+                {"type": "Feature", "id": "F1", "geometry": point, "properties": {"kind": "poi"}},
+            ],
+        },
+    }
+    group = QgsProject.instance().layerTreeRoot().addGroup("coincident")
+    (points,) = layers.scene_layers(inst, group)
+    settings = QgsMapSettings()
+    settings.setLayers([points])
+    settings.setDestinationCrs(points.crs())
+    settings.setOutputSize(QSize(200, 200))
+    settings.setExtent(QgsRectangle(384990, 6671990, 385010, 6672010))
+    settings.setBackgroundColor(QColor("white"))
+    job = QgsMapRendererSequentialJob(settings)
+    job.start()
+    job.waitForFinished()
+    assert job.renderedImage().pixelColor(100, 100).name() == QColor(TARGET_COLOR).name()

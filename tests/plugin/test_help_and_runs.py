@@ -72,3 +72,17 @@ def test_failed_runs_are_not_ticked_and_coverage_is_shown(qgis_app, tmp_path, in
     assert states == [Qt.CheckState.Checked, Qt.CheckState.Unchecked, Qt.CheckState.Unchecked]
     assert dialog.chosen() == [good.path]
     assert not dialog.count_unsent  # unsent samples are not errors unless asked
+
+
+def test_help_opens_the_shipped_documentation_at_its_section(qgis_app):
+    from plugin.gui import docs
+
+    viewer_count = len(docs._OPEN)
+    assert plugin_help.open_url(plugin_help.relation_url("O02"))
+    relation = docs._OPEN[-1]
+    assert relation.heading == "O02 Before / after along a route"
+    assert relation.browser.verticalScrollBar().value() > 0  # scrolled down to it
+    assert plugin_help.open_url(plugin_help.readme_url())
+    assert docs._OPEN[-1].heading == "The QGIS plugin"
+    for viewer in docs._OPEN[viewer_count:]:
+        viewer.close()

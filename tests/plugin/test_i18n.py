@@ -58,10 +58,55 @@ def test_french_translation_loads(qgis_iface, qgis_app, tmp_path):
         dock = SpatialGapDock(qgis_iface)
         assert dock.model_panel.send_btn.text() == "Envoyer l'instance"
         dock.deleteLater()
+        _map_labels_read_in_french(tmp_path / "every-relation")
     finally:
         QCoreApplication.removeTranslator(translator)
     assert tr("Send instance") == "Send instance"
     assert install_translator("en") is None
+
+
+def _map_labels_read_in_french(bench: Path) -> None:
+    """Verdict names, states, numbers and the constraint sentences on the map, all in French."""
+    import json
+
+    from plugin.utils.sentences import found, requirement
+    from scoring.build.builder import build_benchmark
+    from scoring.constraints.explain import explain_constraints
+
+    build_benchmark(None, bench, seed=0, n_qa=0, n_edit=1, jobs=1, progress=False)
+    for line in (bench / "edit.jsonl").read_text(encoding="utf-8").splitlines():
+        for view in explain_constraints(json.loads(line)):
+            # Every relation's constraints have a French template (none left in English).
+            assert requirement(view) != view.text, view.text
+            assert found(view) != view.sentence, view.sentence
+
+    from plugin.core.constraint_layers import label_text
+    from plugin.utils.i18n import number
+    from plugin.utils.text import reason_text, state_name, verdict_name
+    from scoring.constraints.explain import ConstraintView
+
+    assert verdict_name("correct") == "correcte" and state_name("aborted") == "abandonnée"
+    assert reason_text("constraint 1 fails: F0 is within 20 m of F1") == (
+        "la contrainte 1 n'est pas respectée (voir #1 ci-dessous)"
+    )
+    assert number(1545) == "1\u202f545" and number(120.0, 2) == "120,00"
+    distance = {"measure": "within_distance", "args": ["F0", "F2"], "params": {"distance": 20.0}, "op": "is"}
+    view = ConstraintView(
+        0,
+        "F0 is not within 20 m of F2",
+        "within_distance",
+        "is",
+        True,
+        False,
+        None,
+        constraint={**distance, "value": False},
+    )
+    assert label_text(view) == "#1 F0 n'est pas à moins de 20 m de F2 — respectée ✔"
+    moved = {"measure": "displacement", "args": ["F0"], "op": "at_most", "max": 369.5, "unit": "m"}
+    view = ConstraintView(1, "…", "displacement", "at_most", False, 149.97, "m", constraint=moved)
+    assert label_text(view) == (
+        "#2 le déplacement du centroïde de F0 depuis sa position initiale vaut au plus 369,5 m — 149,97 m ✘"
+    )
 
 
 TS_BEFORE = """<?xml version="1.0" encoding="utf-8"?>

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 from qgis.core import QgsLayoutItemLabel, QgsMapRendererSequentialJob, QgsMapSettings, QgsProject
-from qgis.PyQt.QtCore import QSize
 from qgis.PyQt.QtGui import QColor, QImage
 
 from plugin.core.constraint_layers import label_text
 from scoring.score import score_edit
+from tests.plugin.test_drawings import _show_canvas
 
 WRONG = {"operations": [{"op": "translate", "dx": 137.0, "dy": -61.0}]}
 PX = 900
@@ -24,11 +24,9 @@ def _shown(inst):
 
 
 def _render(dock, layers):
-    settings = QgsMapSettings()
+    # The canvas's own frame and size: the dock places labels for what the analyst sees.
+    settings = QgsMapSettings(dock.iface.mapCanvas().mapSettings())
     settings.setLayers(layers)
-    settings.setDestinationCrs(QgsProject.instance().crs())
-    settings.setOutputSize(QSize(PX, PX))
-    settings.setExtent(dock.iface.mapCanvas().extent())
     settings.setBackgroundColor(QColor("white"))
     job = QgsMapRendererSequentialJob(settings)
     job.start()
@@ -46,6 +44,7 @@ def _differs_near(a: QImage, b: QImage, x: int, y: int, r: int = 18) -> bool:
 
 
 def test_every_constraint_and_feature_has_a_drawn_key(dock, small_bench, instances, tmp_path):
+    _show_canvas(dock.iface.mapCanvas(), (PX, PX))
     dock.open_benchmark(small_bench)
     edits = [i for i in instances.values() if i["task"] == "edit"]
     assert len(edits) >= 10

@@ -61,8 +61,9 @@ def test_missing_dependencies_are_named_with_install_commands(qgis_iface):
         qgis_iface, [e for e in deps.REQUIRED if e[0] in missing] or [deps.REQUIRED[4]]
     )
     text = stand_in.message()
-    for _module, pip_req, deb in stand_in.missing:
-        assert pip_req in text and deb in text
+    for module, pip_req, deb in stand_in.missing:
+        # shapely: the distributions' package is too old, the plugin's own installer is named.
+        assert pip_req in text and (deb in text if module != "shapely" else "Install dependencies" in text)
     stand_in.initGui()
     stand_in.unload()
 
@@ -100,9 +101,10 @@ def test_instance_becomes_styled_layers(dock, small_bench, instances):
         assert lyr.renderer().type() == "categorizedSymbol" and lyr.renderer().classAttribute().startswith(
             "role"
         )
-        # Two label rules: F0's (placed first) and the other ids'.
+        # F0's label rule (the other ids are keys); off while an edit's drawing is shown, whose
+        # labels the dock places itself (label_layout).
         rules = lyr.labeling().rootRule().children()
-        assert lyr.labelsEnabled() and {r.settings().fieldName for r in rules} == {'"id"'}
+        assert not lyr.labelsEnabled() and {r.settings().fieldName for r in rules} == {'"id"'}
         assert lyr.crs().authid() == f"EPSG:{inst['crs']['epsg']}"
     assert got == expected
     assert set(ids) == {f["id"] for f in inst["scene"]["features"]}

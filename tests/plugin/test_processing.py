@@ -68,7 +68,8 @@ def test_check_edit(processing_ready, small_bench, instances):
         layer = res[key]
         assert layer.renderer().type() == "RuleRenderer", key
         legend = {item.label() for item in layer.renderer().legendSymbolItems()}
-        assert "zone where the constraint holds" in legend, legend
+        # Each zone keyed to its constraint's number ("#2 zone where the constraint holds").
+        assert any(label.endswith(" zone where the constraint holds") for label in legend), legend
         assert layer.labelsEnabled() and layer.labeling().settings().fieldName == '"label"'
     # Untouched F0 fails what the instruction asks; the table says which, as the scorer does.
     orig = Scene.from_geojson(inst["scene"]).geom("F0")
@@ -114,6 +115,24 @@ def test_render_maps_same_bytes_as_headless(processing_ready, small_bench, insta
     ctx = ContextIndex.from_file(small_bench / "context.geojsonl", inst["crs"]["epsg"])
     headless = render_instance(inst, ctx, tmp_path / "headless")["png"].read_bytes()
     assert (tmp_path / "maps" / f"{inst['id']}.png").read_bytes() == headless
+
+
+def test_render_maps_defaults_to_the_benchmarks_maps_folder(
+    processing_ready, small_bench, instances, tmp_path
+):
+    """No map folder given: the maps go where image runs read them, never to a temporary folder."""
+    import shutil
+
+    import processing
+
+    bench = tmp_path / "bench"
+    shutil.copytree(small_bench, bench, ignore=shutil.ignore_patterns("runs", "results", "maps"))
+    inst = next(i for i in instances.values() if i["task"] == "qa")
+    alg = QgsApplication.processingRegistry().algorithmById("spatialgap:rendermaps")
+    assert not alg.parameterDefinition("OUTPUT").defaultValue()
+    res = processing.run("spatialgap:rendermaps", {"BENCH": str(bench), "IDS": inst["id"]})
+    assert res["MAPS"] == 1 and res["OUTPUT"] == str(bench / "maps")
+    assert (bench / "maps" / f"{inst['id']}.png").is_file()
 
 
 def test_score_run(processing_ready, small_bench, instances, tmp_path):

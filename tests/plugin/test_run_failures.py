@@ -162,3 +162,11 @@ def test_unloading_the_plugin_during_a_run_ends_it(qgis_iface, small_bench, inst
         wait_for(lambda: QgsApplication.taskManager().countActiveTasks() == 0, 5)
         assert task.ended_at is not None
     save_endpoints([])
+
+
+def test_missing_maps_say_how_to_render_them():
+    from plugin.gui.outcome import run_outcome
+
+    error = "1 map image(s) missing for modality image, first: /b/maps/x.png"
+    outcome = run_outcome("m", False, error, {}, [])
+    assert "Render benchmark maps" in outcome.text and "map folder left empty" in outcome.text

@@ -137,10 +137,23 @@ def test_task_round_trip_with_tools_agent(dock, small_bench, instances, agent_ur
     assert any(n.startswith("constraints (") for n in names)
     # The filtered set: every edit instance of the benchmark, one task, all answered.
     dock.filters.select("task", "edit")
+    dock.confirm_send = lambda chosen, endpoint: True  # the question itself: test_send_confirmation
     tasks = dock.send(current_only=False)
     wait_for(lambda: all(t not in dock.tasks for t in tasks), 120)
     n_edit = sum(1 for i in instances.values() if i["task"] == "edit")
     assert sum(1 for k in dock.verdicts if k in instances and instances[k]["task"] == "edit") == n_edit
+    # After a restart (a new dock), the last verdicts come back from the runs on disk.
+    from plugin.gui.dock import SpatialGapDock
+
+    again = SpatialGapDock(dock.iface)
+    again.reload_endpoints()
+    assert again.open_benchmark(small_bench)
+    wait_for(lambda: not again.tasks, 60)
+    assert {k: v["verdict"] for k, v in again.results.items()} == {
+        k: v["verdict"] for k, v in dock.results.items() if k in again.results
+    }
+    assert set(dock.verdicts) <= set(again.verdicts)
+    again.deleteLater()
     save_endpoints([])
     remove_key(authcfg)
 
