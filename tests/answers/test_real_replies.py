@@ -12,7 +12,10 @@ import pytest
 
 from tests.answers import real_replies as rr
 
-TARGET = 0.97  # agreement the reader must reach on the real replies (issue 41, item 5)
+TARGET = 0.97  # agreement the reader is to reach on the real replies: not reached yet
+# What it reaches now (2026-12-08: 95.5 % of 4,590; FRIEDA directions 95.5 %, distances 96.0 %,
+# unadjudicated): a reading rule that loses real replies fails here.
+FLOOR = 0.95
 
 RECORDS = rr.load()
 ADJUDICATED = rr.load_adjudicated()
@@ -64,7 +67,6 @@ def test_published_choice_extractions_mostly_name_an_option():
     assert named / len(choice) >= 0.9, named / len(choice)
 
 
-@pytest.mark.xfail(strict=False, reason="reader rewrite in progress")
 def test_reader_agrees_with_adjudicated_readings_of_real_replies():
     outcomes = list(rr.compare(RECORDS, ADJUDICATED))
     share = rr.agreement(outcomes)
@@ -73,10 +75,9 @@ def test_reader_agrees_with_adjudicated_readings_of_real_replies():
         f"{o.rec['id']}: expected {o.expected!r}, read {o.parsed.value if o.parsed.ok else o.parsed.reason!r}"
         for o in bad[:20]
     )
-    assert share >= TARGET, f"agreement {share:.1%} < {TARGET:.0%}; {len(bad)} disagreements, e.g.\n{sample}"
+    assert share >= FLOOR, f"agreement {share:.1%} < {FLOOR:.0%}; {len(bad)} disagreements, e.g.\n{sample}"
 
 
-@pytest.mark.xfail(strict=False, reason="reader rewrite in progress")
 def test_reader_agrees_with_frieda_published_directions_and_distances():
     if not rr.FRIEDA.is_dir():
         pytest.skip(f"{rr.FRIEDA} is absent (FRIEDA's published responses are development data)")
@@ -85,4 +86,4 @@ def test_reader_agrees_with_frieda_published_directions_and_distances():
     for kind in ("cardinal", "distance"):
         rows = [r for r in records if r["kind"] == kind]
         share = sum(rr.frieda_agrees(r) for r in rows) / len(rows)
-        assert share >= TARGET, f"FRIEDA {kind}: agreement {share:.1%} < {TARGET:.0%}"
+        assert share >= FLOOR, f"FRIEDA {kind}: agreement {share:.1%} < {FLOOR:.0%}"

@@ -37,7 +37,6 @@ from scoring.runner.prompts import build_messages
 from scoring.vocab import Modality
 
 TARGET = 0.99
-REWRITE = pytest.mark.xfail(strict=False, reason="reader rewrite in progress")
 
 # ------------------------------------------------------------------- synthetic canonical answers
 
@@ -286,7 +285,6 @@ def test_styled_replies_never_crash_the_reader_offline():
             assert isinstance(got, Parsed) and (got.ok or got.reason)
 
 
-@REWRITE
 def test_styles_read_as_intended_offline():
     text, rate, amb_rate = table(offline_readings(), "offline: styled replies read by the reader")
     print(text)
@@ -458,7 +456,6 @@ def test_pipeline_runs_every_task_form_and_modality_without_a_crash(pipeline):
     assert len(used) >= 0.9 * len(STYLES), sorted(set(STYLES_BY_NAME) - used)
 
 
-@REWRITE
 def test_styles_read_as_intended_in_the_pipeline(pipeline):
     rows, skipped = pipeline_readings(pipeline)
     text, rate, amb_rate = table(rows, "pipeline: verdicts of styled replies vs their canonical twins")
