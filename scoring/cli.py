@@ -28,7 +28,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.build.cli": ("build",),  # OSM extract -> pools -> scenes + oracle -> instances
     "scoring.relations.reference": ("reference",),  # catalogue -> resources/relations.md
     "scoring.render.cli": ("render",),  # instances -> rendered maps
-    "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
+    "scoring.runner.cli": ("run", "extract", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
     "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports

@@ -14,6 +14,7 @@ from scoring.errors import InputError
 from scoring.runner.agents import serve
 from scoring.runner.config import OMITTABLE, ModelSpec, get_model
 from scoring.runner.endpoints import endpoint_kinds
+from scoring.runner.extract import extract_run
 from scoring.runner.run import run_benchmark
 from scoring.vocab import MODALITIES, QA_FORMS, TASKS
 
@@ -50,6 +51,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
+    _add_extract_parser(subparsers)
+
     s = subparsers.add_parser(
         "serve-agent",
         help="serve a local agent as an OpenAI-compatible endpoint",
@@ -69,6 +72,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="processes computing replies (CPU-bound agents such as tools; default 1)",
     )
     s.set_defaults(func=cmd_serve_agent)
+
+
+def _add_extract_parser(subparsers: argparse._SubParsersAction) -> None:
+    x = subparsers.add_parser(
+        "extract",
+        help="ask an extractor model for the answers of replies the rules leave unparsed",
+        description="For each run, send the QA replies the reading rules leave unparsed to an extractor "
+        "model with one fixed prompt, and record its answers in RUN_DIR/extractions.jsonl; `score` then "
+        "reads them (verdicts marked read_by: extractor). Re-running skips replies already extracted.",
+    )
+    x.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark directory")
+    x.add_argument(
+        "--run", required=True, action="append", type=Path, metavar="RUN_DIR", help="run (repeatable)"
+    )
+    add_model_options(x)
+    x.add_argument("--concurrency", type=int, metavar="N", help="override the model's concurrency")
+    x.add_argument("--timeout", type=float, metavar="S", help="override the model's timeout_s")
+    add_wait_option(x)
+    add_generation_options(x)
+    x.set_defaults(func=cmd_extract)
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
@@ -213,6 +236,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"failures ({kinds}); re-run the same command to retry them", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    spec = spec_from_args(args)
+    failed = 0
+    for run_dir in args.run:
+        done = extract_run(args.bench, run_dir, spec)
+        failed += done.failed
+        print(
+            f"{run_dir}: {done.unread} replies unread by the rules: {done.sent} extracted now, "
+            f"{done.reused} earlier, {done.failed} failed",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def cmd_serve_agent(args: argparse.Namespace) -> int:

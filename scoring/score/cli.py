@@ -45,6 +45,12 @@ def _score(args: argparse.Namespace) -> int:
             f"[{100 * c['ci_low']:.1f}-{100 * c['ci_high']:.1f}]  n={c['n']}  "
             f"parse {100 * (c['parse_rate'] or 0):.1f}%  errors {100 * c['error_rate']:.1f}%{extra}"
         )
+    for x in summary.get("extractor") or []:
+        print(
+            f"{x['model']:>16} extractor read {x['read_by_extractor']} replies the rules left unparsed: "
+            f"{100 * (x['accuracy_rules_only'] or 0):.1f}% by the rules alone, "
+            f"{100 * (x['accuracy_assisted'] or 0):.1f}% assisted"
+        )
     selfcheck = summary["selfcheck"]
     protocol = summary["benchmark"].get("protocol", "spatialgap")
     print(f"{summary['samples']} samples scored (protocol {protocol}) -> {args.out}")

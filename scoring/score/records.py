@@ -35,6 +35,7 @@ class VerdictRow(TypedDict):
     constraints_missed: NotRequired[list[str]]
     constraint_kinds: NotRequired[list[str]]
     sample_index: NotRequired[int]  # repeated sampling (samples = N): which repeat, from 0
+    read_by: NotRequired[str]  # "rules" or "extractor", on the runs an extractor model read
 
 
 class SummaryBenchmark(TypedDict):
@@ -100,3 +101,4 @@ class Summary(TypedDict):
     modality_gap: NotRequired[list[dict[str, Any]]]
     sample_agreement: NotRequired[list[dict[str, Any]]]
     verdicts_sha256: NotRequired[str]  # the verdicts.jsonl written with it (one set)
+    extractor: NotRequired[list[dict[str, Any]]]  # per model: replies the extractor read, and after

@@ -33,6 +33,7 @@ from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
 from scoring.formats.records import Instance
 from scoring.formats.rundir import PREDICTIONS, load_run, repeat_id, sample_id
+from scoring.runner.extract import extraction_for, read_extractions
 from scoring.score.agreement import first_samples, repeated, sample_agreement
 from scoring.score.conditions import run_conditions
 from scoring.score.gap import modality_gap_tests
@@ -120,6 +121,7 @@ def score_run_rows(
         )
     model = _model_name(manifest)
     repeats = _repeats(manifest)
+    extractions = read_extractions(run_dir)
     rows = []
     for iid, inst in instances.items():
         for form in forms:
@@ -129,7 +131,7 @@ def score_run_rows(
                     continue
                 rec = {**(rec or _missing_record(task, form, modality)), "task": task, "form": form}
                 rec["modality"] = modality
-                row = _row(bench, inst, rec, model, run_dir)
+                row = _row(bench, inst, rec, model, run_dir, extractions)
                 if repeats > 1:  # each sample's verdict, the repeat named (a run of one: rows as before)
                     row["sample_index"] = k
                 rows.append(row)
@@ -138,15 +140,47 @@ def score_run_rows(
     return rows
 
 
+def extractor_effect(rows: list[dict]) -> list[dict]:
+    """Per model read by an extractor: the figure by the rules alone beside the assisted one (a
+    reply the extractor read counts as unparsed by the rules)."""
+    out = []
+    for model in sorted({r["model"] for r in rows if "read_by" in r}):
+        mine = [r for r in rows if r["model"] == model and "read_by" in r]
+        assisted = sum(r["verdict"] in (Verdict.CORRECT, Verdict.CORRECT_REFUSAL) for r in mine)
+        by_extractor = [r for r in mine if r["read_by"] == "extractor"]
+        extra = sum(r["verdict"] in (Verdict.CORRECT, Verdict.CORRECT_REFUSAL) for r in by_extractor)
+        n = len(mine)
+        out.append(
+            {
+                "model": model,
+                "samples": n,
+                "correct_rules_only": assisted - extra,
+                "correct_assisted": assisted,
+                "read_by_extractor": len(by_extractor),
+                "accuracy_rules_only": (assisted - extra) / n if n else None,
+                "accuracy_assisted": assisted / n if n else None,
+            }
+        )
+    return out
+
+
 def _repeats(manifest: dict) -> int:
     """How often the run asked each sample (its model's `samples`; 1 unless it says more)."""
     n = manifest.get("samples", 1)
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
 
 
-def _row(bench: Benchmark, inst: Instance, rec: dict, model: str, run_dir: Path) -> dict:
+def _row(
+    bench: Benchmark, inst: Instance, rec: dict, model: str, run_dir: Path, extractions: Mapping[str, dict]
+) -> dict:
     task, form, modality = rec["task"], rec["form"], rec["modality"]
     v = score_prediction(inst, rec, bench.path)
+    read_by = "rules"
+    extracted = extraction_for(extractions, rec) if v.verdict == Verdict.UNPARSED else None
+    if extracted is not None:  # the extractor model's reading of a reply the rules left unparsed
+        again = score_prediction(inst, {**rec, "text": extracted}, bench.path)
+        if again.verdict != Verdict.UNPARSED:
+            v, read_by = again, "extractor"
     if v.verdict == Verdict.ERROR and rec.get("error") == NOT_RECORDED:
         v.reason = NOT_RECORDED
     row: VerdictRow = {
@@ -186,6 +220,8 @@ def _row(bench: Benchmark, inst: Instance, rec: dict, model: str, run_dir: Path)
         agreement = order_agreement(v.value, inst.get("answer"))
         if agreement:
             row["order_match"] = agreement
+    if extractions:  # the runs an extractor read say who read each reply
+        row["read_by"] = read_by
     return cast(dict, row)  # the tables read rows as plain dicts
 
 
@@ -293,6 +329,8 @@ def score_runs(
         summary = _summary(bench, loaded, rows, only_recorded, selfcheck_result, mcnemar_rule)
         if repeated(rows):
             summary["sample_agreement"] = sample_agreement(rows)
+        if any("read_by" in r for r in rows):
+            summary["extractor"] = extractor_effect(rows)
         verdicts = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
         # the set's parts belong together: the summary names the verdicts' bytes (load_results checks)
         summary["verdicts_sha256"] = sha256_hex(verdicts)

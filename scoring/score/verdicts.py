@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -32,6 +31,7 @@ from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
 from scoring import answers, oracle
+from scoring.answers.context import reading_context
 from scoring.constraints.edits import OPS, EditError, apply_edit, apply_geometry_ops, snap_edited
 from scoring.constraints.facts import FactError, check_constraint, describe_constraint
 from scoring.errors import SpatialGapError
@@ -100,32 +100,6 @@ def _json_safe(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_json_safe(x) for x in v]
     return v
-
-
-_ID = re.compile(r"(?<![\w\-])[A-Z]{1,3}\d+(?![\w\-])")
-
-
-def _scene_ids(instance: Instance) -> list[str]:
-    out = []
-    scene: Mapping[str, Any] = instance.get("scene") or {}
-    for f in scene.get("features", []):
-        fid = f.get("id") or (f.get("properties") or {}).get("id")
-        if fid:
-            out.append(str(fid))
-    return out
-
-
-def _ordered_ids(instance: Instance) -> list[str]:
-    """The ids an ordering question asks to order: its answer's, or on an unanswerable item (whose
-    answer is a refusal and whose scene lacks one of them) those every option orders."""
-    reference = instance.get("answer")
-    if isinstance(reference, list):
-        return sorted(map(str, reference))
-    for choice in instance.get("choices") or []:
-        ids = _ID.findall(str(choice))
-        if ids:
-            return sorted(ids)
-    return _scene_ids(instance)
 
 
 def _failed(status: str, error: Any) -> Scored | None:
@@ -222,11 +196,7 @@ def _score_open(instance: Instance, text: str | None, answerable: bool) -> Score
     """An open reply, read by its answer type and checked within the instance's tolerance."""
     answer_type = str(instance.get("answer_type") or "")
     reference = instance.get("answer")
-    ctx: dict[str, Any] = {"question": str(instance.get("question") or "")}
-    if answer_type == "feature_id":
-        ctx["valid_ids"] = _scene_ids(instance)
-    elif answer_type == "ordering":
-        ctx["ids"] = _ordered_ids(instance)
+    _, ctx = reading_context(instance, "open")
     parsed = answers.parse_answer(text, answer_type, **ctx)
     value = _json_safe(parsed.value) if parsed.ok else None
     if not answerable:
