@@ -38,10 +38,11 @@ class City:
     n_edit: int = DEFAULT_PER_RELATION
     relations: tuple[str, ...] | None = None
     protocol: str = "spatialgap"  # scoring.vocab.Protocol the benchmark is built under
+    given: Path | None = None  # a pre-built benchmark or export (evaluate --bench): never built
 
     @property
     def bench(self) -> Path:
-        return self.root / "bench"
+        return self.given or self.root / "bench"
 
     @property
     def results(self) -> Path:
@@ -179,6 +180,26 @@ def cities_from_osm(
     if dup:
         raise InputError(f"--osm: two files give the city name {dup!r}; use a cities file (--cities)")
     return cities, False
+
+
+def city_from_bench(bench: Path, out: Path) -> City:
+    """The one city of a pre-built benchmark or export (`evaluate --bench DIR`): used as it is,
+    no source extract needed; its runs and results go to `out`."""
+    from scoring.formats.benchmark import load_manifest
+
+    if not (bench / "manifest.json").is_file():
+        raise InputError(f"--bench {bench}: no manifest.json (give a `spatialgap build` or `export` folder)")
+    m, _ = load_manifest(bench)
+    req = m.get("requested") or {}
+    return City(
+        str(m.get("city") or bench.name),
+        out,
+        seed=m.get("seed", 0),
+        n_qa=req.get("qa_per_relation", DEFAULT_PER_RELATION),
+        n_edit=req.get("edit_per_relation", DEFAULT_PER_RELATION),
+        protocol=str(m.get("protocol") or "spatialgap"),
+        given=bench.resolve(),
+    )
 
 
 def participants(agents: tuple[str, ...], config: Path | None, models: tuple[str, ...]) -> list[Participant]:
