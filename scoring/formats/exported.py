@@ -64,7 +64,9 @@ def _json(value: Any) -> str | None:
 
 
 def canonical_instance(instance: Instance) -> str:
-    return json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The instance as compact JSON in the builder's key order: prompts show the scene's GeoJSON
+    in that order, so a run from an export sends what a run from the benchmark sends."""
+    return json.dumps(instance, ensure_ascii=False, separators=(",", ":"))
 
 
 def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None) -> dict:

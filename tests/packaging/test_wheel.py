@@ -5,6 +5,7 @@ clean venv without QGIS or GDAL, with dependencies from the index, is .ci/clean_
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -123,3 +124,25 @@ def test_without_a_reader_build_names_pyogrio_in_one_line(unpacked, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install pyogrio" in lines[0], r.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_a_wheel_inside_another_repository_records_its_own_commit(unpacked, tmp_path):
+    # a researcher's venv inside their own project: its commit is not the package's
+    project = tmp_path / "project"
+    shutil.copytree(unpacked, project / "venv" / "site")
+    git = ["git", "-c", "user.name=r", "-c", "user.email=r@example.org"]
+    subprocess.run([*git, "init", "-q", str(project)], check=True)
+    (project / "notes.txt").write_text("mine\n")
+    subprocess.run([*git, "-C", str(project), "add", "notes.txt"], check=True)
+    subprocess.run([*git, "-C", str(project), "commit", "-qm", "mine"], check=True)
+    theirs = subprocess.run(
+        ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    site = project / "venv" / "site"
+    code = (
+        f"import sys; sys.path.insert(0, {str(site)!r}); "
+        "from scoring.runner.provenance import git_commit; print(git_commit())"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project, timeout=60)
+    recorded = (site / "scoring" / "COMMIT").read_text().strip()
+    assert r.stdout.strip() == recorded != theirs, r.stderr
