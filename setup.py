@@ -30,6 +30,7 @@ setup(
     cmdclass={"build_py": BuildPyWithCommit},
     packages=[
         *find_namespace_packages(include=["scoring", "scoring.*"], exclude=["*.__pycache__"]),
+        "spatialgap",  # the inspect_ai tasks under the distribution's name (spatialgap/__init__.py)
         "scoring.resources",
     ],
     package_dir={"scoring.resources": "resources"},

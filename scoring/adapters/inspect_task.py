@@ -8,8 +8,11 @@ counts as correct. Metrics: accuracy with its standard error, overall and per fa
 ``inspect view`` then shows every sample with its reply and the verdict's reason. Registered
 through the package's `inspect_ai` entry point, so an installed package is found by name:
 
-    inspect eval spatialgap/spatialgap -T bench=BENCH -T task=qa -T modality=image \\
-        -T form=mcq --model openai-api/local/my-model    # LOCAL_BASE_URL, LOCAL_API_KEY
+    inspect eval spatialgap/qa -T bench=BENCH -T modality=image -T form=mcq \\
+        --model openai-api/local/my-model    # LOCAL_BASE_URL, LOCAL_API_KEY
+
+(`spatialgap/edit`, and `spatialgap/spatialgap -T task=qa|edit`: spatialgap.inspect_tasks; the
+task below is also registered as `scoring/spatialgap`.)
 """
 
 from __future__ import annotations
@@ -163,11 +166,32 @@ def spatialgap(
     """One task, form and input type of a benchmark (or of an export of one): ``task`` qa or
     edit, ``form`` open or mcq (edits: ignored), ``modality`` any input type; ``image_detail``
     as a model config's (run's default: high)."""
+    return make_task(bench, task, modality, form, limit, max_tokens, image_detail)
+
+
+def make_task(
+    bench: str,
+    task: str = "qa",
+    modality: Modality | str = Modality.GEOJSON,
+    form: str = "open",
+    limit: int | None = None,
+    max_tokens: int = 1024,
+    image_detail: str = IMAGE_DETAIL,
+) -> Task:
+    """The inspect Task of `spatialgap` (undecorated: spatialgap.inspect_tasks registers it
+    under the distribution's name too)."""
     b = Benchmark.open(Path(bench), require_instances=True)
     form = str(Form.EDIT) if task == SgTask.EDIT else str(Form(form))
     return Task(
         dataset=MemoryDataset(
-            samples(b, task_name=task, modality=modality, form=form, limit=limit, image_detail=image_detail),
+            samples(
+                b,
+                task_name=task,
+                modality=Modality(modality),
+                form=form,
+                limit=limit,
+                image_detail=image_detail,
+            ),
             name=b.city,
         ),
         solver=spatialgap_turns(str(b.path)),

@@ -130,7 +130,9 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
         args.agents if args.agents is not None else ("none" if args.config else ",".join(DEFAULT_AGENTS))
     )
     agents = _split(agents_arg, tuple(AGENT_MODALITIES), "agents", empty_ok=True)
-    who = participants(agents, args.config, tuple(dict.fromkeys(args.model)))
+    who = participants(
+        agents, args.config, tuple(dict.fromkeys(args.model)), check_keys=not getattr(args, "estimate", False)
+    )
     for n in ("qa", "edit", "seed"):
         if getattr(args, n) < 0:
             raise InputError(f"--{n}: must be >= 0")

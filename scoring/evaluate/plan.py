@@ -202,9 +202,12 @@ def city_from_bench(bench: Path, out: Path) -> City:
     )
 
 
-def participants(agents: tuple[str, ...], config: Path | None, models: tuple[str, ...]) -> list[Participant]:
+def participants(
+    agents: tuple[str, ...], config: Path | None, models: tuple[str, ...], check_keys: bool = True
+) -> list[Participant]:
     """The built-in ``agents`` and the ``models`` of ``config`` (all of its models when none is
-    named). Every configured model's key is read and checked now, before any work."""
+    named). Every configured model's key is read and checked now, before any work (unless
+    ``check_keys`` is off: `--estimate` sends nothing)."""
     unknown = [a for a in agents if a not in AGENT_MODALITIES]
     if unknown:
         raise InputError(f"--agents: unknown {unknown[0]!r} (expected {', '.join(AGENT_MODALITIES)})")
@@ -221,7 +224,8 @@ def participants(agents: tuple[str, ...], config: Path | None, models: tuple[str
             )
         keys = EnvKeyProvider()
         for name in chosen:
-            keys.get_key(specs[name])  # one-line ConfigError naming the variable, never the value
+            if check_keys:
+                keys.get_key(specs[name])  # one-line ConfigError naming the variable, never the value
             out.append(Participant(name, specs[name].modalities, specs[name]))
     names = [p.name for p in out]
     dup = next((n for n in names if names.count(n) > 1), None)

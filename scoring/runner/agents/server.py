@@ -324,7 +324,7 @@ def start_agent_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tup
     in a background thread: (its base URL, for `run --endpoint` or a model config, and the server;
     `server.shutdown()` stops it)."""
     server, _ = start_server(name, host, port)
-    return f"http://{host}:{server.server_address[1]}/v1", server
+    return server.base_url, server
 
 
 def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> int:
