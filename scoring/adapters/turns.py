@@ -10,7 +10,7 @@ from typing import Any
 
 from scoring.formats.records import Instance
 from scoring.runner.config import ModelSpec
-from scoring.runner.prompts import build_messages, corrective_messages
+from scoring.runner.prompts import build_messages, corrective_messages, with_image_detail
 from scoring.runner.run import edit_needs_retry
 from scoring.vocab import Modality, Task
 
@@ -23,20 +23,7 @@ def sample_messages(
 ) -> list[dict]:
     """The chat messages `run` sends for one sample (OpenAI format), image detail included."""
     task_form = None if instance["task"] == Task.EDIT else form
-    messages = build_messages(instance, modality, task_form, image)
-    return [_with_detail(m, detail) for m in messages]
-
-
-def _with_detail(message: dict, detail: str) -> dict:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return message
-    parts = []
-    for p in content:
-        if p.get("type") == "image_url":
-            p = {"type": "image_url", "image_url": {"detail": detail, **p["image_url"]}}
-        parts.append(p)
-    return {**message, "content": parts}
+    return with_image_detail(build_messages(instance, modality, task_form, image), detail)
 
 
 def corrective_turn(
