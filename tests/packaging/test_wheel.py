@@ -65,6 +65,7 @@ def test_every_resource_and_module_is_in_the_wheel(wheel):
     modules = [f for f in _tracked("scoring") if f.endswith((".py", ".yaml"))]  # lm-eval task files
     assert [f for f in modules if f not in names] == []  # scoring/extract has no __init__.py
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "plugin/"))]
+    assert {"scoring/py.typed", "spatialgap/inspect_tasks.py"} <= names  # typed; inspect_ai's names
 
 
 def test_the_wheel_records_its_commit_and_bounded_requirements(wheel):
