@@ -49,44 +49,59 @@ def _config(options: dict[str, str | None]) -> None:
 def osm_records(path: Path, custom_indexing: str, chunk: int) -> Iterator[list[Record]]:
     """(layer, fields, WKB) records of the three layers the pools draw from, `chunk` at a time; a
     reading error raises RuntimeError with GDAL's message (the caller retries unsorted ids)."""
-    from pyogrio.raw import read
-
     _config(
         {"OSM_CONFIG_FILE": str(RESOURCES_DIR / "osmconf.ini"), "OSM_USE_CUSTOM_INDEXING": custom_indexing}
     )
     try:
         records: list[Record] = []
         for layer in OSM_LAYERS:
-            try:
-                with _warnings_noted():
-                    meta, _, geoms, columns = read(str(path), layer=layer)
-            except Exception as exc:  # noqa: BLE001 (pyogrio's errors carry GDAL's message)
-                if layer == "points" and "Non increasing node id" not in str(exc):
-                    # (GDAL opens any format here: the OSM driver's layers say it read OSM)
-                    raise InputError(
-                        f"{path}: not an OpenStreetMap .osm/.osm.pbf file ({_first(exc)})"
-                    ) from None
-                raise RuntimeError(_first(exc)) from None
-            if layer == "points" and "osm_id" not in meta["fields"]:
-                raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file")
-            # other_tags: GDAL's catch-all of every other tag, read by no pool (as the osgeo reader)
-            kept = [(k, c) for k, c in zip(meta["fields"], columns, strict=True) if k != "other_tags"]
-            for i, g in enumerate(geoms):
-                if g is None:
-                    continue
-                fields: dict = {}
-                for k, col in kept:
-                    v = col[i]
-                    if v is not None and v != "":
-                        fields[k] = v
-                records.append((layer, fields, bytes(g)))
-                if len(records) >= chunk:
-                    yield records
-                    records = []
+            for names, geoms, columns in _checked(path, layer):
+                # other_tags: GDAL's catch-all of every other tag, read by no pool (as osgeo's reader)
+                kept = [(k, c) for k, c in zip(names, columns, strict=True) if k != "other_tags"]
+                for i, g in enumerate(geoms):
+                    if g is None:
+                        continue
+                    fields: dict = {}
+                    for k, col in kept:
+                        v = col[i]
+                        if v is not None and v != "":
+                            fields[k] = v
+                    records.append((layer, fields, bytes(g)))
+                    if len(records) >= chunk:
+                        yield records
+                        records = []
         if records:
             yield records
     finally:
         _config({"OSM_USE_CUSTOM_INDEXING": None})
+
+
+def _checked(path: Path, layer: str) -> Iterator[tuple[list[str], list, list]]:
+    """`_batches`, GDAL's errors as the osgeo reader's: a file that is no OSM data an InputError,
+    the rest RuntimeError (unsorted node ids among them: retried by the caller)."""
+    try:
+        for names, geoms, columns in _batches(path, layer):
+            if layer == "points" and "osm_id" not in names:
+                raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file")
+            yield names, geoms, columns
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 (pyogrio's errors carry GDAL's message)
+        if layer == "points" and "Non increasing node id" not in str(exc):
+            # (GDAL opens any format here: the OSM driver's layers say it read OSM)
+            raise InputError(f"{path}: not an OpenStreetMap .osm/.osm.pbf file ({_first(exc)})") from None
+        raise RuntimeError(_first(exc)) from None
+
+
+def _batches(path: Path, layer: str) -> Iterator[tuple[list[str], list, list]]:
+    """A layer's (field names, WKB geometries, columns), read whole. Not through pyogrio's Arrow
+    stream, which would bound memory by a batch: there GDAL's OSM errors (unsorted node ids) end
+    the stream early without an error, and a layer would be cut short silently."""
+    from pyogrio.raw import read
+
+    with _warnings_noted():
+        meta, _, geoms, columns = read(str(path), layer=layer)
+    yield list(meta["fields"]), list(geoms), [list(c) for c in columns]
 
 
 def _first(exc: BaseException) -> str:
