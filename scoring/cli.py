@@ -33,7 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
-    "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
+    "scoring.score.cli": ("score", "report", "selfcheck", "gate", "compare"),  # predictions -> verdicts -> reports
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
     "scoring.browse": ("browse",),  # scored results -> the per-sample browser
     "scoring.export": ("export",),  # a benchmark -> a Hugging Face / Parquet / JSONL dataset
@@ -83,10 +83,12 @@ def _choices_by_value(parser: argparse.ArgumentParser) -> None:
                 _choices_by_value(sub)
 
 
-def _unknown_command(argv: list[str]) -> str | None:
-    """A "did you mean" error line for a mistyped command, else None."""
+def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """A "did you mean" error line for a mistyped command, else None (the commands: those the
+    parser's modules registered; an unknown command's parser has them all)."""
     command = next((a for a in argv if not a.startswith("-")), None)
-    known = [c for commands in COMMAND_MODULES.values() for c in commands]
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = list(subs.choices)
     if command is None or command in known:
         return None
     close = difflib.get_close_matches(command, known, n=1)
@@ -179,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _Parser.json_errors = "--json" in argv
     parser = make_parser(_module_of(argv))
-    unknown = _unknown_command(argv)
+    unknown = _unknown_command(parser, argv)
     if unknown is not None and not {"-h", "--help", "--version"} & set(argv):
         parser.error(unknown)
     args = parser.parse_args(argv)
