@@ -33,7 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.runner.cli": ("run", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
-    "scoring.score.cli": ("score", "report", "selfcheck", "gate", "compare"),  # predictions -> verdicts -> reports
+    "scoring.score.cli": ("score", "report", "selfcheck", "gate", "compare"),  # predictions -> verdicts
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
     "scoring.browse": ("browse",),  # scored results -> the per-sample browser
     "scoring.export": ("export",),  # a benchmark -> a Hugging Face / Parquet / JSONL dataset
