@@ -107,7 +107,11 @@ def _read_maps(
     if not Modality(modality).has_image:
         return {}
     if Modality(modality).map_set:  # several maps per instance, listed in its set file
-        return {inst["id"]: read_map_set(bench.maps_dir, inst["id"], modality) for inst in instances}
+        sets = {inst["id"]: read_map_set(bench.maps_dir, inst["id"], modality) for inst in instances}
+        for s in sets.values():
+            for mid, png in zip(s.map_ids, s.pngs, strict=True):
+                check_map(index, bench.maps_dir, f"{mid}.png", png)
+        return dict(sets)
     images: dict[str, bytes | MapSet | None] = {}
     missing = []
     for inst in instances:

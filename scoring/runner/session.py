@@ -305,8 +305,11 @@ class RunSession:
         img = plan.images.get(inst["id"])
         if plan.map_png is not None and Modality(plan.modality).has_image:
             img = await plan.map_png(inst["id"])
-            if isinstance(img, bytes):
-                check_map(plan.maps_index, plan.bench.maps_dir, f"{inst['id']}.png", img)
+            named = (
+                zip(img.map_ids, img.pngs, strict=True) if isinstance(img, MapSet) else [(inst["id"], img)]
+            )
+            for mid, png in named:
+                check_map(plan.maps_index, plan.bench.maps_dir, f"{mid}.png", png)
         messages = prompts.build_messages(inst, plan.modality, ask.form, img)
         info = prompts.instance_template_info(inst, plan.modality, ask.form)
         identity = RequestIdentity(
