@@ -45,7 +45,8 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@# Byte-compile the package now, not in each of the first run's processes.
 	@$(PY) -m compileall -q scoring
-	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string)"
+	@# pyogrio (requirements.txt, pinned to a wheel that runs on the system numpy) reads OSM with its own GDAL
+	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj, pyogrio; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string, '| pyogrio', pyogrio.__version__, 'GDAL', pyogrio.__gdal_version_string__, 'OSM' in pyogrio.list_drivers() and 'OSM driver')"
 	@touch $(STAMP)
 
 test: setup lint litellm adapters qt6

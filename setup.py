@@ -30,9 +30,16 @@ setup(
     cmdclass={"build_py": BuildPyWithCommit},
     packages=[
         *find_namespace_packages(include=["scoring", "scoring.*"], exclude=["*.__pycache__"]),
+        "spatialgap",  # the inspect_ai tasks under the distribution's name (spatialgap/__init__.py)
         "scoring.resources",
     ],
     package_dir={"scoring.resources": "resources"},
-    package_data={"scoring.resources": ["**/*"], "scoring.adapters.lm_eval": ["*.yaml"]},
+    # py.typed: the package's annotations count for a user's type checker (PEP 561)
+    package_data={
+        "scoring": ["py.typed"],
+        "spatialgap": ["py.typed"],
+        "scoring.resources": ["**/*"],
+        "scoring.adapters.lm_eval": ["*.yaml"],
+    },
     exclude_package_data={"scoring.resources": ["**/__pycache__/*"]},
 )

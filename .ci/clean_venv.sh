@@ -2,10 +2,9 @@
 # CI: the package as a researcher installs it. The wheel goes into a fresh venv WITHOUT
 # --system-site-packages (no QGIS, no Debian GDAL/numpy; dependencies from the index at the
 # newest versions pyproject.toml allows), used from outside the checkout:
-#   --version, selfcheck, build from an .osm.pbf (no GDAL here: the one-line error naming the
-#   `gdal` extra), an evaluate against served agents over loopback (its benchmark built by the
-#   suite's venv, which has GDAL), export --format hf, and a run from the export against
-#   `spatialgap serve-agent`. About a minute, most of it pip.
+#   --version, selfcheck, a build from an .osm.pbf (pyogrio's wheel brings GDAL: no osgeo here),
+#   evaluate --bench on it against served agents over loopback, export --format hf, and a run
+#   from the export against `spatialgap serve-agent`. About a minute, most of it pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -39,19 +38,11 @@ grep -Eq "^spatialgap [0-9.]+ \(commit $(git -C "$REPO" rev-parse HEAD)\)$" "$W/
 step "selfcheck"
 "$SG" selfcheck
 
-step "build from an .osm.pbf without GDAL: one line naming the extra"
+step "build from an .osm.pbf with pip alone (pyogrio's GDAL), then evaluate --bench"
 PBF=$("$PY" -c "from scoring.extract.osm import default_osm_path; print(default_osm_path())")
-set +e
-"$SG" build --osm "$PBF" --out "$W/nogdal" --qa 1 --edit 1 2>"$W/build.err"
-rc=$?
-set -e
-cat "$W/build.err"
-[ "$rc" -eq 2 ] && [ "$(wc -l <"$W/build.err")" -eq 1 ] && grep -q "spatialgap\[gdal\]" "$W/build.err"
-[ ! -e "$W/nogdal" ]
-
-step "evaluate against served agents (benchmark built by the suite's venv, maps drawn here)"
-"$REPO/.venv/bin/spatialgap" build --out "$W/ev/bench" --qa 1 --edit 1 --no-render --no-progress >/dev/null
-"$SG" -q --json evaluate --out "$W/ev" --agents tools,chance --qa 1 --edit 1 \
+"$SG" build --osm "$PBF" --out "$W/ev/bench" --qa 1 --edit 1 --no-render --no-progress
+"$PY" -c "import json,sys; v=json.load(open(sys.argv[1]))['versions']; assert v['reader']=='pyogrio', v; print('built with', v['reader'], 'GDAL', v['gdal'])" "$W/ev/bench/manifest.json"
+"$SG" -q --json evaluate --bench "$W/ev/bench" --out "$W/ev" --agents tools,chance \
   --modalities geojson,image --no-progress >"$W/ev.json"
 "$PY" - "$W/ev.json" "$W/ev" <<'EOF'
 import json, pathlib, sys

@@ -75,6 +75,11 @@ _PUBLIC: dict[str, str] = {
     "load_results": "scoring.score.results",
     "write_report": "scoring.score.report",
     "export_benchmark": "scoring.export",
+    "run_evaluation": "scoring.evaluate.api",
+    "RunSummary": "scoring.runner.session",
+    "Scored": "scoring.score.verdicts",
+    "Summary": "scoring.score.records",
+    "start_agent_server": "scoring.runner.agents.server",
     "SpatialGapError": "scoring.errors",
     "InputError": "scoring.errors",
     "Task": "scoring.vocab",
@@ -109,14 +114,27 @@ def fixture_instances() -> dict[str, dict]:
 
 
 def _commit() -> str:
-    """The commit of the checkout around the package, else the one recorded in the wheel."""
+    """The commit of the checkout around the package (an editable install: the package folder
+    sits at the top of a git work tree holding pyproject.toml), else the one recorded in the
+    wheel. A repository that merely contains the installed package (a venv inside a project)
+    is not ours: its top level is not the package's parent."""
     here = Path(__file__).resolve().parent
     try:
         r = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here.parent, capture_output=True, text=True, timeout=5
+            ["git", "rev-parse", "--show-toplevel", "HEAD"],
+            cwd=here.parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
         )
-        if r.returncode == 0 and r.stdout.strip() and (here.parent / "pyproject.toml").is_file():
-            return r.stdout.strip()
+        lines = r.stdout.split()
+        if (
+            r.returncode == 0
+            and len(lines) == 2
+            and Path(lines[0]).resolve() == here.parent
+            and (here.parent / "pyproject.toml").is_file()
+        ):
+            return lines[1]
     except (OSError, subprocess.SubprocessError):
         pass
     recorded = here / "COMMIT"  # written by setup.py when the wheel is built

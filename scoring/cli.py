@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import difflib
+import enum
 import errno
 import importlib
 import json
@@ -17,7 +19,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from scoring import version_info
 from scoring.errors import SpatialGapError
@@ -31,7 +33,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "scoring.runner.cli": ("run", "extract", "serve-agent"),  # instances -> model runs -> predictions
     "scoring.frieda": ("frieda-score",),  # FRIEDA-style free-form map answers -> verdicts
     "scoring.frieda.run": ("frieda-run",),  # a FRIEDA-format dataset -> model answers -> verdicts
-    "scoring.score.cli": ("score", "report", "selfcheck", "gate"),  # predictions -> verdicts -> reports
+    "scoring.score.cli": ("score", "report", "selfcheck", "gate", "compare"),  # predictions -> verdicts
     "scoring.evaluate": ("evaluate",),  # the main job: all of the above end to end
     "scoring.browse": ("browse",),  # scored results -> the per-sample browser
     "scoring.export": ("export",),  # a benchmark -> a Hugging Face / Parquet / JSONL dataset
@@ -56,6 +58,44 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose argument errors also print the --json record when asked for."""
+
+    json_errors = False  # set by `main` when --json is on the command line
+
+    def error(self, message: str) -> NoReturn:
+        """Usage and the error on stderr, as argparse does; under --json the record on stdout too."""
+        if _Parser.json_errors:
+            command = self.prog.split()[1] if len(self.prog.split()) > 1 else None
+            record = {"command": command, "exit_code": 2, "error": message, **version_info()}
+            print(json.dumps({**record, "out": None, "summary": None}, sort_keys=True))
+        super().error(message)
+
+
+def _choices_by_value(parser: argparse.ArgumentParser) -> None:
+    """Enum choices as their values, so an error lists 'geojson', not <Modality.GEOJSON: ...>
+    (a StrEnum member equals its value: parsed members still pass the choices check)."""
+    for action in parser._actions:
+        if action.choices is not None and not isinstance(action.choices, dict):
+            action.choices = [str(c) if isinstance(c, enum.Enum) else c for c in action.choices]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _choices_by_value(sub)
+
+
+def _unknown_command(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """A "did you mean" error line for a mistyped command, else None (the commands: those the
+    parser's modules registered; an unknown command's parser has them all)."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = list(subs.choices)
+    if command is None or command in known:
+        return None
+    close = difflib.get_close_matches(command, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f" (commands: {', '.join(known)})"
+    return f"unknown command {command!r}{hint}"
+
+
 def _shared_formatter(sub: Any) -> None:
     """Every sub-command's parser (added by its stage's module) gets HelpFormatter."""
     add = sub.add_parser
@@ -68,7 +108,7 @@ def _shared_formatter(sub: Any) -> None:
 
 
 def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="spatialgap",
         description="Spatial Gap: build, render, run, score and report geospatial reasoning benchmarks.",
         formatter_class=HelpFormatter,
@@ -93,6 +133,7 @@ def make_parser(modules: Iterable[str] = COMMAND_MODULES) -> argparse.ArgumentPa
     _shared_formatter(sub)
     for name in modules:
         importlib.import_module(name).add_parser(sub)
+    _choices_by_value(parser)
     return parser
 
 
@@ -138,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     one_blas_thread()  # before any command module loads numpy
     sigterm_as_ctrl_c()  # a scheduler's SIGTERM: the same clean end as Ctrl-C
     argv = sys.argv[1:] if argv is None else list(argv)
+    _Parser.json_errors = "--json" in argv
     parser = make_parser(_module_of(argv))
+    unknown = _unknown_command(parser, argv)
+    if unknown is not None and not {"-h", "--help", "--version"} & set(argv):
+        parser.error(unknown)
     args = parser.parse_args(argv)
     level = logging.INFO if args.verbose else logging.ERROR if args.quiet else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")

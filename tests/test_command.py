@@ -183,3 +183,55 @@ def test_score_on_a_full_disk_is_one_line_naming_the_file(bench, chance, tmp_pat
     line = _one_line(p, "score")
     assert str(disk / "r") in line and "No space left on device" in line
     assert not [f for f in left if f.endswith(".tmp")]  # no temporary file left
+
+
+# ---- the command line's own manners ------------------------------------------------------------
+
+
+def test_help_does_not_import_scipy_stats():
+    code = (
+        "import sys; from scoring.cli import make_parser; make_parser().format_help(); "
+        "print('scipy.stats' in sys.modules)"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == "False"
+
+
+def test_a_bad_enum_value_lists_the_choices_by_value(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--bench", "b", "--model", "m", "--modality", "geojsn", "--task", "qa", "--out", "o"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "'geojson', 'image'" in err and "Modality" not in err
+
+
+def test_a_mistyped_command_gets_a_did_you_mean(capsys):
+    with pytest.raises(SystemExit):
+        main(["evalute", "--out", "x"])
+    assert "did you mean 'evaluate'?" in capsys.readouterr().err
+
+
+def test_json_prints_a_record_on_an_argument_error(capsys):
+    with pytest.raises(SystemExit):
+        main(["--json", "evaluate", "--qa", "many", "--out", "x"])
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["exit_code"] == 2 and record["command"] == "evaluate" and "--qa" in record["error"]
+
+
+def test_quiet_run_prints_no_result_line(bench, chance, tmp_path, capsys):
+    args = ["run", "--bench", str(bench), "--endpoint", chance.base_url, "--model", "chance"]
+    args += ["--modality", "geojson", "--task", "qa", "--limit", "1", "--out", str(tmp_path / "r")]
+    assert main(["-q", *args, "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_estimate_needs_no_api_key(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("SG_UNSET_KEY", raising=False)
+    config = tmp_path / "models.toml"
+    config.write_text(
+        '[models.keyed]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n'
+        'api_key_env = "SG_UNSET_KEY"\nmodalities = ["geojson"]\n'
+    )
+    args = ["evaluate", "--out", str(tmp_path / "o"), "--config", str(config), "--qa", "1", "--edit", "1"]
+    assert main([*args, "--estimate", "--no-progress"]) == 0
+    assert "keyed" in capsys.readouterr().out

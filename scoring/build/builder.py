@@ -44,7 +44,7 @@ from scoring.execute import Executor, LocalExecutor
 from scoring.execute.base import Progress
 from scoring.extract.osm import load_pools
 from scoring.extract.pools import FeaturePools, split_pools, unsplit_record
-from scoring.extract.reading import Reading
+from scoring.extract.reading import Reading, gdal_version, reader
 from scoring.formats.benchmark import TIMING
 from scoring.formats.mapsets import MAP_SETS
 from scoring.relations import CATALOGUE
@@ -224,7 +224,6 @@ def _guided(shards: list[Shard], order: list[int]) -> list[tuple[int, SlotBatch]
 def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
     import pyproj
     import shapely
-    from osgeo import gdal
 
     counts: dict = {}
     for r in reports:
@@ -258,7 +257,8 @@ def make_manifest(pools, seed, codes, n_qa, n_edit, reports, qa, edit) -> dict:
             "shapely": shapely.__version__,
             "pyproj": pyproj.__version__,
             "proj": pyproj.proj_version_str,
-            "gdal": gdal.__version__,
+            "gdal": gdal_version(),
+            "reader": reader(),  # pyogrio or osgeo: the same pools (scoring.extract.pyogrio_read)
             "python": platform.python_version(),
         },
         "build_report": reports,

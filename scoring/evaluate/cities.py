@@ -105,7 +105,9 @@ def prepare(
 ) -> list[str]:
     """Build the city's benchmark unless a current one exists; returns the ids still needing a
     map (empty when no map modality is asked for)."""
-    if bench_current(city, force):
+    if city.given is not None:
+        say(f"using benchmark {city.given} as it is (--bench)")
+    elif bench_current(city, force):
         say(f"reusing benchmark {city.bench} (use --force to rebuild)")
     else:
         set_aside_runs(city.root)
@@ -131,6 +133,11 @@ def prepare(
         return []
     ids = instance_ids(city.bench)
     state, missing = maps_state(city.bench, ids)
+    if state == "stale" and city.given is not None:
+        raise InputError(
+            f"{city.bench / 'maps'}: drawn by another renderer version; redraw them "
+            f"(spatialgap render --bench {city.bench}) or evaluate without maps"
+        )
     if state == "stale":
         say(f"{city.bench / 'maps'}: drawn by another renderer version, redrawing")
         set_aside_runs(city.root)

@@ -15,6 +15,7 @@ from scoring.evaluate.plan import (
     DEFAULT_PER_RELATION,
     SweepPlan,
     cities_from_osm,
+    city_from_bench,
     load_cities,
     participants,
 )
@@ -64,6 +65,13 @@ def add_parser(sub) -> None:
         default=[],
         metavar="FILE",
         help="an .osm.pbf or .osm extract (repeatable; default: the embedded Helsinki extract)",
+    )
+    where.add_argument(
+        "--bench",
+        type=Path,
+        metavar="DIR",
+        help="a pre-built benchmark (spatialgap build) or export (spatialgap export), used as it is: "
+        "no source extract needed; its missing maps are drawn into it",
     )
     p.add_argument("--city", help="the city's name (one --osm file only)")
     p.add_argument("--seed", type=int, default=0, help="benchmark seed (same seed, same benchmark)")
@@ -123,17 +131,26 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
         args.agents if args.agents is not None else ("none" if args.config else ",".join(DEFAULT_AGENTS))
     )
     agents = _split(agents_arg, tuple(AGENT_MODALITIES), "agents", empty_ok=True)
-    who = participants(agents, args.config, tuple(dict.fromkeys(args.model)))
+    who = participants(
+        agents, args.config, tuple(dict.fromkeys(args.model)), check_keys=not getattr(args, "estimate", False)
+    )
     for n in ("qa", "edit", "seed"):
         if getattr(args, n) < 0:
             raise InputError(f"--{n}: must be >= 0")
-    if args.cities:
+    if args.bench:
+        if args.city or args.force:
+            raise InputError(
+                f"--{'city' if args.city else 'force'}: not with --bench (the benchmark is used as it is)"
+            )
+        cities, single = [city_from_bench(args.bench, args.out)], True
+    elif args.cities:
         if args.city:
             raise InputError("--city: the cities file names its cities")
         cities, single = load_cities(args.cities, args.out, args.seed, args.qa, args.edit), False
     else:
         cities, single = cities_from_osm(args.osm, args.out, args.city, args.seed, args.qa, args.edit)
-    cities = [dataclasses.replace(c, protocol=args.protocol) for c in cities]
+    if not args.bench:
+        cities = [dataclasses.replace(c, protocol=args.protocol) for c in cities]
     return SweepPlan(
         out=args.out,
         cities=cities,

@@ -38,10 +38,11 @@ class City:
     n_edit: int = DEFAULT_PER_RELATION
     relations: tuple[str, ...] | None = None
     protocol: str = "spatialgap"  # scoring.vocab.Protocol the benchmark is built under
+    given: Path | None = None  # a pre-built benchmark or export (evaluate --bench): never built
 
     @property
     def bench(self) -> Path:
-        return self.root / "bench"
+        return self.given or self.root / "bench"
 
     @property
     def results(self) -> Path:
@@ -181,9 +182,32 @@ def cities_from_osm(
     return cities, False
 
 
-def participants(agents: tuple[str, ...], config: Path | None, models: tuple[str, ...]) -> list[Participant]:
+def city_from_bench(bench: Path, out: Path) -> City:
+    """The one city of a pre-built benchmark or export (`evaluate --bench DIR`): used as it is,
+    no source extract needed; its runs and results go to `out`."""
+    from scoring.formats.benchmark import load_manifest
+
+    if not (bench / "manifest.json").is_file():
+        raise InputError(f"--bench {bench}: no manifest.json (give a `spatialgap build` or `export` folder)")
+    m, _ = load_manifest(bench)
+    req = m.get("requested") or {}
+    return City(
+        str(m.get("city") or bench.name),
+        out,
+        seed=m.get("seed", 0),
+        n_qa=req.get("qa_per_relation", DEFAULT_PER_RELATION),
+        n_edit=req.get("edit_per_relation", DEFAULT_PER_RELATION),
+        protocol=str(m.get("protocol") or "spatialgap"),
+        given=bench.resolve(),
+    )
+
+
+def participants(
+    agents: tuple[str, ...], config: Path | None, models: tuple[str, ...], check_keys: bool = True
+) -> list[Participant]:
     """The built-in ``agents`` and the ``models`` of ``config`` (all of its models when none is
-    named). Every configured model's key is read and checked now, before any work."""
+    named). Every configured model's key is read and checked now, before any work (unless
+    ``check_keys`` is off: `--estimate` sends nothing)."""
     unknown = [a for a in agents if a not in AGENT_MODALITIES]
     if unknown:
         raise InputError(f"--agents: unknown {unknown[0]!r} (expected {', '.join(AGENT_MODALITIES)})")
@@ -200,7 +224,8 @@ def participants(agents: tuple[str, ...], config: Path | None, models: tuple[str
             )
         keys = EnvKeyProvider()
         for name in chosen:
-            keys.get_key(specs[name])  # one-line ConfigError naming the variable, never the value
+            if check_keys:
+                keys.get_key(specs[name])  # one-line ConfigError naming the variable, never the value
             out.append(Participant(name, specs[name].modalities, specs[name]))
     names = [p.name for p in out]
     dup = next((n for n in names if names.count(n) > 1), None)

@@ -14,6 +14,7 @@ manifest and maps, so ``spatialgap run --bench DIR`` runs the export like the be
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from enum import StrEnum
@@ -24,10 +25,15 @@ from scoring.errors import InputError, OutputError
 from scoring.export.card import dataset_card
 from scoring.export.tables import write_jsonl_rows, write_parquet_rows
 from scoring.formats.benchmark import TASK_FILES, Benchmark
-from scoring.formats.exported import DATA_DIR, EXPORT_FORMAT, instance_row
+from scoring.formats.exported import DATA_DIR, EXPORT_FORMAT, MAP_URL, instance_row
+from scoring.formats.records import Instance
+from scoring.runner.config import ModelSpec
+from scoring.runner.prompts import build_messages, with_image_detail
 from scoring.support.files import sha256_file, sha256_hex, write_atomic
+from scoring.vocab import Modality, Task
 
 __all__ = ["ExportFormat", "export_benchmark"]
+IMAGE_DETAIL = str(ModelSpec.__dataclass_fields__["image_detail"].default)  # run's default
 
 
 class ExportFormat(StrEnum):
@@ -52,8 +58,38 @@ def _rows(bench: Benchmark, task: str, *, embed_maps: bool) -> list[dict[str, An
             cell: Any = None
         else:
             cell = {"bytes": png, "path": rel} if embed_maps else rel
-        rows.append(instance_row(inst, map_cell=cell, sha256=sha256_hex(png) if png else None))
+        row = instance_row(
+            inst, map_cell=cell, sha256=sha256_hex(png) if png else None, prompts=_prompts(inst)
+        )
+        rows.append(row)
     return rows
+
+
+def _prompts(inst: Instance) -> str:
+    """The prompts column: input type/form -> the messages `run` sends (image detail included),
+    for the input types a row holds everything of (the map sets' extra maps are in maps/)."""
+    forms = ["edit"] if inst["task"] == Task.EDIT else ["open", "mcq"]
+    out: dict[str, list[dict]] = {}
+    for modality in (Modality.GEOJSON, Modality.IMAGE, Modality.TOGETHER):
+        for form in forms:
+            try:
+                messages = build_messages(inst, modality, None if form == "edit" else form, _PLACEHOLDER_PNG)
+            except ValueError:  # no mcq form (an instance without four choices)
+                continue
+            out[f"{modality}/{form}"] = _map_as_placeholder(with_image_detail(messages, IMAGE_DETAIL))
+    return json.dumps(out, ensure_ascii=False)
+
+
+_PLACEHOLDER_PNG = b"map"
+
+
+def _map_as_placeholder(messages: list[dict]) -> list[dict]:
+    for m in messages:
+        if isinstance(m["content"], list):
+            for p in m["content"]:
+                if p.get("type") == "image_url":
+                    p["image_url"]["url"] = MAP_URL
+    return messages
 
 
 def export_benchmark(
@@ -70,6 +106,7 @@ def export_benchmark(
         raise OutputError(f"{out}: the export cannot replace its own benchmark")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp.chmod(0o777 & ~_umask())  # a folder as mkdir makes it (mkdtemp's is 0700: hidden from a team)
     try:
         _write(bench, tmp, fmt)
         if out.exists():
@@ -79,6 +116,12 @@ def export_benchmark(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _write(bench: Benchmark, out: Path, fmt: ExportFormat) -> None:
@@ -100,7 +143,12 @@ def _write(bench: Benchmark, out: Path, fmt: ExportFormat) -> None:
     if bench.context_path.is_file():
         shutil.copyfile(bench.context_path, out / "context.geojsonl")
     if bench.maps_dir.is_dir():
-        shutil.copytree(bench.maps_dir, out / "maps")
+        # Parquet holds the rows' maps: maps/ keeps the rest (sidecars, world files, map sets)
+        in_rows = {f"{r['id']}.png" for rows in counts.values() for r in rows if r["map"]}
+        kept = (
+            (lambda _d, names: [n for n in names if n in in_rows]) if fmt is not ExportFormat.JSONL else None
+        )
+        shutil.copytree(bench.maps_dir, out / "maps", ignore=kept)
     record = {"format": EXPORT_FORMAT, "export": str(fmt), "benchmark_sha256": bench.sha256, "files": files}
     write_atomic(out / "export.json", json.dumps(record, indent=1, sort_keys=True) + "\n")
     write_atomic(out / "README.md", dataset_card(bench, counts, files, fmt=str(fmt)))

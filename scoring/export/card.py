@@ -15,16 +15,18 @@ OSM_ATTRIBUTION = "Map data © OpenStreetMap contributors, ODbL 1.0 (https://www
 _YAML_DTYPE = {"string": "string", "double": "float64"}
 
 
-def _yaml_features(fmt: str) -> list[str]:
-    out = ["dataset_info:", "  features:"]
-    for name, (kind, _) in COLUMNS.items():
-        out.append(f"  - name: {name}")
-        if kind == "image":
-            out.append("    dtype: " + ("string" if fmt == "jsonl" else "image"))
-        elif kind == "list<string>":
-            out.append("    sequence: string")
-        else:
-            out.append(f"    dtype: {_YAML_DTYPE[kind]}")
+def _yaml_features(fmt: str, configs: list[str]) -> list[str]:
+    out = ["dataset_info:"]
+    for config in configs:  # the same columns in every config
+        out += [f"- config_name: {config}", "  features:"]
+        for name, (kind, _) in COLUMNS.items():
+            out.append(f"  - name: {name}")
+            if kind == "image":
+                out.append("    dtype: " + ("string" if fmt == "jsonl" else "image"))
+            elif kind == "list<string>":
+                out.append("    sequence: string")
+            else:
+                out.append(f"    dtype: {_YAML_DTYPE[kind]}")
     return out
 
 
@@ -36,12 +38,16 @@ def _header(bench: Benchmark, files: dict[str, str], fmt: str) -> list[str]:
     lines = ["---", "license: " + ("odbl" if is_osm else "other"), f"pretty_name: Spatial Gap {bench.city}"]
     lines += ["tags:", "- geospatial", "- openstreetmap", "- spatial-reasoning", "- benchmark"]
     lines += ["task_categories:", "- visual-question-answering", "- question-answering"]
-    lines.append("configs:")
-    for name in files:
-        task = name.split("/")[-1].split(".")[0]
+    # the default config (load_dataset(path) alone) has one split per task; each task is a
+    # config of its own too, its one split named test
+    lines += ["configs:", "- config_name: default", "  default: true", "  data_files:"]
+    tasks = {name.split("/")[-1].split(".")[0]: name for name in files}
+    for task, name in tasks.items():
+        lines += [f"  - split: {task}", f"    path: {name}"]
+    for task, name in tasks.items():
         lines += [f"- config_name: {task}", "  data_files:", "  - split: test", f"    path: {name}"]
     if fmt != "parquet":
-        lines += _yaml_features(fmt)
+        lines += _yaml_features(fmt, ["default", *tasks])
     return [*lines, "---"]
 
 
@@ -63,7 +69,7 @@ def _unanswerable_lines(m: dict[str, Any]) -> list[str]:
     return [
         f"Of these, {u['qa']} QA + {u['edit']} editing instances are unanswerable variants (share "
         f"{u['share']:g}; kinds: {kinds}): the right reply is a refusal; the column `unanswerable` "
-        "holds the kind, the reason and the facts to re-check it, `answer` is \"cannot be determined\".",
+        "holds the kind, the reason and the facts to re-check it, `answer_text` is \"cannot be determined\".",
         "",
     ]
 
@@ -95,8 +101,9 @@ def dataset_card(
         "",
         "```python",
         "import datasets  # Hugging Face datasets",
-        'qa = datasets.load_dataset("path/to/this/folder", "qa", split="test")',
-        'qa[0]["map"]  # a PIL image',
+        'ds = datasets.load_dataset("path/to/this/folder")  # splits: qa, edit',
+        'ds["qa"][0]["map"]  # a PIL image; ds["qa"][0]["answer_text"] == "N"',
+        'qa = datasets.load_dataset("path/to/this/folder", "qa", split="test")  # one task',
         "import pyarrow.parquet as pq",
         'table = pq.read_table("data/qa.parquet")',
         "```",
@@ -107,8 +114,10 @@ def dataset_card(
         "",
         "## Fields",
         "",
-        "One row per instance; the same columns in every file, one type per column. Fields whose JSON "
-        "type varies (the answer, scene coordinates, fact values) are JSON strings.",
+        "One row per instance; the same columns in every file, one type per column. The answer is "
+        "typed (`answer_number`, `answer_text` or `answer_list`, whichever its type fills) and JSON "
+        "(`answer_json`); other fields whose JSON type varies (scene coordinates, fact values) are "
+        "JSON strings. `prompts` holds the exact messages per input type and form.",
         "",
         "| column | type | meaning |",
         "|---|---|---|",

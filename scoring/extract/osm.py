@@ -131,20 +131,14 @@ def _taken(messages: Iterator[tuple[str, Any]], stats: dict, asm: PoolAssembler)
 def _read_parts(path: Path, custom_indexing: str) -> Generator[tuple[str, Any], None, None]:
     """The extract read and assembled: ("part", each chunk's kept records), then ("done",
     (warning counts, what was read)); a reading error raises."""
-    from osgeo import gdal
-
-    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
     stats: dict = {}
     asm = PoolAssembler(path)
-    try:
-        with gdal_warnings(stats):
-            for chunk in _read_records(path):
-                asm.add(chunk)
-                if asm.chunks:
-                    yield "part", asm.part()
-        yield "done", (stats["gdal_warnings"], asm.summary())
-    finally:
-        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
+    with gdal_warnings(stats):
+        for chunk in _read_records(path, custom_indexing):
+            asm.add(chunk)
+            if asm.chunks:
+                yield "part", asm.part()
+    yield "done", (stats["gdal_warnings"], asm.summary())
 
 
 def reader_main(path: str, custom_indexing: str, send) -> None:
@@ -155,19 +149,14 @@ def reader_main(path: str, custom_indexing: str, send) -> None:
 def _read_raw(path: Path, stats: dict | None = None) -> list[tuple[str, dict, bytes]]:
     """All (layer, fields, WKB in WGS84) records at once (for tests and tools; the build streams)."""
     require_gdal()
-    from osgeo import gdal
-
     for custom_indexing in ("YES", "NO"):
-        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
         try:
             with gdal_warnings(stats if stats is not None else {}):
-                return [r for chunk in _read_records(path) for r in chunk]
+                return [r for chunk in _read_records(path, custom_indexing) for r in chunk]
         except RuntimeError as exc:
             if "Non increasing node id" in str(exc) and custom_indexing == "YES":
                 continue
             raise InputError(f"{path}: cannot read OSM data ({str(exc).strip()})") from None
-        finally:
-            gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
     raise InputError(f"{path}: cannot read OSM data")
 
 
@@ -185,8 +174,26 @@ def _field_list(layer) -> list[tuple[int, str, bool]]:
     ]
 
 
-def _read_records(path: Path, chunk: int = READ_CHUNK) -> Iterator[list[tuple[str, dict, bytes]]]:
-    """(layer, fields, WKB) records of the three layers the pools draw from, `chunk` at a time."""
+def _read_records(
+    path: Path, custom_indexing: str = "YES", chunk: int = READ_CHUNK
+) -> Iterator[list[tuple[str, dict, bytes]]]:
+    """(layer, fields, WKB) records of the three layers the pools draw from, `chunk` at a time,
+    through pyogrio or osgeo (scoring.extract.reading.reader: the same records, other order)."""
+    if require_gdal() == "pyogrio":
+        from scoring.extract.pyogrio_read import osm_records
+
+        yield from osm_records(path, custom_indexing, chunk)
+        return
+    from osgeo import gdal
+
+    gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", custom_indexing)
+    try:
+        yield from _osgeo_records(path, chunk)
+    finally:
+        gdal.SetConfigOption("OSM_USE_CUSTOM_INDEXING", None)
+
+
+def _osgeo_records(path: Path, chunk: int) -> Iterator[list[tuple[str, dict, bytes]]]:
     records: list[tuple[str, dict, bytes]] = []
     ds = _open_osm(path)
     field_names: dict[str, list[tuple[int, str, bool]]] = {}

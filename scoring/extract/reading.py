@@ -11,10 +11,12 @@ of scoring.extract.osm's reading process.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import multiprocessing as mp
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -121,17 +123,62 @@ def messages(recv) -> Iterator[tuple[str, Any]]:
 
 
 GDAL_MISSING = (
-    "reading OSM and vector files needs GDAL's Python bindings (the 'osgeo' module): "
-    "pip install 'spatialgap[gdal]' (builds against the system's libgdal; Debian: apt install python3-gdal)"
+    "reading OSM and vector files needs pyogrio (pip install pyogrio; a dependency of spatialgap) "
+    "or GDAL's Python bindings (the 'osgeo' module; Debian: apt install python3-gdal)"
 )
+READERS = ("pyogrio", "osgeo")
+# SPATIALGAP_READER=osgeo|pyogrio picks one where both are installed (tests compare them)
+READER_ENV = "SPATIALGAP_READER"
 
 
-def require_gdal() -> None:
-    """A one-line InputError naming the `gdal` extra when GDAL's bindings are not installed."""
+def reader() -> str:
+    """Which GDAL reads OSM and vector files: pyogrio (its wheels carry GDAL with the OSM driver:
+    a pip-only install) when installed, else `osgeo` (Debian's python3-gdal; first inside QGIS).
+    A one-line InputError when neither is installed."""
+    wanted = os.environ.get(READER_ENV, "")
+    if wanted and wanted not in READERS:
+        raise InputError(f"{READER_ENV}={wanted!r}: expected one of {', '.join(READERS)}")
+    # inside QGIS, its own GDAL: a second one (pyogrio's) in the desktop app is asking for trouble
+    order = READERS[::-1] if "qgis.core" in sys.modules else READERS
+    for name in (wanted,) if wanted else order:
+        if _installed(name):
+            return name
+    raise InputError(GDAL_MISSING if not wanted else f"{READER_ENV}={wanted}: {wanted} is not installed")
+
+
+def _installed(module: str) -> bool:
     try:
-        import osgeo.gdal  # noqa: F401
-    except ImportError:
-        raise InputError(GDAL_MISSING) from None
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # sys.modules[module] is None: blocked
+        return False
+
+
+def require_gdal() -> str:
+    """The reader (see `reader`); a one-line InputError when none is installed."""
+    return reader()
+
+
+def gdal_version() -> str:
+    """The version of the GDAL that reads (for the build manifest)."""
+    if reader() == "pyogrio":
+        from scoring.extract.pyogrio_read import version
+
+        return version()
+    from osgeo import gdal
+
+    return str(gdal.__version__)
+
+
+_COUNTS: list[dict[str, int]] = []  # the warning counts of the reads under way (innermost last)
+
+
+def note_warning(message: str) -> None:
+    """One GDAL warning: logged (shown with -v) and counted per kind in the innermost
+    `gdal_warnings` block."""
+    kind = _warning_kind(message)
+    if _COUNTS:
+        _COUNTS[-1][kind] = _COUNTS[-1].get(kind, 0) + 1
+    log.info("GDAL warning: %s", message.strip())
 
 
 @contextmanager
@@ -139,25 +186,35 @@ def gdal_warnings(stats: dict) -> Iterator[list[str]]:
     """GDAL's own warnings ("Non closed ring detected", ...) go to the log (shown with -v), not
     raw to the terminal, and are counted per kind in `stats["gdal_warnings"]` for the build
     report. Errors still raise where GDAL raises them (gdal.UseExceptions); the messages of
-    those it only reports (a driver failing while reading) are collected in the yielded list."""
-    from osgeo import gdal
-
+    those it only reports (a driver failing while reading) are collected in the yielded list.
+    Through pyogrio, whose warnings are Python warnings, the reader notes them (note_warning)."""
     counts: dict[str, int] = {}
     stats["gdal_warnings"] = counts  # afresh: a retried read counts its own warnings only
-
     failures: list[str] = []
+    _COUNTS.append(counts)
+    try:
+        if reader() == "pyogrio":
+            yield failures
+        else:
+            with _osgeo_handler(failures):
+                yield failures
+    finally:
+        del _COUNTS[next(i for i, c in enumerate(_COUNTS) if c is counts)]
+
+
+@contextmanager
+def _osgeo_handler(failures: list[str]) -> Iterator[None]:
+    from osgeo import gdal
 
     def handler(err_class, _err_no, message):
         if err_class in (gdal.CE_Failure, gdal.CE_Fatal):
             failures.append(str(message).strip())
         elif err_class == gdal.CE_Warning:
-            kind = _warning_kind(message)
-            counts[kind] = counts.get(kind, 0) + 1
-            log.info("GDAL warning: %s", message.strip())
+            note_warning(message)
 
     gdal.PushErrorHandler(handler)
     try:
-        yield failures
+        yield
     finally:
         gdal.PopErrorHandler()
 

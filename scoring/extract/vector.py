@@ -215,6 +215,10 @@ def _open(path: Path):
 def _read_records(
     path: Path, mapping_path: Path, mapping: dict, stats: dict, failures: list[str]
 ) -> list[tuple[str, dict, bytes]]:
+    if require_gdal() == "pyogrio":
+        from scoring.extract.vector_pyogrio import read_layers
+
+        return read_layers(path, mapping_path, mapping, stats)
     ds = _open(path)
     try:
         return _read_layers(ds, path, mapping_path, mapping, stats, failures)
@@ -249,7 +253,7 @@ def _read_layers(
         for name in names:
             layer = ds.GetLayerByName(name)
             fields = _field_names(layer)
-            _check_fields(mapping_path, i, entry, fields, id_field, name)
+            check_fields(mapping_path, i, entry, fields, id_field, name)
             srs = layer.GetSpatialRef() or fallback
             if srs is None:
                 raise InputError(
@@ -288,7 +292,7 @@ def _layer_records(
 
     skipped = 0
     # fields read by index: by name, the bindings search the field list in Python per call
-    # (most of the time of reading a vector file); _check_fields saw each name in the list
+    # (most of the time of reading a vector file); check_fields saw each name in the list
     names = _field_names(layer)
     at = {src: names.index(src) for src in [*entry.get("attributes", {}).values(), id_field] if src}
     layer.ResetReading()
@@ -302,8 +306,8 @@ def _layer_records(
             continue
         ident = feat.GetField(at[id_field]) if id_field else feat.GetFID()
         base = f"{name}/{entry['pool']}/{ident}"
-        props = _props(entry, feat, at)
-        parts = _parts(entry["pool"], _shapely(g, f"{where} feature {ident}"))
+        props = props_of(entry, {src: feat.GetField(i) for src, i in at.items()})
+        parts = parts_of(entry["pool"], _shapely(g, f"{where} feature {ident}"))
         if not parts:
             skipped += 1
         for k, part in enumerate(parts):
@@ -313,13 +317,19 @@ def _layer_records(
 
 
 def _shapely(g: Any, where: str) -> shapely.Geometry:
-    """The OGR geometry as shapely's; one GEOS cannot build (an unclosed ring, a one-point line)
-    is an InputError naming the feature, since it says the file is broken, not the feature odd."""
+    """The OGR geometry as shapely's (see `from_wkb`)."""
+    return from_wkb(bytes(g.ExportToWkb()), g.GetGeometryName().lower(), where)
+
+
+def from_wkb(wkb: bytes, kind: str, where: str) -> shapely.Geometry:
+    """A feature's geometry as shapely's; one GEOS cannot build (an unclosed ring, a one-point
+    line) is an InputError naming the feature, since it says the file is broken, not the
+    feature odd. `kind`: the geometry type's name, for the message."""
     try:
-        return shapely.from_wkb(bytes(g.ExportToWkb()))
+        return shapely.from_wkb(wkb)
     except (shapely.errors.GEOSException, ValueError) as exc:
         reason = str(exc).split(": ", 1)[-1].strip() or type(exc).__name__
-        raise InputError(f"{where}: invalid {g.GetGeometryName().lower()} geometry ({reason})") from None
+        raise InputError(f"{where}: invalid {kind} geometry ({reason})") from None
 
 
 # Outside its quoted strings, a `where` holds one expression: OGR stops reading at a `;` and
@@ -377,7 +387,8 @@ def _field_names(layer) -> list[str]:
     return [d.GetFieldDefn(j).GetName() for j in range(d.GetFieldCount())]
 
 
-def _check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id_field, layer: str) -> None:
+def check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id_field, layer: str) -> None:
+    """A one-line InputError when the mapping names an attribute the layer lacks."""
     for name, src in entry.get("attributes", {}).items():
         if src not in fields:
             raise InputError(
@@ -387,14 +398,14 @@ def _check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id
         raise InputError(f"{mapping_path}: [source] id: layer {layer!r} has no attribute {id_field!r}")
 
 
-def _props(entry: dict, feat, at: dict[str, int]) -> dict:
-    """OSM-style fields of one feature: defaults, fixed values, then mapped attributes (`at`:
-    each source field's index)."""
+def props_of(entry: dict, field: dict[str, Any]) -> dict:
+    """OSM-style fields of one feature: defaults, fixed values, then mapped attributes (`field`:
+    the source attributes' values)."""
     out: dict = dict(DEFAULTS[entry["pool"]])
     for name, value in entry.get("values", {}).items():
         out[name] = _text(value)
     for name, src in entry.get("attributes", {}).items():
-        value = feat.GetField(at[src])
+        value = field[src]
         if value is not None and value != "":
             out[name] = _text(value)
     return out
@@ -406,7 +417,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def _parts(pool: str, geom) -> list:
+def parts_of(pool: str, geom) -> list:
     """The single-part geometries a pool takes from one feature."""
     if geom is None or geom.is_empty:
         return []

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from scoring.errors import InputError
-from scoring.formats.exported import exported_file, iter_exported
+from scoring.formats.exported import exported_file, iter_exported, restore_maps
 from scoring.formats.records import Instance
 from scoring.support.files import read_jsonl, sha256_file
 from scoring.vocab import Modality, ReplyForm, Task
@@ -171,6 +171,8 @@ class Benchmark:
             by_task[t] = {i["id"]: i for i in iter_instances(path, (t,))}
             if TASK_FILES[t] in unverified:  # no hash to trust: its scenes are checked one by one
                 check_scenes(path / TASK_FILES[t], by_task[t].values())
+        if any(exported_file(path, t) for t in wanted):  # an export: its maps once, in Parquet
+            restore_maps(path, [i for t in wanted for i in by_task[t]])
         if require_instances and not any(by_task.values()):
             files = " / ".join(TASK_FILES[t] for t in wanted)
             raise InputError(f"{path}: no instances ({files})")

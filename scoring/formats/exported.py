@@ -10,24 +10,30 @@ the way back from rows to the very instances, so a run accepts an export as its 
     <export>/maps/               the benchmark's maps with their sidecars, world files and map sets
                                  (pixel edits are scored through them)
 
-Fields whose JSON type varies from row to row (``answer``: a number, a letter, a list; the
-scene's ``coordinates``; ``facts[].value``) are JSON strings, so every column has one type in
-every file; ``instance`` holds the whole instance as canonical JSON and is what a run reads.
+The answer comes typed (``answer_number``, ``answer_text``, ``answer_list``: the one its type
+fills) and as JSON (``answer_json``); other fields whose JSON type varies from row to row (the
+scene's ``coordinates``, ``facts[].value``) are JSON strings, so every column has one type in
+every file. ``prompts`` holds the very messages `spatialgap run` sends, per input type and form
+(image parts name the row's map as ``MAP_URL``). ``instance`` holds the whole instance as JSON
+and is what a run reads. In Parquet the maps are stored once, in the ``map`` column: maps/ keeps
+their sidecars, world files and map sets, and a run restores the PNGs there on first use.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scoring.errors import InputError
+from scoring.errors import InputError, OutputError
 from scoring.formats.records import Instance
-from scoring.support.files import read_jsonl
+from scoring.support.files import read_jsonl, write_atomic
 from scoring.vocab import Task
 
-EXPORT_FORMAT = "spatialgap-export/1"
+EXPORT_FORMAT = "spatialgap-export/2"  # 2: typed answers, prompts, maps once
+# what an image part's url says in the prompts column: the row's map, as a data URL
+MAP_URL = "{map}"
 DATA_DIR = "data"
 # column -> (Arrow type name, description); the order is the files' column order
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -38,7 +44,13 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "family": ("string", "topology, direction, metric or ordering"),
     "text": ("string", "the question (qa) or the editing instruction (edit)"),
     "answer_type": ("string", "qa: how the answer is read (distance, choice, direction8, ...)"),
-    "answer": ("string", "qa: the oracle answer as JSON (number, string or list); null for edit"),
+    "answer_number": ("double", "qa: the oracle answer when it is a number; null otherwise"),
+    "answer_text": (
+        "string",
+        "qa: the oracle answer when it is text (a letter, an id, a direction); null otherwise",
+    ),
+    "answer_list": ("list<string>", "qa: the oracle answer when it is a list (an ordering); empty otherwise"),
+    "answer_json": ("string", "qa: the oracle answer as JSON, whatever its type; null for edit"),
     "unit": ("string", "qa: unit of a numeric answer (m, m2, deg); null otherwise"),
     "tolerance": ("double", "qa: absolute tolerance of a numeric answer; null otherwise"),
     "choices": ("list<string>", "qa: the four options of the mcq form (empty for edit)"),
@@ -53,7 +65,13 @@ COLUMNS: dict[str, tuple[str, str]] = {
         "string",
         "a variant built unanswerable: kind, reason, sibling, re-check facts (JSON object); null otherwise",
     ),
-    "instance": ("string", "the whole instance as canonical JSON: what runs and scorers read"),
+    "prompts": (
+        "string",
+        "the messages `spatialgap run` sends, as a JSON object: input type/form (geojson/open, "
+        f"image/mcq, together/edit, ...) -> OpenAI chat messages; an image part's url {MAP_URL!r} is "
+        "the map column's PNG as a data URL",
+    ),
+    "instance": ("string", "the whole instance as JSON: what runs and scorers read"),
     "map": ("image", "the annotated 1536x1536 map (PNG): struct<bytes, path> in Parquet, a path in JSONL"),
     "map_sha256": ("string", "SHA-256 of the map's PNG bytes"),
 }
@@ -64,14 +82,18 @@ def _json(value: Any) -> str | None:
 
 
 def canonical_instance(instance: Instance) -> str:
-    return json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The instance as compact JSON in the builder's key order: prompts show the scene's GeoJSON
+    in that order, so a run from an export sends what a run from the benchmark sends."""
+    return json.dumps(instance, ensure_ascii=False, separators=(",", ":"))
 
 
-def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None) -> dict:
+def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None, prompts: str) -> dict:
     """One row of the export schema; ``map_cell`` is {"bytes", "path"} (Parquet), the map's path
-    inside the export (JSONL), or None when the map is not rendered."""
+    inside the export (JSONL), or None when the map is not rendered; ``prompts`` the JSON of the
+    prompts column (made by scoring.export, which may read the runner's prompts)."""
     qa = instance.get("task") == Task.QA
     tolerance = instance.get("tolerance")
+    answer = instance.get("answer") if qa else None
     return {
         "id": instance["id"],
         "city": instance.get("city"),
@@ -80,7 +102,12 @@ def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None) -> di
         "family": instance.get("family"),
         "text": instance.get("question") if qa else instance.get("instruction"),
         "answer_type": instance.get("answer_type") if qa else None,
-        "answer": _json(instance.get("answer")) if qa else None,
+        "answer_number": float(answer)
+        if isinstance(answer, (int, float)) and not isinstance(answer, bool)
+        else None,
+        "answer_text": answer if isinstance(answer, str) else None,
+        "answer_list": [str(a) for a in answer] if isinstance(answer, list) else [],
+        "answer_json": _json(answer) if qa else None,
         "unit": instance.get("unit") if qa else None,
         "tolerance": float(tolerance) if qa and tolerance is not None else None,
         "choices": [str(c) for c in instance.get("choices") or []],
@@ -92,6 +119,7 @@ def instance_row(instance: Instance, *, map_cell: Any, sha256: str | None) -> di
         "constraints": _json(instance.get("constraints") or []),
         "answerable": _json(instance.get("answerable") or {}),
         "unanswerable": _json(instance.get("unanswerable")),
+        "prompts": prompts,
         "instance": canonical_instance(instance),
         "map": map_cell,
         "map_sha256": sha256,
@@ -120,6 +148,27 @@ def iter_exported(path: Path) -> Iterator[tuple[int, dict]]:
         except (TypeError, ValueError):
             raise InputError(f"{path}: row {n}: the instance column is not JSON") from None
         yield n, instance
+
+
+def restore_maps(path: Path, ids: Iterable[str]) -> None:
+    """Write the PNGs a Parquet export keeps in its map column alone into maps/ where missing, so
+    runs, renders and the browser read them as they read a benchmark's (once per export)."""
+    maps = path / "maps"
+    missing = {i for i in ids if not (maps / f"{i}.png").is_file()}
+    files = [f for f in (exported_file(path, t) for t in Task) if f is not None and f.suffix == ".parquet"]
+    if not missing or not files:
+        return
+    import pyarrow.parquet as pq
+
+    for f in files:
+        for row in pq.read_table(f, columns=["id", "map"]).to_pylist():
+            cell = row["map"]
+            if row["id"] in missing and cell and cell.get("bytes"):
+                try:
+                    maps.mkdir(exist_ok=True)
+                    write_atomic(maps / f"{row['id']}.png", cell["bytes"])
+                except (OSError, OutputError):  # a read-only export: a map run then names the map
+                    return
 
 
 def _rows_jsonl(path: Path) -> Iterator[tuple[int, dict]]:

@@ -19,6 +19,7 @@ from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.execute.base import Progress
 from scoring.formats.benchmark import TASK_FILES, Benchmark
+from scoring.formats.maps_index import write_index
 from scoring.formats.records import Instance
 from scoring.render.context import ContextIndex
 from scoring.render.renderer import render_map
@@ -178,6 +179,7 @@ def render_benchmark(
             for png, record in drawn:
                 write_map_files(out, png, record)
                 summary.rendered.append(record["id"])
+    write_index(out)  # the maps' identity: what runs record and check (scoring.formats.maps_index)
     summary.seconds = time.perf_counter() - t0
     log.info("rendered %d maps into %s in %.1f s", len(summary.rendered), out, summary.seconds)
     return summary

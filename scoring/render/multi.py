@@ -34,6 +34,7 @@ from shapely.geometry import shape
 from scoring.errors import InputError
 from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.maps_index import write_index
 from scoring.formats.mapsets import (
     CONTEXT_DISTRACTORS,
     DISTRACTOR_SUFFIX,
@@ -324,6 +325,7 @@ def render_map_sets(
         for rec in recs:
             write_json_atomic(set_path(out, rec["instance"], modality), rec, indent=1)
         summary.sets[modality] = len(recs)
+    write_index(out)  # the sets' maps join the maps' identity (scoring.formats.maps_index)
     summary.seconds = time.perf_counter() - t0
     log.info("drew %d maps for %s into %s in %.1f s", summary.maps, summary.sets, out, summary.seconds)
     return summary

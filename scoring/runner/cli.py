@@ -226,11 +226,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         ids=args.ids,
         cache=args.cache,
     )
-    print(
-        f"{summary.samples} samples: {summary.ok} ok, {summary.failed} failed "
-        f"({summary.sent} sent, {summary.from_journal + summary.from_cache} reused) -> {args.out}",
-        file=sys.stderr,
-    )
+    if not getattr(args, "quiet", False):  # -q: errors only
+        print(
+            f"{summary.samples} samples: {summary.ok} ok, {summary.failed} failed "
+            f"({summary.sent} sent, {summary.from_journal + summary.from_cache} reused) -> {args.out}",
+            file=sys.stderr,
+        )
     if summary.failed:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(summary.failures.items()))
         print(f"failures ({kinds}); re-run the same command to retry them", file=sys.stderr)

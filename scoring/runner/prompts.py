@@ -350,6 +350,24 @@ def build_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
 
+def with_image_detail(messages: list[dict], detail: str) -> list[dict]:
+    """`messages` with each image part's `detail` set where it names none: what the endpoint body
+    carries (scoring.runner.endpoints.openai.build_body sets the model config's image_detail)."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = [
+                {"type": "image_url", "image_url": {"detail": detail, **p["image_url"]}}
+                if p.get("type") == "image_url"
+                else p
+                for p in content
+            ]
+            m = {**m, "content": content}
+        out.append(m)
+    return out
+
+
 def corrective_messages(
     instance: Instance,
     modality: Modality,

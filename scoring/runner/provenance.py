@@ -2,27 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import platform
-import subprocess
 import sys
 from importlib import metadata
-from pathlib import Path
 
 import scoring
 
 
+@functools.cache
 def git_commit() -> str | None:
-    try:
-        r = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(scoring.__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return r.stdout.strip() or None if r.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
+    """The package's own commit (scoring.version_info: the checkout's for an editable install,
+    the one baked into the wheel otherwise), never that of a repository the package or the
+    working directory happens to sit in; None when unknown."""
+    commit = scoring.version_info()["commit"]
+    return None if commit == "unknown" else commit
 
 
 def versions() -> dict[str, str]:

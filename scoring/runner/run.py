@@ -16,6 +16,7 @@ from typing import Any
 from scoring.answers import read_edit_reply
 from scoring.errors import InputError
 from scoring.formats.benchmark import Benchmark
+from scoring.formats.maps_index import check_map, read_index
 from scoring.formats.mapsets import MapSet, read_map_set
 from scoring.formats.records import Instance
 from scoring.formats.rundir import check_cache, claim_run_dir, model_identity, read_run_manifest
@@ -101,20 +102,26 @@ def _forms(task: str, forms: Iterable[str] | None, modality: Modality) -> list[F
 
 
 def _read_maps(
-    bench: Benchmark, instances: list[Instance], modality: Modality
+    bench: Benchmark, instances: list[Instance], modality: Modality, index: dict | None = None
 ) -> dict[str, bytes | MapSet | None]:
     if not Modality(modality).has_image:
         return {}
     if Modality(modality).map_set:  # several maps per instance, listed in its set file
-        return {inst["id"]: read_map_set(bench.maps_dir, inst["id"], modality) for inst in instances}
+        sets = {inst["id"]: read_map_set(bench.maps_dir, inst["id"], modality) for inst in instances}
+        for s in sets.values():
+            for mid, png in zip(s.map_ids, s.pngs, strict=True):
+                check_map(index, bench.maps_dir, f"{mid}.png", png)
+        return dict(sets)
     images: dict[str, bytes | MapSet | None] = {}
     missing = []
     for inst in instances:
         p = bench.maps_dir / f"{inst['id']}.png"
         try:
-            images[inst["id"]] = p.read_bytes()
+            images[inst["id"]] = png = p.read_bytes()
         except OSError:
             missing.append(p)
+            continue
+        check_map(index, bench.maps_dir, p.name, png)  # before any request: the maps are the run's
     if missing:
         raise InputError(f"{len(missing)} map image(s) missing for modality {modality}, first: {missing[0]}")
     return images
@@ -201,8 +208,8 @@ async def run_benchmark_async(
     # -- benchmark (a sweep passes the Benchmark it read once for all its runs)
     bench = bench_dir if isinstance(bench_dir, Benchmark) else Benchmark.open(bench_dir, (task,))
     instances = _instances(bench, task, ids, limit, forms)
-    images = _read_maps(bench, instances, modality) if map_png is None else {}
-
+    maps_index = read_index(bench.maps_dir) if modality.has_image else None
+    images = _read_maps(bench, instances, modality, maps_index) if map_png is None else {}
     plan = RunPlan(
         bench=bench,
         spec=spec,
@@ -216,6 +223,7 @@ async def run_benchmark_async(
         cache=_caches(cache),
         map_png=map_png,
         samples=spec.samples,
+        maps_index=maps_index,
     )
     # -- secrets
     key_provider = key_provider if key_provider is not None else EnvKeyProvider()

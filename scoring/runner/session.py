@@ -29,6 +29,7 @@ from scoring.formats.journal import (
     RequestIdentity,
     prediction_from_json,
 )
+from scoring.formats.maps_index import check_map, identity
 from scoring.formats.mapsets import MapSet, images_sha256
 from scoring.formats.records import Instance
 from scoring.formats.rundir import (
@@ -133,6 +134,7 @@ class RunPlan:
     cache: tuple[str | os.PathLike, ...] = ()
     map_png: Callable[[str], Awaitable[bytes | MapSet]] | None = None
     samples: int = 1  # times each (instance, form) is asked (the model's `samples`)
+    maps_index: dict | None = None  # maps/maps.json (scoring.formats.maps_index), when written
 
     def asks(self) -> list[Ask]:
         """Every sample to ask, in order: instance, then form, then repeat."""
@@ -304,6 +306,11 @@ class RunSession:
         img = plan.images.get(inst["id"])
         if plan.map_png is not None and Modality(plan.modality).has_image:
             img = await plan.map_png(inst["id"])
+            named = (
+                zip(img.map_ids, img.pngs, strict=True) if isinstance(img, MapSet) else [(inst["id"], img)]
+            )
+            for mid, png in named:
+                check_map(plan.maps_index, plan.bench.maps_dir, f"{mid}.png", png)
         messages = prompts.build_messages(
             inst, plan.modality, ask.form, img, answer_format=self.spec.answer_format
         )
@@ -461,6 +468,8 @@ class RunSession:
             "packages": versions(),
             "benchmark": {"path": str(plan.bench.path.resolve()), "manifest_sha256": bench_sha},
             "benchmark_manifest_sha256": bench_sha,
+            # the maps' digest, renderer and matplotlib (None: no maps sent, or no index yet)
+            "maps": identity(plan.maps_index),
             "model": self.spec.public_dict(),
             "endpoint_models": previous.get("endpoint_models", []),
             "modality": plan.modality,

@@ -9,6 +9,7 @@ import pytest
 
 from scoring.runner.agents import agent, start_server
 from scoring.runner.agents.chance import chance
+from scoring.runner.agents.prompt_view import parse_prompt, request_rng
 from scoring.runner.config import ModelSpec
 from scoring.runner.run import run_benchmark
 from scoring.score.results import load_results, score_runs
@@ -33,9 +34,9 @@ def adapters_python() -> Path:
     return ADAPTERS_PY
 
 
-def _canonical(messages: list[dict]) -> list[dict]:
-    """Only what a model reads: roles, texts and image URLs (a framework may add fields such as
-    an image's `detail`, or send one text as a list of one part)."""
+def _canonical(messages: list[dict], detail: bool = False) -> list[dict]:
+    """Only what a model reads: roles, texts and image URLs, and with `detail` each image's
+    detail (a framework may add other fields, or send one text as a list of one part)."""
     out = []
     for m in messages:
         content = m.get("content")
@@ -43,7 +44,10 @@ def _canonical(messages: list[dict]) -> list[dict]:
             parts = []
             for p in content:
                 if p.get("type") == "image_url":
-                    parts.append({"type": "image_url", "image_url": {"url": p["image_url"]["url"]}})
+                    image = {"url": p["image_url"]["url"]}
+                    if detail:
+                        image["detail"] = p["image_url"].get("detail", "auto")
+                    parts.append({"type": "image_url", "image_url": image})
                 else:
                     parts.append({"type": "text", "text": p.get("text", "")})
             content = parts[0]["text"] if len(parts) == 1 and parts[0]["type"] == "text" else parts
@@ -56,6 +60,17 @@ def content_chance(messages: list[dict]) -> str:
     """The chance agent seeded by what the model reads (texts and image bytes, in order): the same
     reply if and only if (but for hash collisions) two clients sent the same prompt and maps."""
     return chance(_canonical(messages))
+
+
+@agent("test-strict-chance")
+def strict_chance(messages: list[dict]) -> str:
+    """The chance agent seeded by all a model reads, image detail included; a first edit turn is
+    answered unusably (prose) for about half the instances, so run's corrective turn decides them."""
+    canonical = _canonical(messages, detail=True)
+    first_edit = len(canonical) == 2 and parse_prompt(canonical).task == "edit"
+    if first_edit and request_rng(canonical, "prose").random() < 0.5:
+        return "I would move it a little towards the others."
+    return chance(canonical)
 
 
 class Served:

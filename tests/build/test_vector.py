@@ -264,3 +264,44 @@ def test_a_vector_file_read_by_an_early_process_gives_the_same_pools(gpkg):
     there = load_vector_pools(path, mapping, reading=early)
     assert _pools_record(there) == _pools_record(here) and there.stats == here.stats
     assert not early.proc.is_alive()
+
+
+ROADS_ONLY = """
+[source]
+id = "tunnus"
+
+[[pools]]
+pool = "road"
+layer = "tiet"
+where = "luokka <> 'rata'"
+[pools.attributes]
+highway = "luokka"
+name = "nimi"
+layer = "taso"
+bridge = "silta"
+"""
+
+
+@pytest.mark.parametrize("fmt", ["GPKG", "ESRI Shapefile"])
+def test_pyogrio_and_osgeo_read_a_projected_vector_file_into_the_same_pools(gpkg, tmp_path, monkeypatch, fmt):
+    # in the city's UTM zone, so pyogrio's path projects with pyproj where osgeo's uses OGR
+    from osgeo import gdal
+
+    from scoring.extract.reading import READER_ENV
+
+    path, mapping, _ = gpkg
+    if fmt != "GPKG":
+        (tmp_path / "roads.toml").write_text(ROADS_ONLY)
+        mapping = tmp_path / "roads.toml"
+        gdal.VectorTranslate(str(tmp_path / "tiet.shp"), str(path), format=fmt, layers=["tiet"])
+        path = tmp_path / "tiet.shp"
+    prints = {}
+    for reader in ("pyogrio", "osgeo"):
+        monkeypatch.setenv(READER_ENV, reader)
+        pools = load_vector_pools(path, mapping)
+        prints[reader] = [
+            (kind, f.uid, sorted(f.props.items()), shapely.to_wkb(f.geom))
+            for kind in sorted(pools.features)
+            for f in pools.features[kind]
+        ]
+    assert prints["pyogrio"] == prints["osgeo"] and prints["osgeo"]

@@ -60,7 +60,7 @@ def test_build_and_render_on_the_cluster_give_the_local_bytes(dask_cluster, tmp_
     sg("render", "--bench", str(remote), "--scheduler", dask_cluster.address, "--no-progress")
     lmaps, rmaps = files_of(local / "maps"), files_of(remote / "maps")
     n_instances = sum(1 for f in ("qa.jsonl", "edit.jsonl") for _ in (local / f).open())
-    assert len(lmaps) == 4 * n_instances and lmaps.keys() == rmaps.keys()
+    assert len(lmaps) == 4 * n_instances + 1 and lmaps.keys() == rmaps.keys()  # + maps.json
     assert [k for k in lmaps if lmaps[k] != rmaps[k]] == []
     # workers wrote nothing of the output: no file appeared in their own directories
     for w in dask_cluster.workers:

@@ -74,7 +74,7 @@ def test_unanswerable_variants_show_why_and_their_refusal_verdicts(scored, small
     ]
     # the export carries the variant's record as a column of its own (null on answerable items)
     lines = [json.loads(x) for x in (small_bench / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
-    rows = [instance_row(i, map_cell=None, sha256=None) for i in lines]
+    rows = [instance_row(i, map_cell=None, sha256=None, prompts="{}") for i in lines]
     assert {json.loads(r["unanswerable"])["kind"] for r in rows if r["unanswerable"]}
     assert all(
         (r["unanswerable"] is None) == ("unanswerable" not in i) for r, i in zip(rows, lines, strict=True)

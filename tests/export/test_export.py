@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 
 import pytest
@@ -77,7 +78,14 @@ def test_parquet_has_one_stable_typed_schema_and_round_trips_mixed_fields(bench,
             assert json.loads(row["scene"]) == inst["scene"]  # coordinates exactly as built
             assert json.loads(row["facts"]) == inst["facts"]  # mixed-type values
             if task == "qa":
-                assert json.loads(row["answer"]) == inst["answer"]
+                assert json.loads(row["answer_json"]) == inst["answer"]
+                value = inst["answer"]  # typed: the column of its type holds it, as it is
+                if isinstance(value, str):
+                    assert row["answer_text"] == value and row["answer_number"] is None
+                elif isinstance(value, list):
+                    assert row["answer_list"] == [str(v) for v in value] and row["answer_text"] is None
+                else:
+                    assert row["answer_number"] == value and row["answer_text"] is None
             PIL_Image.open(io.BytesIO(row["map"]["bytes"])).verify()
     assert schemas[0] == schemas[1]  # the same columns and types in every file
     hf = pq.read_schema(exports["hf"] / "data" / "qa.parquet")
@@ -138,3 +146,38 @@ def test_bad_rows_and_outputs_are_one_line_errors_naming_the_place(exports, tmp_
         Benchmark.open(broken)
     with pytest.raises(OutputError, match="exists"):
         export_benchmark(exports["hf"], exports["jsonl"], fmt="jsonl")
+
+
+def test_the_hf_export_loads_alone_with_one_split_per_task_maps_once_and_readable(bench, tmp_path):
+    out = export_benchmark(bench, tmp_path / "hf", fmt="hf")
+    ds = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "hf-cache"))
+    b = Benchmark.open(bench)
+    assert set(ds) == {"qa", "edit"} and len(ds["qa"]) == len(b.of_task("qa"))
+    row = next(r for r in ds["qa"] if isinstance(b.get(r["id"])["answer"], str))
+    assert row["answer_text"] == b.get(row["id"])["answer"]  # compares as the user expects
+    # maps once: in the Parquet map column, not again as files (sidecars and world files stay)
+    assert not list((out / "maps").glob("*-qa-*.png"))
+    assert list((out / "maps").glob("*.json"))
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (out.stat().st_mode & 0o777) == 0o777 & ~mask  # as mkdir makes it, not 0700
+    Benchmark.open(out)  # a run's first opening restores the PNGs from the map column
+    assert sorted(p.name for p in (out / "maps").glob("*.png")) == sorted(
+        p.name for p in (bench / "maps").glob("*.png")
+    )
+
+
+def test_the_prompts_column_holds_the_messages_run_sends(bench, exports):
+    from scoring.formats.exported import MAP_URL
+    from scoring.runner.prompts import build_messages, map_data_url, with_image_detail
+
+    b = Benchmark.open(bench)
+    table = pq.read_table(exports["parquet"] / "data" / "qa.parquet", columns=["id", "prompts", "map"])
+    for row in table.to_pylist()[:4]:
+        prompts = json.loads(row["prompts"])
+        assert {"geojson/open", "image/mcq", "together/open"} <= set(prompts)
+        inst, png = b.get(row["id"]), row["map"]["bytes"]
+        sent = with_image_detail(build_messages(inst, "image", "mcq", png), "high")
+        shown = json.loads(json.dumps(prompts["image/mcq"]).replace(MAP_URL, map_data_url(png)))
+        assert shown == sent
+        assert prompts["geojson/open"] == build_messages(inst, "geojson", "open", None)

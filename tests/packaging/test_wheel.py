@@ -5,6 +5,7 @@ clean venv without QGIS or GDAL, with dependencies from the index, is .ci/clean_
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -64,6 +65,7 @@ def test_every_resource_and_module_is_in_the_wheel(wheel):
     modules = [f for f in _tracked("scoring") if f.endswith((".py", ".yaml"))]  # lm-eval task files
     assert [f for f in modules if f not in names] == []  # scoring/extract has no __init__.py
     assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", "plugin/"))]
+    assert {"scoring/py.typed", "spatialgap/inspect_tasks.py"} <= names  # typed; inspect_ai's names
 
 
 def test_the_wheel_records_its_commit_and_bounded_requirements(wheel):
@@ -79,7 +81,7 @@ def test_the_wheel_records_its_commit_and_bounded_requirements(wheel):
     core = [r for r in msg.get_all("Requires-Dist") if "extra ==" not in r]
     for req in core:  # a lower and an upper bound: what the suite and the clean venv test
         assert ">=" in req and "<" in req.replace("<=", ""), req
-    assert any(r.startswith("matplotlib") for r in core)
+    assert any(r.startswith("matplotlib") for r in core) and any(r.startswith("pyogrio") for r in core)
 
 
 def _run(site: Path, *args: str, **kw) -> subprocess.CompletedProcess:
@@ -109,9 +111,10 @@ def test_the_installed_package_finds_its_resources_without_a_checkout(unpacked):
     assert r.stdout.strip() == f"spatialgap 0.1.0 (commit {commit})"
 
 
-def test_without_gdal_build_names_the_extra_in_one_line(unpacked, tmp_path):
+def test_without_a_reader_build_names_pyogrio_in_one_line(unpacked, tmp_path):
     code = (
         f"import sys; sys.path.insert(0, {str(unpacked)!r}); sys.modules['osgeo'] = None; "
+        "sys.modules['pyogrio'] = None; "
         "from scoring.cli import main; "
         f"sys.exit(main(['build', '--osm', {str(tmp_path / 'x.osm.pbf')!r}, "
         f"'--out', {str(tmp_path / 'b')!r}]))"
@@ -120,5 +123,27 @@ def test_without_gdal_build_names_the_extra_in_one_line(unpacked, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'spatialgap[gdal]'" in lines[0], r.stderr
+    assert len(lines) == 1 and "pip install pyogrio" in lines[0], r.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_a_wheel_inside_another_repository_records_its_own_commit(unpacked, tmp_path):
+    # a researcher's venv inside their own project: its commit is not the package's
+    project = tmp_path / "project"
+    shutil.copytree(unpacked, project / "venv" / "site")
+    git = ["git", "-c", "user.name=r", "-c", "user.email=r@example.org"]
+    subprocess.run([*git, "init", "-q", str(project)], check=True)
+    (project / "notes.txt").write_text("mine\n")
+    subprocess.run([*git, "-C", str(project), "add", "notes.txt"], check=True)
+    subprocess.run([*git, "-C", str(project), "commit", "-qm", "mine"], check=True)
+    theirs = subprocess.run(
+        ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    site = project / "venv" / "site"
+    code = (
+        f"import sys; sys.path.insert(0, {str(site)!r}); "
+        "from scoring.runner.provenance import git_commit; print(git_commit())"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project, timeout=60)
+    recorded = (site / "scoring" / "COMMIT").read_text().strip()
+    assert r.stdout.strip() == recorded != theirs, r.stderr

@@ -1,6 +1,7 @@
 """Who writes the maps: local pool workers write their own files, a distributed executor's workers
 hand the bytes back to be written by the caller; the files are the same either way."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -40,9 +41,11 @@ def test_pool_workers_and_handed_back_bytes_write_the_same_files(bench, tmp_path
     pooled = render_benchmark(bench, jobs=2, progress=False, out_dir=tmp_path / "pool")
     assert pooled.rendered == s.rendered and len(s.rendered) == 7
     back, pool = _files(tmp_path / "back"), _files(tmp_path / "pool")
-    assert len(pool) == 4 * 7  # png, sidecar, world file, aux.xml; no temporary left behind
+    # png, sidecar, world file, aux.xml each, and the maps' index; no temporary left behind
+    assert len(pool) == 4 * 7 + 1 and "maps.json" in pool
     assert back == pool
-    assert pool == {name: (bench / "maps" / name).read_bytes() for name in pool}  # the session's
+    maps = {name for name in pool if name != "maps.json"}  # (the session's index lists all its maps)
+    assert {n: pool[n] for n in maps} == {name: (bench / "maps" / name).read_bytes() for name in maps}
 
 
 def test_workers_write_into_the_directory_given(bench, tmp_path):
@@ -75,7 +78,7 @@ def test_cli_reads_ids_from_stdin_and_forked_workers_draw_the_same_maps(bench, t
     assert done.returncode == 0, done.stderr
     assert "rendered 5 maps" in done.stdout
     drawn = _files(copy / "maps")
-    assert len(drawn) == 4 * 5
+    assert len(drawn) == 4 * 5 + 1 and json.loads(drawn.pop("maps.json"))["count"] == 5
     assert drawn == {name: (bench / "maps" / name).read_bytes() for name in drawn}
 
 

@@ -2,15 +2,18 @@
 one instance with the very system and user messages `spatialgap run` sends, and each reply is
 scored by our reader and verdicts (``acc`` = the verdict counts as correct; lm-eval reports its
 stderr). The benchmark comes from ``--metadata '{"bench": "PATH"}'`` (a benchmark directory or
-an export of one). See the README's *lm-eval* section."""
+an export of one). An unusable edit reply gets run's corrective turn with the
+`spatialgap-chat-completions` model (scoring.adapters.lm_eval.model; `python -m
+scoring.adapters.lm_eval` registers it and includes these tasks). See the README's *lm-eval*
+section."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from scoring.adapters.turns import sample_messages
 from scoring.formats.benchmark import Benchmark
-from scoring.runner.prompts import build_messages
 from scoring.score.verdicts import score_prediction
 from scoring.vocab import Modality, Task, Verdict
 
@@ -25,11 +28,12 @@ def _docs(bench: str | None, task: str, form: str) -> Any:
     b = Benchmark.open(bench, require_instances=True)
     docs = []
     for inst in b.of_task(task):
-        system, user = build_messages(inst, MODALITY, None if task == Task.EDIT else form, None)
+        system, user = sample_messages(inst, MODALITY, form, None)
         docs.append(
             {
                 "id": inst["id"],
                 "form": form,
+                "modality": str(MODALITY),
                 "system": system["content"],
                 "user": user["content"],
                 "instance": json.dumps(inst, ensure_ascii=False),

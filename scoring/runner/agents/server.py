@@ -319,6 +319,14 @@ def start_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[Age
     return server, thread
 
 
+def start_agent_server(name: str, host: str = "127.0.0.1", port: int = 0) -> tuple[str, AgentServer]:
+    """Serve built-in agent `name` (tools, centroid, chance, ...) as an OpenAI-compatible endpoint
+    in a background thread: (its base URL, for `run --endpoint` or a model config, and the server;
+    `server.shutdown()` stops it)."""
+    server, _ = start_server(name, host, port)
+    return server.base_url, server
+
+
 def serve(name: str, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> int:
     """Serve agent `name` until interrupted or terminated (blocking). Port 0 picks a free port
     (the URL is printed on stderr)."""
