@@ -360,7 +360,14 @@ _REFUSAL = re.compile(
     re.I,
 )
 # "cannot be certain, but it is probably X" is a hedged answer, not a refusal
-_TURN = re.compile(r"\b(?:but|however|though|although|nevertheless)\b[,:]?\s*", re.I)
+# a turn after a clause ("..., but it is probably X"), or before a guess ("... but my best guess is");
+# not a "but" inside a phrase ("between 30 but fewer than 47 actors")
+_TURN = re.compile(
+    r"(?:[,;.:—–]\s*|\s-\s)(?:but|however|though|although|nevertheless)\b[,:]?\s*"
+    r"|\b(?:but|however|though|although|nevertheless)\b[,:]?\s*(?=(?:it|i|i'd|i'm|my|the\s+answer|probably"
+    r"|likely|most\s+likely|perhaps|maybe|based|judging|looking|if\s+i\s+had|a\s+(?:best\s+)?guess)\b)",
+    re.I,
+)
 
 
 def _after_refusal(segment: str) -> str | None:
