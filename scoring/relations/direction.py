@@ -25,6 +25,7 @@ from scoring.relations.base import (
     relation,
 )
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
+from scoring.relations.options import bearing_options, direction_distractors
 from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.DIRECTION
@@ -96,8 +97,8 @@ def _class_qa(ctx, anchor, scheme: str):
     if n == 4:
         distractors = [d for d in labels if d != answer]
     else:
-        # Both neighbouring sectors (the near misses) and the opposite one.
-        distractors = [labels[(idx - 1) % 8], labels[(idx + 1) % 8], labels[(idx + 4) % 8]]
+        # three of the seven others, drawn uniformly: no option is marked by its neighbours
+        distractors = direction_distractors(ctx.rng, answer, labels)
     choices, letter = mcq(ctx.rng, answer, distractors)
     question = Q_DIRECTION4 if n == 4 else Q_DIRECTION8
     return QAItem(
@@ -207,8 +208,9 @@ class Bearing:
             return None
         scene, prov = made
         b = oracle.bearing(scene.geom("F0"), scene.geom("F1"))
-        offs = ctx.rng.sample([20, -20, 45, -45, 90, 180], 3)
-        choices, letter = mcq(ctx.rng, f"{b:.1f}°", [f"{(b + o) % 360:.1f}°" for o in offs])
+        # four bearings equally spaced by a seeded step, the answer at a uniform rank
+        choices, k = bearing_options(ctx.rng, b)
+        letter = "ABCD"[k]
         q = Q_BEARING.render(a="F0", b="F1")
         return QAItem(
             scene,

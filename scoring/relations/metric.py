@@ -14,7 +14,6 @@ from shapely import affinity
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
 from scoring.extract.pools import PoolFeature
-from scoring.oracle import ref_point
 from scoring.relations.base import (
     BuildContext,
     EditItem,
@@ -215,13 +214,6 @@ class BoundaryDistance:
             min_value=3,
             extra_facts=[("min_distance", ("F0", "F1"))],
         )
-        if item and "0.0 m" not in item.choices:
-            # The minimum distance (0 m) is the natural wrong answer: make it an option.
-            wrong = [c for i, c in enumerate(item.choices) if "ABCD"[i] != item.correct_choice]
-            wrong[ctx.rng.randrange(3)] = "0.0 m"
-            item.choices, item.correct_choice = mcq(
-                ctx.rng, item.choices["ABCD".index(item.correct_choice)], wrong
-            )
         return item
 
     @staticmethod
@@ -285,14 +277,6 @@ class Manhattan:
             " m",
             min_value=10,
         )
-        if item:
-            eu = ref_point(item.scene.geom("F0")).distance(ref_point(item.scene.geom("F1")))
-            if abs(eu - item.answer) > 3:
-                correct = item.choices["ABCD".index(item.correct_choice)]
-                wrong = [c for c in item.choices if c != correct]
-                wrong[0] = f"{fmt_num(eu)} m"
-                if len(set(wrong + [correct])) == 4:
-                    item.choices, item.correct_choice = mcq(ctx.rng, correct, wrong)
         return item
 
     @staticmethod

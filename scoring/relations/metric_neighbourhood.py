@@ -3,6 +3,8 @@ distance, which is nearest, and the density of POIs inside an area."""
 
 from __future__ import annotations
 
+import math
+
 from shapely import affinity
 
 from scoring import oracle
@@ -32,6 +34,7 @@ from scoring.relations.common import (
 )
 from scoring.relations.constructions import placed_inside
 from scoring.relations.metric import FAMILY, members_near
+from scoring.relations.options import count_distractors
 from scoring.vocab import AnswerType, PoolKind
 
 Q_WITHIN_DISTANCE = Wording(
@@ -49,6 +52,19 @@ Q_DENSITY = Wording(
     "What is this POI density, in POIs per km²? (Give at least three decimals.)",
     ids=FEATURE_IDS,
 )
+
+
+def _balanced_threshold(ctx: BuildContext, dists: list[float]) -> float | None:
+    """A whole-metre threshold giving a count drawn uniformly from 0..len(dists), at least 2 m from
+    every distance (None when the drawn count has no such threshold): the count then says nothing
+    the options could betray."""
+    s = sorted(dists)
+    n = ctx.rng.randrange(len(s) + 1)
+    lo = s[n - 1] + 2 if n > 0 else 5.0
+    hi = s[n] - 2 if n < len(s) else max(lo, s[-1]) + 40.0
+    if math.floor(hi) < math.ceil(lo):
+        return None
+    return float(ctx.rng.randint(math.ceil(lo), math.floor(hi)))
 
 
 @relation(
@@ -71,9 +87,9 @@ class WithinDistance:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 120, lo=1, n=6)
         if not others:
             return None
-        d = float(ctx.rng.choice([25, 40, 50, 75, 100]))
         dists = [o.geom.distance(anchor.geom) for o in others]
-        if min(abs(x - d) for x in dists) < 2:
+        d = _balanced_threshold(ctx, dists)
+        if d is None or min(abs(x - d) for x in dists) < 2:
             return None
         members = [Member.of(anchor)] + [Member.of(o) for o in others]
         made = make_scene(ctx, members)
@@ -82,7 +98,7 @@ class WithinDistance:
         scene, prov = made
         ids = [f"F{i}" for i in range(1, 7)]
         n = oracle.count_within_distance(scene.geom("F0"), *[scene.geom(i) for i in ids], distance=d)
-        distractors = [str(v) for v in sorted((v for v in range(7) if v != n), key=lambda v: abs(v - n))[:3]]
+        distractors = count_distractors(ctx.rng, n, len(ids))
         choices, letter = mcq(ctx.rng, str(n), distractors)
         facts = [fact(scene, "count_within_distance", "F0", *ids, distance=d)] + [
             fact(scene, "min_distance", "F0", i) for i in ids

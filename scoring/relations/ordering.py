@@ -27,6 +27,7 @@ from scoring.relations.base import (
 )
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
+from scoring.relations.options import ordering_distractors
 from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.ORDERING
@@ -139,11 +140,8 @@ class AlongOrder:
         ids = ["F1", "F2", "F3"]
         order = oracle.along_order(scene.geom("F0"), *[scene.geom(i) for i in ids])
         answer = [ids[i] for i in order]
-        perms = [list(p) for p in itertools.permutations(answer) if list(p) != answer]
-        rev = answer[::-1]
-        others = [rev] + [p for p in perms if p != rev]
-        ctx.rng.shuffle(others[1:])
-        choices, letter = mcq(ctx.rng, ", ".join(answer), [", ".join(p) for p in others[:3]])
+        others = ordering_distractors(ctx.rng, answer)
+        choices, letter = mcq(ctx.rng, ", ".join(answer), [", ".join(p) for p in others])
         pos = [oracle.along_position(scene.geom("F0"), scene.geom(i)) for i in ids]
         facts = [fact(scene, "along_order", "F0", *ids)] + [
             fact(scene, "along_position", "F0", i) for i in ids

@@ -218,50 +218,57 @@ def deviations_for(protocol: str) -> tuple[Deviation, ...]:
     return tuple(d for d in DEVIATIONS if str(Protocol(protocol)) in d.protocols)
 
 
-def _nice(v: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 x 10^k at least v."""
-    e = 10.0 ** math.floor(math.log10(v))
-    return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= v - 1e-12)
+INTERVAL_START = (3.0, 8.0)  # where the first interval starts, in widths from zero (uniform)
+INTERVAL_MIN_WIDTH = 1.0  # tolerances
 
 
-def _decimals(step: float, at_least: int) -> int:
-    """Decimals that write every multiple of `step` exactly (at least `at_least` - 2, so a
-    density interval keeps its precision and a round distance loses its zeros)."""
-    d = max(0, at_least - 2)
-    while d < 6 and abs(step * 10**d - round(step * 10**d)) > 1e-9:
-        d += 1
-    return d
+def _quantum(w: float) -> float:
+    """The unit of a width's second significant digit (bounds are written to it)."""
+    return 10.0 ** (math.floor(math.log10(w)) - 1)
 
 
-def _fmt(v: float, decimals: int) -> str:
-    return f"{v:.{decimals}f}"
+def _decimals_of(q: float) -> int:
+    return max(0, -math.floor(math.log10(q) + 1e-9))
 
 
 def interval_choices(
     rng: random.Random, value: float, answer_type: AnswerType
 ) -> tuple[list[str], str, float] | None:
-    """Four adjacent intervals, the value in one of them a quarter of a width or more from its ends:
-    (options, letter of the right one, the value's distance to the nearer end)."""
-    if answer_type not in _INTERVAL_TYPES or not math.isfinite(value):
+    """Four adjacent intervals of equal width, the value in interval k (uniform) between a quarter
+    and three quarters of its width: the first starts t widths from zero, t drawn uniformly from
+    INTERVAL_START independently of k, so neither the width nor the start tells which interval
+    holds the value (a value so small that the width would fall below INTERVAL_MIN_WIDTH
+    tolerances keeps that width, its interval then limited by zero). Bounds are written to the
+    width's second significant digit. Returns (options, letter of the right one, the value's distance to
+    the nearer end)."""
+    if answer_type not in _INTERVAL_TYPES or not math.isfinite(value) or value <= 0:
         return None
-    unit, decimals = _INTERVAL_TYPES[answer_type]
-    width = _nice(max(0.25 * abs(value), 8 * TOLERANCES[answer_type]))
-    lo = math.floor(value / width) * width
-    if not width / 4 <= value - lo <= 3 * width / 4:
-        lo = math.floor((value - width / 2) / width) * width + width / 2
-    decimals = _decimals(width / 2, decimals)
-    lo = max(lo, 0.0)  # lengths and densities are never negative
-    k = min(rng.randrange(4), int(lo // width))  # the first interval starts at 0 or above
-    start = lo - k * width
+    unit, _ = _INTERVAL_TYPES[answer_type]
+    min_width = INTERVAL_MIN_WIDTH * TOLERANCES[answer_type]
+    for _ in range(40):
+        k, u, t = rng.randrange(4), rng.uniform(0.25, 0.75), rng.uniform(*INTERVAL_START)
+        width = value / (t + k + u)
+        if width < min_width:  # a small value: the narrowest width, k among those that fit above 0
+            width = min_width * rng.uniform(1.0, 1.5)
+            k = rng.randrange(min(4, int(value / width - 0.25) + 1)) if value / width >= 0.25 else 0
+        q = _quantum(width)
+        w = round(width / q) * q
+        start = max(0.0, round((value - (k + u) * w) / q) * q)
+        pos = (value - start) / w - k
+        if w > 0 and 0.2 <= pos <= 0.8:
+            break
+    else:
+        return None
+    dec = _decimals_of(q)
     opts = [
-        INTERVAL.render(
-            lo=_fmt(start + i * width, decimals), hi=_fmt(start + (i + 1) * width, decimals), unit=unit
-        )
+        INTERVAL.render(lo=_fmt(start + i * w, dec), hi=_fmt(start + (i + 1) * w, dec), unit=unit)
         for i in range(4)
     ]
-    # a length or density cannot be below 0: an interval starting at 0 has only its upper end to doubt
-    edge = lo + width - value if lo == 0.0 else min(value - lo, lo + width - value)
-    return opts, LETTERS[k], round(edge, 6)
+    return opts, LETTERS[k], round(min(pos, 1 - pos) * w, 6)
+
+
+def _fmt(v: float, decimals: int) -> str:
+    return f"{v:.{decimals}f}"
 
 
 def interval_contains(choice: str, value: float, circular: bool = False) -> bool | None:
@@ -312,7 +319,10 @@ def as_yes_no_within(inst: dict, rng: random.Random) -> bool:
     if count is None or not dists:
         return False
     d = float(count["params"]["distance"])
-    b = rng.choice(sorted(dists, key=lambda s: int(s[1:])))
+    ids = sorted(dists, key=lambda s: int(s[1:]))
+    want_yes = rng.random() < 0.5  # yes and no equally often, where the candidates allow both
+    side = [i for i in ids if (dists[i] <= d) == want_yes] or ids
+    b = rng.choice(side)
     answer = bool(dists[b] <= d)
     inst.update(
         question=Q_WITHIN_DISTANCE_YES_NO.render(a="F0", b=b, d=d),

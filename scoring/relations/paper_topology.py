@@ -98,6 +98,34 @@ def label_distractors(x: BaseGeometry, y: BaseGeometry) -> list[TopologyClass]:
     return ranked[:3]
 
 
+# How often each label is the answer when every topology relation asks for its own pair's label
+# (T06 and T11 both give within / contains, T09 covered by / covers, T03 a mix; intersects is never
+# the most specific label of a clear pair): distractors are drawn in these proportions, so that a
+# label offered is right about as often as any other and no label is marked by being offered.
+LABEL_WEIGHTS: dict[TopologyClass, float] = {
+    TopologyClass.EQUALS: 2.0,
+    TopologyClass.WITHIN: 2.5,
+    TopologyClass.CONTAINS: 2.5,
+    TopologyClass.COVERED_BY: 1.0,
+    TopologyClass.COVERS: 1.0,
+    TopologyClass.TOUCHES: 2.0,
+    TopologyClass.CROSSES: 2.0,
+    TopologyClass.OVERLAPS: 2.0,
+    TopologyClass.INTERSECTS: 0.1,
+    TopologyClass.DISJOINT: 2.0,
+}
+
+
+def _weighted_sample(rng: random.Random, labels: list[TopologyClass], n: int) -> list[TopologyClass]:
+    """n distinct labels drawn without replacement in LABEL_WEIGHTS' proportions."""
+    pool, out = list(labels), []
+    while pool and len(out) < n:
+        pick = rng.choices(pool, weights=[LABEL_WEIGHTS[lab] for lab in pool])[0]
+        out.append(pick)
+        pool.remove(pick)
+    return out
+
+
 def as_label_question(inst: dict, rng: random.Random) -> bool:
     """Ask a topology QA instance as a label question about one pair with a clear label."""
     feats = {f["id"]: shape(f["geometry"]) for f in inst["scene"]["features"]}
@@ -107,6 +135,10 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
     rng.shuffle(cands)
     classes = {c: classify(feats[c], feats["F0"]) for c in cands}
     cands.sort(key=lambda c: classes[c] is MarginClass.DISJOINT)  # stable: the shuffled order otherwise
+    own = inst.get("answer")
+    if own in classes:  # the relation's own pair first: T02 asks for "disjoint", T06 for "within"
+        cands.remove(own)
+        cands.insert(0, own)
     for c in cands:
         label = classes[c].label
         if label is None:  # a 1 m change could alter the pair's class
@@ -116,9 +148,10 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
             label = _INVERSE.get(label, label)
         if most_specific_label(feats[x], feats[y]) != label:
             continue
-        distractors = label_distractors(feats[x], feats[y])
-        if len(distractors) < 3:
+        wrong = [lab for lab in LABELS if not label_holds(lab, feats[x], feats[y])]
+        if len(wrong) < 3:
             continue
+        distractors = _weighted_sample(rng, wrong, 3)
         choices, letter = mcq(rng, label, distractors)
         inst.update(
             question=Q_TOPOLOGY_CLASS.render(a=y, b=x),

@@ -355,6 +355,7 @@ def _summary(
             "city": bench.manifest.get("city"),
             "protocol": bench.protocol,
             "instances": {t: len(v) for t, v in bench.instances.items()},
+            "options_only": bench.manifest.get("options_only"),  # the build's baseline (scoring.build.blind)
         },
         "runs": [
             {

@@ -21,6 +21,7 @@ AGENT_MODULES: list[str] = [
     "scoring.runner.agents.tools",
     "scoring.runner.agents.centroid",
     "scoring.runner.agents.chance",
+    "scoring.runner.agents.blind",
 ]
 
 
