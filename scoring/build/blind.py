@@ -152,6 +152,7 @@ class RelationFigure:
 
     @property
     def accuracy(self) -> float:
+        """Share of items answered right."""
         return self.correct / self.items if self.items else 0.0
 
     @property
@@ -260,5 +261,9 @@ def report_lines(record: dict | None) -> list[str]:
         for f in figs
     ]
     complaints = failing(figs)
-    lines += ["", "Gate: " + ("; ".join(complaints) if complaints else "passes (no relation above the margin)."), ""]
+    lines += [
+        "",
+        "Gate: " + ("; ".join(complaints) if complaints else "passes (no relation above the margin)."),
+        "",
+    ]
     return lines

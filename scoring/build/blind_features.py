@@ -12,6 +12,7 @@ how far it lies from the others; for feature ids the id's number, its rank and i
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ class OptionsItem:
 
 def question_key(question: str | None) -> str:
     """The question's template: numbers and feature ids blanked, whitespace collapsed."""
-    text = _BLANK_FID.sub("F", _BLANK_NUMBER.sub("#", question or ""))
+    text = _BLANK_NUMBER.sub("#", _BLANK_FID.sub("F", question or ""))
     return " ".join(text.split())[:160]
 
 
@@ -89,7 +90,7 @@ def _numeric_features(values: list[float]) -> list[list[float]]:
     """Rank, log-magnitude, ratios and offsets to the neighbours, for positive-ish values."""
     ranks = _ranks(values)
     s = sorted(values)
-    gaps = [b - a for a, b in zip(s, s[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(s)]
     mean_gap = (sum(gaps) / len(gaps)) if gaps else 1.0
     mean_gap = mean_gap or 1.0
     out = []
@@ -103,7 +104,8 @@ def _numeric_features(values: list[float]) -> list[list[float]]:
         off_lo = (v - lo) / mean_gap if lo is not None else 0.0
         off_hi = (hi - v) / mean_gap if hi is not None else 0.0
         med = float(np.median(values))
-        feats = _one_hot(r, 4) + [
+        feats = [
+            *_one_hot(r, 4),
             lv,
             lv * lv / 10.0,
             ratio_lo,
@@ -112,8 +114,8 @@ def _numeric_features(values: list[float]) -> list[list[float]]:
             off_lo,
             off_hi,
             off_lo - off_hi,
-            math.log((abs(v) + 1e-6) / (abs(med) + 1e-6)),
-            1.0 if abs(v - round(v)) < 1e-9 else 0.0,
+            math.log((abs(v) + 1e-06) / (abs(med) + 1e-06)),
+            1.0 if abs(v - round(v)) < 1e-09 else 0.0,
             1.0 if v == 0 else 0.0,
         ]
         out.append(feats)
@@ -133,13 +135,13 @@ def _interval_features(spans: list[tuple[float, float]]) -> list[list[float]]:
     out = []
     for i, (a, b) in enumerate(spans):
         out.append(
-            _one_hot(ranks[i], 4)
-            + [
+            [
+                *_one_hot(ranks[i], 4),
                 math.log(abs(a) + w) - math.log(w),
                 (a - first) / w,
                 first / w,
                 1.0 if first == 0 else 0.0,
-                math.log(w + 1e-6),
+                math.log(w + 1e-06),
                 (b - a) / w,
             ]
         )
@@ -258,9 +260,9 @@ def option_features(item: OptionsItem) -> np.ndarray:
     not apply)."""
     ch = [c.strip() for c in item.choices]
     n = len(ch)
-    rows: list[list[float]] = [_one_hot(i, 4) + [float(n == 2)] for i in range(n)]
+    rows: list[list[float]] = [[*_one_hot(i, 4), float(n == 2)] for i in range(n)]
     for i, c in enumerate(ch):
-        rows[i] += _one_hot(_label_bucket(c), N_LABEL_BUCKETS) + [float(c == REFUSAL)]
+        rows[i] += [*_one_hot(_label_bucket(c), N_LABEL_BUCKETS), float(c == REFUSAL)]
     blocks: list[list[list[float]]] = []
     spans = [_interval(c) for c in ch]
     nums = [_number(c) for c in ch]
@@ -292,12 +294,10 @@ def option_features(item: OptionsItem) -> np.ndarray:
         if is_order
         else _zeros(n, N_ORDERING)
     )
-    ids = [_FID.match(c) for c in ch]
+    ids = [m.group(1) if (m := _FID.match(c)) else None for c in ch]
     is_id = all(ids[i] is not None for i in real) and len(real) >= 2
     blocks.append(
-        _subset(real, _id_features, [int(ids[i].group(1)) for i in real if ids[i]], N_ID, n)
-        if is_id
-        else _zeros(n, N_ID)
+        _subset(real, _id_features, [int(ids[i] or 0) for i in real], N_ID, n) if is_id else _zeros(n, N_ID)
     )
     for block in blocks:
         for i in range(n):

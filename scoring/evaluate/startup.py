@@ -14,10 +14,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from scoring.evaluate.agents import AgentProcess, start_agents
-from scoring.runner.agents.blind import BENCH_ENV
 from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import SweepPlan
+from scoring.runner.agents.blind import BENCH_ENV
 
 
 @dataclass

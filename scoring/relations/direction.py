@@ -172,7 +172,8 @@ class Cardinal4:
     questions=(Q_DIRECTION8,),
     answer_type=AnswerType.DIRECTION8,
     solver=Solver("direction", "8"),
-    distractor_rule="The two neighbouring sectors and the opposite one.",
+    distractor_rule="Three of the seven other directions, drawn uniformly (no option is marked by "
+    "having both neighbours offered).",
     edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
@@ -191,8 +192,8 @@ class Cardinal8:
     questions=(Q_BEARING,),
     answer_type=AnswerType.BEARING,
     solver=Solver("bearing"),
-    distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
-    "degrees (all options at least 20 degrees apart).",
+    distractor_rule="Nearby bearings: four bearings equally spaced by a seeded step (15, 20, 30 or "
+    "45 degrees) in clockwise order, the answer at a uniform rank.",
     edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
     "bearing (solved by rotating F0 about F1's centroid).",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),

@@ -67,6 +67,9 @@ def _balanced_threshold(ctx: BuildContext, dists: list[float]) -> float | None:
     return float(ctx.rng.randint(math.ceil(lo), math.floor(hi)))
 
 
+DENSITY_OTHERS_M = 3000.0  # M18's distractors: densities of the areas this near the anchor
+
+
 @relation(
     "M14",
     "Buffer / within distance",
@@ -77,7 +80,8 @@ def _balanced_threshold(ctx: BuildContext, dists: list[float]) -> float | None:
     questions=(Q_WITHIN_DISTANCE,),
     answer_type=AnswerType.COUNT,
     solver=Solver("count_within"),
-    distractor_rule="Adjacent counts (answer +-1, +-2).",
+    distractor_rule="Three other counts drawn uniformly from 0-6; the threshold is drawn so that "
+    "the count itself is uniform over 0-6.",
     edit_constraints="F0 must lie within d of F1 but farther than d from F2.",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
@@ -213,8 +217,9 @@ class Nearest:
     questions=(Q_DENSITY,),
     answer_type=AnswerType.DENSITY,
     solver=Solver("density"),
-    distractor_rule="Adjacent numeric values (as M01), including the density that counts all "
-    "shown POIs when it differs.",
+    distractor_rule="The POI densities of other areas within 3 km (1-12 POIs inside), drawn at "
+    "random, every two options at least 10 % apart (a value that is an answer elsewhere is "
+    "as often a distractor); nearby values (as M01) where fewer than three fit.",
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
     anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
     needs=(PoolKind.POI,),
@@ -238,6 +243,29 @@ class Density:
         return inside + outside
 
     @staticmethod
+    def _other_densities(ctx: BuildContext, anchor: PoolFeature, value: float) -> list[str] | None:
+        """Three distractors that are the POI densities of other areas near the anchor (each with
+        1-12 POIs inside), drawn at random, every two options at least 10 % apart: the answers of
+        the relation's own other items, so that a value seen as an answer elsewhere is as often a
+        distractor (areas and their POIs recur across items). None when fewer than three fit."""
+        areas = sorted(ctx.pools.near(PoolKind.AREA, anchor.geom, DENSITY_OTHERS_M), key=lambda f: f.uid)
+        vals = []
+        for f in areas:
+            if f.uid == anchor.uid or not f.geom.area > 0:
+                continue
+            n = sum(1 for p in ctx.pools.near(PoolKind.POI, f.geom, 0.0) if p.geom.covered_by(f.geom))
+            if 1 <= n <= 12:
+                vals.append(n / (f.geom.area / 1e6))
+        ctx.rng.shuffle(vals)
+        chosen = [value]
+        for v in vals:
+            if all(max(v, w) >= 1.1 * min(v, w) for w in chosen):
+                chosen.append(v)
+            if len(chosen) == 4:
+                return [f"{fmt_num(v, 3)} per km²" for v in chosen[1:]]
+        return None
+
+    @staticmethod
     def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
         pois = Density._pois(ctx, anchor)
         if not pois:
@@ -250,9 +278,10 @@ class Density:
         scene, prov = made
         ids = [f"F{i}" for i in range(1, len(pois) + 1)]
         value = oracle.poi_density(scene.geom("F0"), *[scene.geom(i) for i in ids])
-        choices, letter = mcq(
-            ctx.rng, f"{fmt_num(value, 3)} per km²", numeric_distractors(ctx.rng, value, " per km²", 3)
-        )
+        shown = f"{fmt_num(value, 3)} per km²"
+        others = Density._other_densities(ctx, anchor, value)
+        wrong = others or numeric_distractors(ctx.rng, value, " per km²", 3)
+        choices, letter = mcq(ctx.rng, shown, wrong)
         facts = [fact(scene, "poi_density", "F0", *ids), fact(scene, "area", "F0")] + [
             fact(scene, "covered_by", i, "F0") for i in ids
         ]

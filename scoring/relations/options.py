@@ -19,13 +19,14 @@ the right one from the others: the right option's position is uniform (`mcq` shu
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
 
 BEARING_STEPS = (15.0, 20.0, 30.0, 45.0)  # degrees between the default protocol's bearing options
-POINT_WINDOW = math.log(2.6)  # the point options of one item lie within a factor 2.6 of each other
-MIN_RATIO = 1.12  # and every two at least 12 % apart
+POINT_WINDOW = math.log(2.0)  # the point options of one item lie within a factor 2 of each other
+MIN_RATIO = 1.1  # and every two at least 10 % apart
 
 
 def fmt_point(v: float, decimals: int) -> str:
@@ -49,7 +50,7 @@ def point_grid(rng: random.Random, value: float, min_gap: float) -> list[float]:
             width *= 1.5  # a window too narrow for the gaps (tiny values): widened, rarely
         lo = base - width * rng.random()
         vals = [math.exp(rng.uniform(lo, lo + width)) - shift for _ in range(3)]
-        opts = [value] + vals
+        opts = [value, *vals]
         if all(v > 0 or (v == value) for v in opts) and _spread(opts, min_gap):
             return vals
     return [value + (i + 1) * 2 * min_gap for i in range(3)]
@@ -58,7 +59,7 @@ def point_grid(rng: random.Random, value: float, min_gap: float) -> list[float]:
 def _spread(values: list[float], min_gap: float) -> bool:
     """Every two values at least min_gap and MIN_RATIO apart."""
     s = sorted(values)
-    return all(b - a >= min_gap and b >= a * MIN_RATIO for a, b in zip(s, s[1:], strict=False))
+    return all(b - a >= min_gap and b >= a * MIN_RATIO for a, b in itertools.pairwise(s))
 
 
 def point_options(rng: random.Random, value: float, unit: str, decimals: int, min_gap: float) -> list[str]:
@@ -93,3 +94,28 @@ def count_distractors(rng: random.Random, n: int, top: int) -> list[str]:
     lo = 0 if n <= top else n - 3
     hi = top if n <= top else n + 3
     return [str(v) for v in rng.sample([v for v in range(lo, hi + 1) if v != n], 3)]
+
+
+def option_rules_section() -> str:
+    """The relation reference's section on how options are drawn (this module's rules)."""
+    rules = __doc__.split("the right option's position is uniform (`mcq` shuffles), and", 1)[1]
+    return (
+        "\n## Option rules\n\n"
+        "Multiple-choice options are drawn so that they carry no information about which one is "
+        "right (`scoring.relations.options`). Every item's options are put in an order drawn by an "
+        "rng of the slot's own, so the right option's position is uniform; and\n\n"
+        + " ".join(rules.split()).replace(" - ", "\n- ").replace("; and", "").strip().replace(";\n", ";\n")
+        + "\n- topology labels (paper protocol): the label of the relation's own pair is asked; the "
+        "three distractors are labels that do not hold, drawn in proportion to how often each label "
+        "is an answer (scoring.relations.paper_topology.LABEL_WEIGHTS);\n"
+        "- feature ids: candidates are shuffled before the ids F1.. are given, so an id says "
+        "nothing about its role;\n"
+        "- M14 (within distance): the threshold is drawn so that the count is uniform over 0-6;\n"
+        "- O06: three options (the roads asked about never share a level, so `same level` would "
+        "never be right).\n\n"
+        "Where the paper fixes the form (adjacent intervals, topology labels) the form is kept. The "
+        "options-only baseline (`blind` agent, scoring.build.blind) measures what is left: each "
+        "build's report gives its cross-fitted accuracy per relation, and the release gate fails a "
+        "relation more than 10 points above guessing (40 items or more) or a benchmark more than "
+        "3 points above it overall.\n"
+    )

@@ -117,7 +117,8 @@ def _placed_along(ctx: BuildContext, road, n: int):
     questions=(Q_ALONG_ORDER,),
     answer_type=AnswerType.ORDERING,
     solver=Solver("along_order"),
-    distractor_rule="Alternative orderings (other permutations, the reverse first).",
+    distractor_rule="The reverse, a one-swap neighbour of the answer and that neighbour's "
+    "reverse: every option has its reverse and a one-swap neighbour among the others.",
     edit_constraints="Move F0 so that the order along road F1 becomes a stated order, staying "
     "within 30 m of F1.",
     anchor_kinds=(PoolKind.ROAD,),

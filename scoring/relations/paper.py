@@ -32,7 +32,6 @@ from scoring.constraints.wording import FEATURE_ID, NUMBER, Wording, one_of
 from scoring.relations.base import LETTERS, TOLERANCES
 from scoring.relations.paper_topology import (
     LABELS,
-    PLAUSIBLE,
     Q_TOPOLOGY_CLASS,
     as_label_question,
     most_specific_label,
@@ -103,18 +102,27 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "numeric-options",
         "Numeric options",
-        "Options of distances, perimeters and densities are point values spread at least 15 % apart.",
-        "Four adjacent intervals.",
-        "A point value is read back and checked with the same tolerance as the open answer.",
-        _OURS,
+        "Options of distances, perimeters, areas and densities are point values drawn so that the four "
+        "are exchangeable (a window of fixed log-width placed uniformly over the answer, the "
+        "distractors uniform in log inside it, every two at least 10 % apart). Under `paper`: four "
+        "adjacent intervals of equal width, the first starting t widths from zero with t uniform in "
+        "3-8 independently of which interval holds the answer, the answer a quarter to three "
+        "quarters of a width inside; bounds to the width's second significant digit.",
+        "Four adjacent intervals (no width or start rule given).",
+        "A point value is read back and checked with the same tolerance as the open answer; under "
+        "`paper`, a width and start that depended on the value (width nice(v/4), start clamped at "
+        "0) told which interval held it.",
+        _BOTH,
     ),
     Deviation(
         "bearing-options",
         "Bearing options",
-        "D04 options are the answer offset by three of ±20°, ±45°, 90°, 180°.",
+        "D04 options are four bearings equally spaced by a seeded step (15°, 20°, 30° or 45°), in "
+        "clockwise order, the answer at a uniform rank.",
         f"Nearby bearings (under `paper`: four bearings {BEARING_STEP:g}° apart, answer at a random "
         "rank; the spacing is ours, the paper gives none).",
-        "Offsets of different sizes probe coarse and fine errors in one question.",
+        "Fixed offsets (±20°, ±45°, 90°, 180°) made the answer the bearing the others were placed "
+        "around (98 % from the options alone); equal spacing leaves every option alike.",
         _BOTH,
     ),
     Deviation(
@@ -122,8 +130,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Topology questions",
         "Every topology question asks which one of F1–F4 has the relation with F0.",
         "Topology is also asked as a label question with plausible competing labels (under "
-        "`paper`: odd slots; ten labels; the most specific label that holds, by a fixed order; "
-        "distractors the labels that nearly hold). The order and the nearness rule are ours.",
+        "`paper`: odd slots ask for the label of the relation's own pair, e.g. T02 `disjoint`, T06 "
+        "`within`; ten labels; the most specific label that holds, by a fixed order; distractors "
+        "three labels that do not hold, drawn in proportion to how often each label is an answer, "
+        "so that no label is marked by being offered). The order and the drawing rule are ours.",
         "One relation per question keeps the 28 relations separately measurable.",
         _BOTH,
     ),
@@ -195,8 +205,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "band-widths",
         "Band widths",
-        "Numeric editing bands have fixed widths: 10 m for distances, 2 m for perimeters.",
-        "Its worked editing case uses a 14 m distance band.",
+        "Numeric editing bands have fixed widths: 10 m for distances, 2 m for perimeters; density "
+        "bands likewise (scoring.relations.metric_neighbourhood).",
+        "Its editing examples show both a 10 m and a 14 m distance band; density bands are not " "mentioned.",
         "A fixed width makes the bands of different instances equally hard.",
         _BOTH,
     ),
@@ -206,7 +217,42 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "An editing map is framed symmetrically about the scene, grown equally in every direction "
         "until the reference edit's result fits (scoring.constraints.framing).",
         "Not stated.",
-        "An image-only model must see where a valid edit can go, and the frame must not point to it.",
+        "An image-only model must see where a valid edit can go, and the frame must not point to its "
+        "direction. Known limit: the margin still grows with how far the solution lies outside the "
+        "scene (not yet independent of it).",
+        _BOTH,
+    ),
+    Deviation(
+        "option-rules",
+        "Option rules",
+        "Distractors are drawn so that the options carry no information about the right one "
+        "(resources/relations.md, “Option rules”): eight-way directions three of the seven others "
+        "at random; an ordering with its reverse, a one-swap neighbour and that neighbour's "
+        "reverse; counts uniform over their range, M14's count itself drawn uniformly; every "
+        "item's options reshuffled by an rng of its own.",
+        "Near-miss distractors (adjacent directions, the reverse order).",
+        "Near misses made the answer the only direction with both neighbours offered (D02) and the "
+        "order whose reverse was offered (O01): 100 % from the options alone.",
+        _BOTH,
+    ),
+    Deviation(
+        "option-count",
+        "Options per item",
+        "Four options everywhere except: O06 has three (F0, F1, 'cannot be determined'; under "
+        "`paper` the two roads) and, under `paper`, M14's yes/no question two (yes and no equally "
+        "often right).",
+        "Every QA item in four-option multiple-choice format.",
+        "The roads O06 asks about never share a level, so a fourth option 'same level' would never "
+        "be right and give itself away; a yes/no question has two answers.",
+        _BOTH,
+    ),
+    Deviation(
+        "city-set",
+        "Cities",
+        "Helsinki (embedded extract) is the default city; other cities need an extract (Detroit has "
+        "none in the repository; Paris is roads-only).",
+        "A fixed set of cities including Detroit and Paris.",
+        "The embedded extract keeps `make run` offline and reproducible.",
         _BOTH,
     ),
 )
@@ -397,12 +443,11 @@ def protocol_section() -> str:
         "`covers` is covered_by(y, x)). Several can hold at once (within implies covered by and "
         'intersects); the answer is the first label of this order that holds ("most specific"), '
         "and no option is another label that holds, so exactly one option is true. The pair is "
-        "chosen only where a 1 m change could not alter its class (`classify`). Distractors are "
-        "the labels that nearly hold: for each label that does not hold, the smallest translation "
-        "of x (0.5, 1, 2, 4, 8, 16, 32 or 64 m, in 8 directions; for `touches` and `intersects` of "
-        "a disjoint pair, their gap) under which it would; the three nearest "
-        "are shown (ties, and labels no such move reaches, in the order " + ", ".join(PLAUSIBLE) + "). "
-        "The pair asked about is one that is not disjoint where the scene has one.\n",
+        "chosen only where a 1 m change could not alter its class (`classify`); it is the "
+        "relation's own pair (the candidate with the relation) where that pair's class is clear. "
+        "Distractors are three labels that do not hold, drawn in proportion to how often each "
+        "label is an answer (`LABEL_WEIGHTS` of scoring.relations.paper_topology), so that a label "
+        "offered is right about as often as any other.\n",
         "\n## Deviations from the paper\n",
         "Every place where a protocol's outputs depart from the paper, or where the paper is silent "
         "and we chose; `applies to` names the protocols whose outputs it concerns "

@@ -28,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from scoring.build.blind import failing, figures_of_record
 from scoring.errors import InputError, OutputError
 from scoring.score.results import load_results
 from scoring.score.tables import CSV_FIELDS, RENAMED
@@ -146,6 +147,24 @@ def selfcheck_check(summary: dict) -> dict:
     }
 
 
+def options_only_check(summary: dict) -> dict | None:
+    """The gate's check that the benchmark's options give nothing away: fails when the build's
+    options-only baseline (scoring.build.blind) is above guessing by more than its documented
+    margin on a relation or overall. None for a benchmark built before the baseline existed."""
+    record = (summary.get("benchmark") or {}).get("options_only")
+    if not record:
+        return None
+    complaints = failing(figures_of_record(record))
+    return {
+        "rule": "options-only",
+        "cell": {},
+        "metric": "options_only_accuracy",
+        "value": None,
+        "passed": not complaints,
+        "why": "; ".join(complaints) or "no relation's options-only accuracy above guessing by the margin",
+    }
+
+
 def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: str | None = None) -> dict:
     """Evaluate the gate, record the decision in RESULTS, return it (`passed` is the outcome).
     A failed or missing selfcheck blocks, and an override cannot pass it (`refused`)."""
@@ -154,7 +173,8 @@ def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: s
     summary, _ = load_results(results_dir)
     rules = load_thresholds(thresholds)
     sc = selfcheck_check(summary)
-    checks = [sc, *evaluate_gate(summary, rules)]
+    blind = options_only_check(summary)
+    checks = [sc, *([blind] if blind else []), *evaluate_gate(summary, rules)]
     blocked = [c for c in checks if not c["passed"]]
     overridden = bool(blocked and override_reason and sc["passed"])
     decision = {
