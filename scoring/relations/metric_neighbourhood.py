@@ -9,7 +9,7 @@ from shapely import affinity
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, NUMBER, Wording, id_list
-from scoring.extract.pools import PoolFeature
+from scoring.extract.pools import FeaturePools, PoolFeature
 from scoring.relations.base import (
     BuildContext,
     EditItem,
@@ -67,7 +67,32 @@ def _balanced_threshold(ctx: BuildContext, dists: list[float]) -> float | None:
     return float(ctx.rng.randint(math.ceil(lo), math.floor(hi)))
 
 
-DENSITY_OTHERS_M = 3000.0  # M18's distractors: densities of the areas this near the anchor
+_DENSITIES: dict[
+    int, tuple[object, list[tuple[str, str, int, float]]]
+] = {}  # id(pools) -> (pools, densities)
+
+
+def _item_densities(pools: FeaturePools) -> list[tuple[str, str, int, float]]:
+    """(uid, kind, POIs an item lists, POI density) of every area or building of `pools` that
+    makes an M18 item as a natural case (1-12 POIs inside, none within 1 m of its boundary), in
+    uid order; computed once per pools."""
+    held = _DENSITIES.get(id(pools))
+    if held is not None and held[0] is pools:
+        return held[1]
+    out = []
+    anchors = [f for k in (PoolKind.AREA, PoolKind.BUILDING) for f in pools.features.get(k, [])]
+    for f in sorted(anchors, key=lambda f: f.uid):
+        if not f.geom.area > 0:
+            continue
+        near = pools.near(PoolKind.POI, f.geom, 40)
+        if any(p.geom.distance(f.geom.boundary) < 1 for p in near):
+            continue
+        n = sum(1 for p in near if p.geom.within(f.geom))
+        if 1 <= n <= 12:
+            out.append((f.uid, str(f.kind), min(len(near), n + 4), n / (f.geom.area / 1e6)))
+    _DENSITIES.clear()
+    _DENSITIES[id(pools)] = (pools, out)
+    return out
 
 
 @relation(
@@ -217,9 +242,11 @@ class Nearest:
     questions=(Q_DENSITY,),
     answer_type=AnswerType.DENSITY,
     solver=Solver("density"),
-    distractor_rule="The POI densities of other areas within 3 km (1-12 POIs inside), drawn at "
-    "random, every two options at least 10 % apart (a value that is an answer elsewhere is "
-    "as often a distractor); nearby values (as M01) where fewer than three fit.",
+    distractor_rule="The POI densities of the pools' other areas (or buildings, as the anchor) "
+    "that would make an item listing as many POIs, drawn at random, every two options at least "
+    "10 % apart: a value that is an answer elsewhere is as often a distractor (each area makes "
+    "one scene, so one item per build); nearby values (as M01) for constructed cases or where "
+    "fewer than three fit.",
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
     anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
     needs=(PoolKind.POI,),
@@ -227,7 +254,9 @@ class Nearest:
 )
 class Density:
     @staticmethod
-    def _pois(ctx: BuildContext, anchor: PoolFeature) -> list[Member] | None:
+    def _pois(ctx: BuildContext, anchor: PoolFeature, one_scene: bool = False) -> list[Member] | None:
+        """The POIs of an item on `anchor`: every POI inside and up to four outside (drawn, or with
+        `one_scene` the four nearest, so that an area makes one scene: one item per shard)."""
         pois = ctx.pools.near(PoolKind.POI, anchor.geom, 40)
         if ctx.construct:  # POIs too close to the boundary are left out, real ones moved inside
             pois = [p for p in pois if p.geom.distance(anchor.geom.boundary) >= 1]
@@ -239,23 +268,29 @@ class Density:
             inside = placed_inside(ctx, anchor, PoolKind.POI, n=ctx.rng.randint(1, 3), clearance=2.0)
         if not inside or len(inside) > 12:
             return None
+        if one_scene and not ctx.construct:
+            outside.sort(key=lambda m: (round(m.geom.distance(anchor.geom), 2), m.source or ""))
+            return sorted(inside + outside[:4], key=lambda m: m.source or "")
         outside = ctx.rng.sample(outside, min(len(outside), 4))
         return inside + outside
 
     @staticmethod
-    def _other_densities(ctx: BuildContext, anchor: PoolFeature, value: float) -> list[str] | None:
-        """Three distractors that are the POI densities of other areas near the anchor (each with
-        1-12 POIs inside), drawn at random, every two options at least 10 % apart: the answers of
-        the relation's own other items, so that a value seen as an answer elsewhere is as often a
-        distractor (areas and their POIs recur across items). None when fewer than three fit."""
-        areas = sorted(ctx.pools.near(PoolKind.AREA, anchor.geom, DENSITY_OTHERS_M), key=lambda f: f.uid)
-        vals = []
-        for f in areas:
-            if f.uid == anchor.uid or not f.geom.area > 0:
-                continue
-            n = sum(1 for p in ctx.pools.near(PoolKind.POI, f.geom, 0.0) if p.geom.covered_by(f.geom))
-            if 1 <= n <= 12:
-                vals.append(n / (f.geom.area / 1e6))
+    def _other_densities(
+        ctx: BuildContext, anchor: PoolFeature, value: float, n_listed: int
+    ) -> list[str] | None:
+        """Three distractors drawn at random from the POI densities of the pools' other areas that
+        would make an item themselves (natural case: 1-12 POIs inside, none within 1 m of the
+        boundary), every two options at least 10 % apart: the values offered as distractors are
+        the values that are answers elsewhere, in the same proportions, so that neither a value's
+        size nor having seen it as an answer tells which option is right. None when fewer than
+        three fit."""
+        # of the anchor's own kind: anchors are areas first, buildings where no area serves
+        # of areas of the anchor's kind listing as many POIs (the question shows how many)
+        vals = [
+            v
+            for uid, kind, listed, v in _item_densities(ctx.pools)
+            if uid != anchor.uid and kind == anchor.kind and listed == n_listed
+        ]
         ctx.rng.shuffle(vals)
         chosen = [value]
         for v in vals:
@@ -267,10 +302,13 @@ class Density:
 
     @staticmethod
     def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
-        pois = Density._pois(ctx, anchor)
+        # one scene per area (a natural case): each area's density is then the answer of at most
+        # one item of a shard, as often as it is offered among the other areas' distractors
+        pois = Density._pois(ctx, anchor, one_scene=True)
         if not pois:
             return None
-        ctx.rng.shuffle(pois)
+        if ctx.construct:
+            ctx.rng.shuffle(pois)
         members = [Member.of(anchor)] + pois
         made = make_scene(ctx, members)
         if made is None:
@@ -279,7 +317,8 @@ class Density:
         ids = [f"F{i}" for i in range(1, len(pois) + 1)]
         value = oracle.poi_density(scene.geom("F0"), *[scene.geom(i) for i in ids])
         shown = f"{fmt_num(value, 3)} per km²"
-        others = Density._other_densities(ctx, anchor, value)
+        # a constructed case's value is no area's: its options are fresh values too (as M01)
+        others = None if ctx.construct else Density._other_densities(ctx, anchor, value, len(pois))
         wrong = others or numeric_distractors(ctx.rng, value, " per km²", 3)
         choices, letter = mcq(ctx.rng, shown, wrong)
         facts = [fact(scene, "poi_density", "F0", *ids), fact(scene, "area", "F0")] + [

@@ -447,8 +447,15 @@ def check_share(share: float | None, protocol: str) -> float:
 
 
 def unanswerable_lines(m: dict) -> list[str]:
-    """The build report's lines on the unanswerable variants (none when the build made none)."""
+    """The build report's lines on the unanswerable variants; a build without any says so (its
+    runs then measure no refusal)."""
     u = m.get("unanswerable")
+    if not u and not (m.get("counts") or {}).get("unanswerable_qa"):
+        return [
+            "No unanswerable item: this benchmark measures no refusal (unanswerable share 0; under "
+            "`--protocol paper` only O06's GeoJSON condition lacks information).",
+            "",
+        ]
     if not u:
         return []
     fams = "; ".join(f"{f} {c['qa']} QA + {c['edit']} editing" for f, c in u["per_family"].items())

@@ -160,8 +160,10 @@ def _row(bench: Benchmark, inst: Instance, rec: dict, model: str, run_dir: Path)
         "relation": inst.get("relation"),
         "family": inst.get("family"),
         "answer_type": inst.get("answer_type") or "edit",
-        # the information-sufficient score's samples (paper protocol: O06 without the map's cards out)
-        "answerable": (inst.get("information_sufficient") or {}).get(modality, answerable_in(inst, modality)),
+        # answerable as the verdicts judge it (one verdict per reply: a refusal of a paper O06 GeoJSON
+        # item is `wrong` there and a false refusal here); whether the input carried what the
+        # answer needs is the paper's information-sufficient score's business (Table 1)
+        "answerable": answerable_in(inst, modality),
         "scene": _scene_key(inst),
         "value": v.value,
         "quality": v.quality,

@@ -88,7 +88,7 @@ def test_tools_agent_stays_perfect_on_geojson(paper_bench, runs, tmp_path):
     ]
     for c in qa_cells:
         assert c["n"] - c["n_answerable"] == sum(1 for r in o06 if r["form"] == c["form"])
-        assert c["info_sufficient_accuracy"] == 1.0 and c["accuracy"] < 1.0
+        assert c["answerable_only_accuracy"] == 1.0 and c["accuracy"] < 1.0
 
 
 def test_results_runs_and_report_name_the_protocol(paper_bench, runs, tmp_path):
