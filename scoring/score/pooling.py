@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from scoring.vocab import Form, Modality, Protocol
+from scoring.vocab import Form, Modality
 
 MIN_POOLED = 2
 # The anchor of the deviations list (resources/relations.md, heading "Deviations from the paper").
