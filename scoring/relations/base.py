@@ -254,15 +254,16 @@ def mcq(rng: random.Random, correct: str, distractors: Sequence[str], n: int = 4
 def shuffle_options(inst: dict, rng: random.Random) -> dict:
     """The instance's options in an order drawn by `rng` alone (an rng of the slot's own, used for
     nothing else), so that the right option's position is uniform whatever the builder's draws.
-    Options whose order is their form (bearings clockwise, adjacent intervals) keep it: their
-    builders draw the answer's rank uniformly."""
+    Options whose order is their form (bearings clockwise, adjacent intervals, yes / no) keep it:
+    their builders draw the answer's rank uniformly (yes and no equally often right)."""
     choices, letter = inst.get("choices"), inst.get("correct_choice")
     if not choices or not isinstance(letter, str) or letter not in LETTERS[: len(choices)]:
         return inst
-    if inst.get("answer_type") == AnswerType.BEARING or all(str(c).startswith("from ") for c in choices):
-        return (
-            inst  # options in their order (clockwise bearings, adjacent intervals), the answer's rank uniform
-        )
+    # options in their order (bearings clockwise, intervals, yes / no): the answer's rank is uniform
+    if inst.get("answer_type") in (AnswerType.BEARING, AnswerType.YES_NO) or all(
+        str(c).startswith("from ") for c in choices
+    ):
+        return inst
     right = choices[LETTERS.index(letter)]
     order = list(choices)
     rng.shuffle(order)

@@ -265,7 +265,7 @@ def deviations_for(protocol: str) -> tuple[Deviation, ...]:
 
 
 INTERVAL_START = (3.0, 8.0)  # where the first interval starts, in widths from zero (uniform)
-INTERVAL_MIN_WIDTH = 1.0  # tolerances
+INTERVAL_MIN_WIDTH = 8.0  # tolerances: the answer a quarter width, so two tolerances, inside
 
 
 def _quantum(w: float) -> float:
@@ -292,16 +292,16 @@ def interval_choices(
     unit, _ = _INTERVAL_TYPES[answer_type]
     min_width = INTERVAL_MIN_WIDTH * TOLERANCES[answer_type]
     for _ in range(40):
-        k, u, t = rng.randrange(4), rng.uniform(0.25, 0.75), rng.uniform(*INTERVAL_START)
+        k, u, t = rng.randrange(4), rng.uniform(0.3, 0.7), rng.uniform(*INTERVAL_START)
         width = value / (t + k + u)
         if width < min_width:  # a small value: the narrowest width, k among those that fit above 0
             width = min_width * rng.uniform(1.0, 1.5)
-            k = rng.randrange(min(4, int(value / width - 0.25) + 1)) if value / width >= 0.25 else 0
+            k = rng.randrange(min(4, int(value / width - 0.3) + 1)) if value / width >= 0.3 else 0
         q = _quantum(width)
         w = round(width / q) * q
         start = max(0.0, round((value - (k + u) * w) / q) * q)
         pos = (value - start) / w - k
-        if w > 0 and 0.2 <= pos <= 0.8:
+        if w > 0 and 0.25 <= pos <= 0.75 and min(pos, 1 - pos) * w >= 2 * TOLERANCES[answer_type]:
             break
     else:
         return None

@@ -260,7 +260,7 @@ def test_evaluate_builds_under_the_asked_protocol_and_never_reuses_another(paper
     assert not bench_current(City("helsinki", root, None, 0, 12, 3, tuple(RELATIONS)))
 
 
-def test_o06_geojson_is_scored_against_the_truth_and_left_out_of_the_sufficient_score(paper, tmp_path):
+def test_o06_geojson_is_scored_against_the_truth_with_one_verdict_for_tables_and_refusals(paper, tmp_path):
     from scoring.formats.benchmark import Benchmark
     from scoring.score.results import _row
     from scoring.score.tables import cell_stats
@@ -279,7 +279,10 @@ def test_o06_geojson_is_scored_against_the_truth_and_left_out_of_the_sufficient_
             rec = {"task": "qa", "form": "open", "modality": modality, "status": "ok"}
             rows.append(_row(bench, inst, {**rec, "text": f"Answer: {inst['answer']}"}, "m", tmp_path))
     assert all(r["verdict"] == "correct" for r in rows)
-    assert [r["answerable"] for r in rows] == [False, True] * len(o06)
+    # one verdict per reply: answerable as the verdicts judge it (a refusal is `wrong`, so a false
+    # refusal in the refusal measures too); the paper's information-sufficient score drops O06 by
+    # its own rule (Table 1's info_sufficient_paper), not through the rows' `answerable`
+    assert [r["answerable"] for r in rows] == [True, True] * len(o06)
     cell = cell_stats(rows)
     assert cell["accuracy"] == 1.0 and cell["n"] == 2 * len(o06)
-    assert cell["n_answerable"] == len(o06)  # the information-sufficient score drops the GeoJSON
+    assert cell["n_answerable"] == 2 * len(o06)
