@@ -14,7 +14,8 @@ Under `paper`, after a relation's builder made an instance:
 - bearings (D04): four nearby bearings, BEARING_STEP apart, the answer at a random rank
   (directional relations: nearby bearings).
 - M14 (within distance): the paper's yes/no question about one candidate ("within 63 m? yes").
-- topology QA of odd slots: asked as a label question about one pair
+- topology QA of every LABEL_EVERY-th slot (1, 5, 9, ...): asked as a label question about the
+  relation's own pair
   (scoring.relations.paper_topology); other slots keep the "which feature" form.
 - editing on the map image: the reply is the edited pixel geometry plus the attributes the
   instruction needs (`edit_reply`), mapped back through the map's sidecar.
@@ -45,6 +46,10 @@ TOPOLOGY_CLASSES = LABELS  # the label set of the paper's topology questions, mo
 exact_topology_class = most_specific_label
 INTERVAL = Wording("from {lo} to {hi}{unit}", lo=NUMBER, hi=NUMBER, unit=one_of("", " m", "°", " per km²"))
 PIXEL_EDIT_REPLY = "pixel_geometry"  # `edit_reply` of image edits under the paper protocol
+# Topology label questions on every fourth slot: a relation's label items all have its own label, so
+# an options-only solver that ranks labels beats guessing on them (T06, T09, T11: within /
+# contains); a quarter of the relation's items keeps that within the gate's margin.
+LABEL_EVERY = 4
 BEARING_STEP = 15.0  # degrees between the nearby-bearing options (15 tolerances of 1°)
 Q_LAYER_PAPER = Wording(
     "Roads {a} and {b} cross in plan view. Which of them lies above the other? Use the roads' "
@@ -107,7 +112,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "distractors uniform in log inside it, every two at least 10 % apart). Under `paper`: four "
         "adjacent intervals of equal width, the first starting t widths from zero with t uniform in "
         "3-8 independently of which interval holds the answer, the answer a quarter to three "
-        "quarters of a width inside; bounds to the width's second significant digit.",
+        "quarters of a width (and two tolerances) inside; bounds to the width's second significant "
+        "digit; an answer below 96 tolerances (too small for such intervals: its size would tell "
+        "its interval) keeps the point options.",
         "Four adjacent intervals (no width or start rule given).",
         "A point value is read back and checked with the same tolerance as the open answer; under "
         "`paper`, a width and start that depended on the value (width nice(v/4), start clamped at "
@@ -130,7 +137,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Topology questions",
         "Every topology question asks which one of F1–F4 has the relation with F0.",
         "Topology is also asked as a label question with plausible competing labels (under "
-        "`paper`: odd slots ask for the label of the relation's own pair, e.g. T02 `disjoint`, T06 "
+        "`paper`: every fourth slot (1, 5, 9, ...) asks for the label of the relation's own pair, "
+        "e.g. T02 `disjoint`, T06 "
         "`within`; ten labels; the most specific label that holds, by a fixed order; distractors "
         "three labels that do not hold, drawn in proportion to how often each label is an answer, "
         "so that no label is marked by being offered). The order and the drawing rule are ours.",
@@ -283,10 +291,10 @@ def interval_choices(
     """Four adjacent intervals of equal width, the value in interval k (uniform) between a quarter
     and three quarters of its width: the first starts t widths from zero, t drawn uniformly from
     INTERVAL_START independently of k, so neither the width nor the start tells which interval
-    holds the value (a value so small that the width would fall below INTERVAL_MIN_WIDTH
-    tolerances keeps that width, its interval then limited by zero). Bounds are written to the
-    width's second significant digit. Returns (options, letter of the right one, the value's distance to
-    the nearer end)."""
+    holds the value. A value too small for four intervals of INTERVAL_MIN_WIDTH tolerances
+    starting INTERVAL_START widths from zero gets none (None: its point options stay). Bounds are
+    written to the width's second significant digit. Returns (options, letter of the right one,
+    the value's distance to the nearer end)."""
     if answer_type not in _INTERVAL_TYPES or not math.isfinite(value) or value <= 0:
         return None
     unit, _ = _INTERVAL_TYPES[answer_type]
@@ -294,9 +302,11 @@ def interval_choices(
     for _ in range(40):
         k, u, t = rng.randrange(4), rng.uniform(0.3, 0.7), rng.uniform(*INTERVAL_START)
         width = value / (t + k + u)
-        if width < min_width:  # a small value: the narrowest width, k among those that fit above 0
-            width = min_width * rng.uniform(1.0, 1.5)
-            k = rng.randrange(min(4, int(value / width - 0.3) + 1)) if value / width >= 0.3 else 0
+        if value < min_width * (INTERVAL_START[1] + 4):
+            # too small for intervals wide enough: its interval would be told by its size alone
+            return None  # (the caller keeps the point options: deviation numeric-options)
+        if width < min_width:
+            continue
         q = _quantum(width)
         w = round(width / q) * q
         start = max(0.0, round((value - (k + u) * w) / q) * q)
@@ -399,7 +409,7 @@ def apply_protocol(inst: dict, protocol: str, rng: random.Random, slot: int) -> 
         _withhold_levels(inst, rng)  # protocol switch: o06-attributes
     elif inst["relation"] == "M14":
         as_yes_no_within(inst, rng)  # protocol switch: m14-count
-    elif inst["family"] == Family.TOPOLOGY and slot % 2 == 1:
+    elif inst["family"] == Family.TOPOLOGY and slot % LABEL_EVERY == 1:
         as_label_question(inst, rng)  # protocol switch: topology-questions
     elif inst.get("answer_type") == AnswerType.BEARING and isinstance(inst.get("answer"), (int, float)):
         # protocol switch: bearing-options
@@ -432,7 +442,8 @@ def protocol_section() -> str:
         "least a quarter width from either end); bearing (D04) options are four nearby bearings "
         f"{BEARING_STEP:g}° apart in clockwise order, the answer at a random rank; M14 is the yes/no "
         'question "Is Fk within d m of F0?" about one of its six candidates (answer type '
-        "`yes_no`, options `yes` / `no`); odd-numbered topology questions ask for the label of one "
+        "`yes_no`, options `yes` / `no`); every fourth topology question (slots 1, 5, 9, ...) asks "
+        "for the label of one "
         "pair (answer type `topology_class`); an edit on the map image is replied as "
         '`{"pixel_geometry": <GeoJSON geometry in [column, row]>, "attributes": {...}}`, mapped '
         "back to the task CRS through the map's sidecar; no prompt invites the answer 'cannot be "

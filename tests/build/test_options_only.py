@@ -151,8 +151,10 @@ def test_interval_start_and_width_do_not_tell_which_interval_holds_the_value(ans
     rng = random.Random(6)
     starts: dict[int, list[float]] = collections.defaultdict(list)
     for _ in range(3000):
-        v = math_exp_uniform(rng, 60.0, 2000.0)
-        opts, letter, edge = interval_choices(rng, v, answer_type)
+        v = math_exp_uniform(rng, 100.0, 2000.0)
+        made = interval_choices(rng, v, answer_type)
+        assert made is not None
+        opts, letter, edge = made
         lo = [float(o.split()[1]) for o in opts]
         width = lo[1] - lo[0]
         k = LETTERS.index(letter)
@@ -160,6 +162,10 @@ def test_interval_start_and_width_do_not_tell_which_interval_holds_the_value(ans
         starts[k].append(lo[0] / width)
     means = [sum(s) / len(s) for s in starts.values()]
     assert max(means) - min(means) < 0.3  # the first interval's start, in widths, alike for every k
+
+
+def test_a_value_too_small_for_fair_intervals_keeps_its_point_options():
+    assert interval_choices(random.Random(0), 40.0, AnswerType.DISTANCE) is None
 
 
 def test_shuffled_options_keep_the_right_one_and_clockwise_bearings_keep_their_order():

@@ -25,6 +25,7 @@ from scoring.relations.paper import (
     DEVIATION_IDS,
     DEVIATIONS,
     INTERVAL,
+    LABEL_EVERY,
     LAYER_ATTRS,
     Q_LAYER_PAPER,
     Q_TOPOLOGY_CLASS,
@@ -109,10 +110,13 @@ def _bounds(choice: str) -> tuple[float, float]:
     return float(slots["lo"]), float(slots["hi"])
 
 
-def test_numeric_options_are_adjacent_intervals(paper):
+def test_numeric_options_are_adjacent_intervals_unless_too_small_for_them(paper):
     numeric = [i for i in load(paper, "qa.jsonl") if i["answer_type"] in ("distance", "perimeter", "density")]
     assert {i["answer_type"] for i in numeric} == {"distance", "perimeter", "density"}
-    for inst in numeric:
+    small = [i for i in numeric if i["answer"] < 96 * TOLERANCES[AnswerType(i["answer_type"])]]
+    assert all(INTERVAL.read(c) is None for i in small for c in i["choices"])  # point options kept
+    assert len(small) < len(numeric)
+    for inst in (i for i in numeric if i not in small):
         bounds = [_bounds(c) for c in inst["choices"]]
         for (_, hi), (lo, _) in itertools.pairwise(bounds):
             assert hi == lo, inst["choices"]
@@ -157,12 +161,12 @@ def test_m14_is_the_papers_yes_no_question(paper):
     assert answers == {True, False}
 
 
-def test_topology_asked_as_a_label_on_odd_slots(paper):
+def test_topology_asked_as_a_label_of_its_own_pair_on_every_fourth_slot(paper):
     topo = [i for i in load(paper, "qa.jsonl") if i["family"] == "topology"]
     classes = [i for i in topo if i["answer_type"] == "topology_class"]
-    assert classes and all(int(i["id"][-3:]) % 2 == 1 for i in classes)
-    assert all(i["answer_type"] == "feature_id" for i in topo if int(i["id"][-3:]) % 2 == 0)
-    assert len(classes) >= 0.8 * sum(1 for i in topo if int(i["id"][-3:]) % 2 == 1)
+    assert classes and all(int(i["id"][-3:]) % LABEL_EVERY == 1 for i in classes)
+    assert all(i["answer_type"] == "feature_id" for i in topo if int(i["id"][-3:]) % LABEL_EVERY != 1)
+    assert len(classes) >= 0.8 * sum(1 for i in topo if int(i["id"][-3:]) % LABEL_EVERY == 1)
     for inst in classes:
         slots = Q_TOPOLOGY_CLASS.read(inst["question"])
         assert slots is not None
