@@ -124,7 +124,7 @@ def test_unknown_agent_is_a_one_line_error(tmp_path):
     )
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance)"
+        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance, blind)"
     ]
     assert not (tmp_path / "x").exists()
 
