@@ -79,17 +79,13 @@ LABEL_WEIGHTS: dict[TopologyClass, float] = {
 }
 
 
-def _weighted_sample(
-    rng: random.Random, labels: list[TopologyClass], n: int, answer: TopologyClass
-) -> list[TopologyClass]:
-    """n distinct labels drawn without replacement in LABEL_WEIGHTS' proportions, never a label
-    beside its inverse (within / contains, covered by / covers; the answer's inverse is left out
-    too): a pair offered together would say that one of the two is right."""
-    pool, out = [lab for lab in labels if lab != _INVERSE.get(answer)], list[TopologyClass]()
+def _weighted_sample(rng: random.Random, labels: list[TopologyClass], n: int) -> list[TopologyClass]:
+    """n distinct labels drawn without replacement in LABEL_WEIGHTS' proportions."""
+    pool, out = list(labels), list[TopologyClass]()
     while pool and len(out) < n:
         pick = rng.choices(pool, weights=[LABEL_WEIGHTS[lab] for lab in pool])[0]
         out.append(pick)
-        pool = [lab for lab in pool if lab not in (pick, _INVERSE.get(pick))]
+        pool.remove(pick)
     return out
 
 
@@ -118,9 +114,7 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
         wrong = [lab for lab in LABELS if LABEL_WEIGHTS[lab] > 0 and not label_holds(lab, feats[x], feats[y])]
         if len(wrong) < 3:
             continue
-        distractors = _weighted_sample(rng, wrong, 3, label)
-        if len(distractors) < 3:
-            continue
+        distractors = _weighted_sample(rng, wrong, 3)
         choices, letter = mcq(rng, label, distractors)
         inst.update(
             question=Q_TOPOLOGY_CLASS.render(a=y, b=x),
