@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 
 from scoring.build.blind_features import OptionsItem, option_features, question_key
 
@@ -116,6 +115,8 @@ def _fit_kind(examples: list[Example]) -> KindModel:
             total -= float((s[idx, y] - np.log(norm[:, 0])).sum())
             grad = grad - (z[idx, y] - np.einsum("io,iof->if", p, z)).sum(axis=0)
         return total, grad
+
+    from scipy.optimize import minimize  # on use: serving an agent or starting a sweep stays light
 
     res = minimize(loss, np.zeros(width), jac=True, method="L-BFGS-B", options={"maxiter": 300})
     return KindModel(mean, scale, np.asarray(res.x))

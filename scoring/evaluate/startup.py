@@ -17,7 +17,7 @@ from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import SweepPlan
-from scoring.runner.agents.blind import BENCH_ENV
+from scoring.runner.agents.registry import BENCH_ENV
 
 
 @dataclass

@@ -21,9 +21,7 @@ from scoring.build.blind import FOLDS, LETTERS, BlindModel, Example, examples_of
 from scoring.build.blind_features import OptionsItem, question_key
 from scoring.runner.agents.chance import chance
 from scoring.runner.agents.prompt_view import parse_prompt
-from scoring.runner.agents.registry import agent
-
-BENCH_ENV = "SPATIALGAP_BLIND_BENCH"
+from scoring.runner.agents.registry import BENCH_ENV, agent
 
 
 @dataclass
