@@ -52,6 +52,7 @@ def test_every_agent_runs_every_modality_it_can_read(evaluated):
             "tools": ("geojson", "together"),
             "centroid": ("geojson", "together"),
             "chance": ("geojson", "image", "together"),
+            "blind": ("geojson", "image", "together"),  # the options-only baseline
         }.items()
         for m in mods
         for t in ("qa", "edit")
