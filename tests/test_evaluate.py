@@ -52,6 +52,7 @@ def test_every_agent_runs_every_modality_it_can_read(evaluated):
             "tools": ("geojson", "together"),
             "centroid": ("geojson", "together"),
             "chance": ("geojson", "image", "together"),
+            "blind": ("geojson", "image", "together"),  # the options-only baseline
         }.items()
         for m in mods
         for t in ("qa", "edit")
@@ -124,7 +125,7 @@ def test_unknown_agent_is_a_one_line_error(tmp_path):
     )
     assert p.returncode == 2
     assert p.stderr.strip().splitlines() == [
-        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance)"
+        "spatialgap evaluate: error: --agents: unknown 'oracle' (expected tools, centroid, chance, blind)"
     ]
     assert not (tmp_path / "x").exists()
 

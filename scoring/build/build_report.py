@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scoring.build.blind import report_lines
 from scoring.relations.unanswerable import unanswerable_lines
 
 
@@ -29,6 +30,7 @@ def build_report_markdown(m: dict) -> str:
             f"| {r['relation']} | {r['task']} | {r['requested']} | {r['built']} | "
             f"{r['constructed']} | {r.get('shortfall', '')} |"
         )
+    lines += ["", *report_lines(m.get("options_only"))]
     return "\n".join(lines) + "\n"
 
 

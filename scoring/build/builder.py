@@ -9,6 +9,7 @@ byte-identical files.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import platform
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 from scoring import __version__
+from scoring.build.blind import cross_fitted, manifest_record
 from scoring.build.build_report import build_report_markdown
 from scoring.build.context import (
     CONTEXT_RULE,
@@ -60,15 +62,18 @@ log = logging.getLogger(__name__)
 # 2: issue 29 (paper protocol items, nudge slack); 3: M02 editing keeps a pair its drawn band left
 # no room for (the other band is taken); 4: issue 33, a pool of more than EAGER_UP_TO anchors in a
 # lazy seeded order (scoring.build.sampling) instead of a whole shuffle, its rescue walk capped.
-# A build whose pools are all smaller is format 3's, byte for byte, and says 3.
-FORMAT_VERSION = 3
-LAZY_FORMAT_VERSION = 4
+# A build whose pools are all smaller is format 3's, byte for byte, and says 3. 5 (eager) and 6
+# (lazy): options that carry no information about the right one (scoring.relations.options, the
+# paper's intervals and labels), O06 with three options, M14's count drawn uniformly, and the
+# manifest's options-only baseline (`options_only`).
+FORMAT_VERSION = 5
+LAZY_FORMAT_VERSION = 6
 FORMATS = (FORMAT_VERSION, LAZY_FORMAT_VERSION)  # what this builder writes
 GUIDED_SHARE = 0.5  # of all slots: while more are to come, a shard is dispatched whole
 
 
 def format_version(pools: FeaturePools) -> int:
-    """The format a build of `pools` is: 4 when some anchor pool is drawn lazily, else 3."""
+    """The format a build of `pools` is: 6 when some anchor pool is drawn lazily, else 5."""
     lazy = any(len(feats) > EAGER_UP_TO for task in TASKS for feats in pools.for_task(task).features.values())
     return LAZY_FORMAT_VERSION if lazy else FORMAT_VERSION
 
@@ -129,6 +134,7 @@ def build_benchmark(
     }
     manifest["request"] = build_request(options, mapping)
     _describe_outputs(manifest, context, split, protocol, unanswerable_summary(share, qa + edit))
+    manifest["options_only"] = manifest_record(cross_fitted(json.loads(x) for x in lines["qa"]))
     timing = {"extract_s": round(t_extract, 2), "build_s": round(t_build, 2)}
     _write_atomically(out, manifest, lines, context, force, timing)
     return {**manifest, "timing": timing}

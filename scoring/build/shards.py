@@ -28,7 +28,7 @@ from scoring.build.context import near_instances
 from scoring.build.sampling import AnchorOrder, anchor_order, seed_for
 from scoring.extract.pools import FeaturePools
 from scoring.relations import CATALOGUE
-from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem
+from scoring.relations.base import TOLERANCES, UNITS, BuildContext, QAItem, shuffle_options
 from scoring.relations.paper import apply_protocol
 from scoring.relations.unanswerable import add_unanswerable
 from scoring.vocab import MODALITIES
@@ -138,6 +138,8 @@ def build_slot(
                 inst = to_instance(pools, code, task, k, item)
                 prng = random.Random(seed_for(seed, pools.city, code, task, k, "protocol"))
                 inst = apply_protocol(inst, protocol, prng, k)
+                orng = random.Random(seed_for(seed, pools.city, code, task, k, "options"))
+                inst = shuffle_options(inst, orng)
                 if seen is not None and instance_key(inst) in seen:
                     continue
                 return inst, attempts

@@ -41,12 +41,12 @@ class AgentProcess:
 
 # A served agent is part of the run's identity (its base URL is in every request key), so each
 # agent gets a stable loopback port: re-running the main job then resumes from the journals.
-AGENT_PORTS = {"tools": 18770, "centroid": 18771, "chance": 18772}
+AGENT_PORTS = {"tools": 18770, "centroid": 18771, "chance": 18772, "blind": 18773}
 # Reply-computing processes per agent when not given: a few milliseconds per reply do not repay
 # pickling each prompt to a worker. `tools` searches edits, but with the builder's batched search
 # and its answer memo that is 1.5-4 ms a reply: on make run's 2 cores two extra worker processes
 # cost more CPU (2.3 CPU-s, their start and the pickling) than they save.
-AGENT_WORKERS = {"centroid": 1, "chance": 1, "tools": 1}
+AGENT_WORKERS = {"centroid": 1, "chance": 1, "tools": 1, "blind": 1}
 
 
 def start_agent(name: str, workers: int | None = None, timeout_s: float = 60.0) -> AgentProcess:

@@ -19,8 +19,9 @@ AGENT_MODALITIES: dict[str, tuple[Modality, ...]] = {
     "tools": (Modality.GEOJSON, Modality.TOGETHER),
     "centroid": (Modality.GEOJSON, Modality.TOGETHER),
     "chance": MODALITIES,
+    "blind": MODALITIES,  # the options-only baseline (scoring.runner.agents.blind)
 }
-DEFAULT_AGENTS = ("tools", "centroid", "chance")
+DEFAULT_AGENTS = ("tools", "centroid", "chance", "blind")
 DEFAULT_PER_RELATION = 25
 _CITY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _CITY_FIELDS = ("osm", "seed", "qa", "edit", "relations")

@@ -17,6 +17,7 @@ from scoring.evaluate.agents import AgentProcess, start_agents
 from scoring.evaluate.early import EarlyScorer
 from scoring.evaluate.early_render import EarlyRender
 from scoring.evaluate.plan import SweepPlan
+from scoring.runner.agents.registry import BENCH_ENV
 
 
 @dataclass
@@ -64,6 +65,8 @@ def start(plan: SweepPlan, on_cluster: bool) -> Startup:
 def _start_agents_meanwhile(plan: SweepPlan) -> Future[dict[str, AgentProcess]]:
     """The plan's built-in agents, starting in a background thread."""
     names = [p.name for p in plan.participants if p.is_agent]
+    # the options-only baseline learns from the other items of the benchmarks it is run on
+    os.environ[BENCH_ENV] = os.pathsep.join(str(c.bench.resolve()) for c in plan.cities)
     pool = ThreadPoolExecutor(1, thread_name_prefix="start-agents")
     try:
         return pool.submit(start_agents, names, plan.agent_workers)

@@ -241,13 +241,34 @@ def make_scene(ctx: BuildContext, members: list[Member]) -> tuple[Scene, dict] |
     return Scene(ctx.crs, feats), prov
 
 
-def mcq(rng: random.Random, correct: str, distractors: Sequence[str]) -> tuple[list[str], str]:
-    """Four distinct options, exactly one correct, in a seeded order."""
-    opts = [correct] + [d for d in dict.fromkeys(distractors) if d != correct][:3]
-    if len(opts) != 4:
-        raise ValueError("need three distinct distractors")
+def mcq(rng: random.Random, correct: str, distractors: Sequence[str], n: int = 4) -> tuple[list[str], str]:
+    """`n` distinct options (four unless a relation lists why not), exactly one correct, in a
+    seeded order."""
+    opts = [correct] + [d for d in dict.fromkeys(distractors) if d != correct][: n - 1]
+    if len(opts) != n:
+        raise ValueError(f"need {n - 1} distinct distractors")
     rng.shuffle(opts)
     return opts, LETTERS[opts.index(correct)]
+
+
+def shuffle_options(inst: dict, rng: random.Random) -> dict:
+    """The instance's options in an order drawn by `rng` alone (an rng of the slot's own, used for
+    nothing else), so that the right option's position is uniform whatever the builder's draws.
+    Options whose order is their form (bearings clockwise, adjacent intervals, yes / no) keep it:
+    their builders draw the answer's rank uniformly (yes and no equally often right)."""
+    choices, letter = inst.get("choices"), inst.get("correct_choice")
+    if not choices or not isinstance(letter, str) or letter not in LETTERS[: len(choices)]:
+        return inst
+    # options in their order (bearings clockwise, intervals, yes / no): the answer's rank is uniform
+    if inst.get("answer_type") in (AnswerType.BEARING, AnswerType.YES_NO) or all(
+        str(c).startswith("from ") for c in choices
+    ):
+        return inst
+    right = choices[LETTERS.index(letter)]
+    order = list(choices)
+    rng.shuffle(order)
+    inst["choices"], inst["correct_choice"] = order, LETTERS[order.index(right)]
+    return inst
 
 
 def fmt_num(v: float, decimals: int = 1) -> str:
@@ -255,25 +276,13 @@ def fmt_num(v: float, decimals: int = 1) -> str:
 
 
 def numeric_distractors(
-    rng: random.Random, value: float, unit: str, decimals: int = 1, min_gap: float = 3.0
+    rng: random.Random, value: float, unit: str, decimals: int = 1, min_gap: float = 0.5
 ) -> list[str]:
-    """Adjacent numeric values: multiples of the answer spread so that every option differs from
-    every other by at least max(min_gap, 15 %)."""
-    factors = [0.5, 0.65, 0.8, 1.25, 1.5, 1.8, 2.2]
-    rng.shuffle(factors)
-    chosen: list[float] = []
-    for f in factors:
-        v = value * f
-        if v <= 0:
-            continue
-        if all(abs(v - w) >= max(min_gap, 0.15 * max(v, w)) for w in chosen + [value]):
-            chosen.append(v)
-        if len(chosen) == 3:
-            break
-    if len(chosen) < 3:  # tiny values: additive steps
-        step = max(min_gap * 2, value * 0.3)
-        chosen = [value + step, value + 2 * step, value + 3 * step]
-    return [f"{fmt_num(v, decimals)}{unit}" for v in chosen]
+    """Three point values on a seeded geometric grid with the answer at a uniform rank
+    (scoring.relations.options.point_grid): no ratio or offset marks the answer."""
+    from scoring.relations.options import point_options
+
+    return point_options(rng, value, unit, decimals, min_gap)
 
 
 def fact(scene: Scene, measure: str, *args: str, **params: Any) -> dict:

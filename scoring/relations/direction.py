@@ -25,6 +25,7 @@ from scoring.relations.base import (
     relation,
 )
 from scoring.relations.common import at_most, edit_item, max_displacement, pred
+from scoring.relations.options import bearing_options, direction_distractors
 from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.DIRECTION
@@ -96,8 +97,8 @@ def _class_qa(ctx, anchor, scheme: str):
     if n == 4:
         distractors = [d for d in labels if d != answer]
     else:
-        # Both neighbouring sectors (the near misses) and the opposite one.
-        distractors = [labels[(idx - 1) % 8], labels[(idx + 1) % 8], labels[(idx + 4) % 8]]
+        # three of the seven others, drawn uniformly: no option is marked by its neighbours
+        distractors = direction_distractors(ctx.rng, answer, labels)
     choices, letter = mcq(ctx.rng, answer, distractors)
     question = Q_DIRECTION4 if n == 4 else Q_DIRECTION8
     return QAItem(
@@ -171,7 +172,8 @@ class Cardinal4:
     questions=(Q_DIRECTION8,),
     answer_type=AnswerType.DIRECTION8,
     solver=Solver("direction", "8"),
-    distractor_rule="The two neighbouring sectors and the opposite one.",
+    distractor_rule="Three of the seven other directions, drawn uniformly (no option is marked by "
+    "having both neighbours offered).",
     edit_constraints="F0 must lie in a stated 8-way direction of F1, bounded displacement.",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
@@ -190,8 +192,8 @@ class Cardinal8:
     questions=(Q_BEARING,),
     answer_type=AnswerType.BEARING,
     solver=Solver("bearing"),
-    distractor_rule="Nearby bearings: the answer offset by three of +-20, +-45, +90, 180 "
-    "degrees (all options at least 20 degrees apart).",
+    distractor_rule="Nearby bearings: four bearings equally spaced by a seeded step (15, 20, 30 or "
+    "45 degrees) in clockwise order, the answer at a uniform rank.",
     edit_constraints="The bearing from F1 to F0 must be within 1 degree of a stated whole "
     "bearing (solved by rotating F0 about F1's centroid).",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
@@ -207,8 +209,9 @@ class Bearing:
             return None
         scene, prov = made
         b = oracle.bearing(scene.geom("F0"), scene.geom("F1"))
-        offs = ctx.rng.sample([20, -20, 45, -45, 90, 180], 3)
-        choices, letter = mcq(ctx.rng, f"{b:.1f}°", [f"{(b + o) % 360:.1f}°" for o in offs])
+        # four bearings equally spaced by a seeded step, the answer at a uniform rank
+        choices, k = bearing_options(ctx.rng, b)
+        letter = "ABCD"[k]
         q = Q_BEARING.render(a="F0", b="F1")
         return QAItem(
             scene,

@@ -14,7 +14,6 @@ from shapely import affinity
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, Wording, id_list
 from scoring.extract.pools import PoolFeature
-from scoring.oracle import ref_point
 from scoring.relations.base import (
     BuildContext,
     EditItem,
@@ -132,8 +131,9 @@ def _distance_edit(ctx, members, measure, lead=""):
     questions=(Q_MIN_DISTANCE,),
     answer_type=AnswerType.DISTANCE,
     solver=Solver("pair", "min_distance"),
-    distractor_rule="Adjacent numeric values: the answer scaled by three of 0.5-2.2, every "
-    "option at least max(3 m, 15 %) from every other.",
+    distractor_rule="Nearby values drawn so that the four options are exchangeable: a window "
+    "of a factor 2 placed uniformly over the answer, the distractors uniform in log inside "
+    "it, every two options at least 10 % apart (resources/relations.md, Option rules).",
     edit_constraints="The minimum distance between F0 and F1 must fall in a stated 10 m band; "
     "F0 stays disjoint from F1; bounded displacement.",
     anchor_kinds=(PoolKind.BUILDING, PoolKind.POI, PoolKind.ROAD),
@@ -176,8 +176,8 @@ class MinDistance:
     questions=(Q_BOUNDARY_DISTANCE,),
     answer_type=AnswerType.DISTANCE,
     solver=Solver("pair", "boundary_distance"),
-    distractor_rule="Adjacent numeric values (as M01), plus 0 m (the minimum distance) where "
-    "it differs by more than 3 m.",
+    distractor_rule="Nearby values (as M01); 0 m is no longer added (an option never right "
+    "marks the others).",
     edit_constraints="The boundary distance between F0 (inside area F1) and F1 must fall in a "
     "stated 10 m band while F0 stays within F1.",
     anchor_kinds=(PoolKind.AREA,),
@@ -215,13 +215,6 @@ class BoundaryDistance:
             min_value=3,
             extra_facts=[("min_distance", ("F0", "F1"))],
         )
-        if item and "0.0 m" not in item.choices:
-            # The minimum distance (0 m) is the natural wrong answer: make it an option.
-            wrong = [c for i, c in enumerate(item.choices) if "ABCD"[i] != item.correct_choice]
-            wrong[ctx.rng.randrange(3)] = "0.0 m"
-            item.choices, item.correct_choice = mcq(
-                ctx.rng, item.choices["ABCD".index(item.correct_choice)], wrong
-            )
         return item
 
     @staticmethod
@@ -263,8 +256,8 @@ class BoundaryDistance:
     questions=(Q_MANHATTAN,),
     answer_type=AnswerType.DISTANCE,
     solver=Solver("pair", "manhattan"),
-    distractor_rule="Adjacent numeric values, including the Euclidean distance between the "
-    "centroids when it differs by more than 3 m.",
+    distractor_rule="Nearby values (as M01); the Euclidean distance is no longer added (one "
+    "value off the window marked the answer).",
     edit_constraints="The Manhattan distance between the centroids of F0 and F1 must fall in a "
     "stated 10 m band.",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
@@ -285,14 +278,6 @@ class Manhattan:
             " m",
             min_value=10,
         )
-        if item:
-            eu = ref_point(item.scene.geom("F0")).distance(ref_point(item.scene.geom("F1")))
-            if abs(eu - item.answer) > 3:
-                correct = item.choices["ABCD".index(item.correct_choice)]
-                wrong = [c for c in item.choices if c != correct]
-                wrong[0] = f"{fmt_num(eu)} m"
-                if len(set(wrong + [correct])) == 4:
-                    item.choices, item.correct_choice = mcq(ctx.rng, correct, wrong)
         return item
 
     @staticmethod
@@ -314,8 +299,7 @@ class Manhattan:
     questions=(Q_HAUSDORFF,),
     answer_type=AnswerType.DISTANCE,
     solver=Solver("pair", "hausdorff"),
-    distractor_rule="Adjacent numeric values, including the minimum distance when it differs "
-    "by more than 3 m.",
+    distractor_rule="Nearby values (as M01).",
     edit_constraints="The Hausdorff distance between F0 and F1 must be at most a stated " "value.",
     anchor_kinds=(PoolKind.ROAD, PoolKind.BUILDING),
 )
@@ -377,7 +361,7 @@ class Hausdorff:
     questions=(Q_PERIMETER,),
     answer_type=AnswerType.PERIMETER,
     solver=Solver("perimeter"),
-    distractor_rule="Adjacent numeric values (as M01).",
+    distractor_rule="Nearby values (as M01).",
     edit_constraints="Scale F0 about its centroid so that the total perimeter of F0, F1 and F2 "
     "falls in a stated 2 m band.",
     anchor_kinds=(PoolKind.BUILDING, PoolKind.AREA),

@@ -3,11 +3,13 @@ distance, which is nearest, and the density of POIs inside an area."""
 
 from __future__ import annotations
 
+import math
+
 from shapely import affinity
 
 from scoring import oracle
 from scoring.constraints.wording import FEATURE_IDS, NUMBER, Wording, id_list
-from scoring.extract.pools import PoolFeature
+from scoring.extract.pools import FeaturePools, PoolFeature
 from scoring.relations.base import (
     BuildContext,
     EditItem,
@@ -32,6 +34,7 @@ from scoring.relations.common import (
 )
 from scoring.relations.constructions import placed_inside
 from scoring.relations.metric import FAMILY, members_near
+from scoring.relations.options import count_distractors
 from scoring.vocab import AnswerType, PoolKind
 
 Q_WITHIN_DISTANCE = Wording(
@@ -51,6 +54,47 @@ Q_DENSITY = Wording(
 )
 
 
+def _balanced_threshold(ctx: BuildContext, dists: list[float]) -> float | None:
+    """A whole-metre threshold giving a count drawn uniformly from 0..len(dists), at least 2 m from
+    every distance (None when the drawn count has no such threshold): the count then says nothing
+    the options could betray."""
+    s = sorted(dists)
+    n = ctx.rng.randrange(len(s) + 1)
+    lo = s[n - 1] + 2 if n > 0 else 5.0
+    hi = s[n] - 2 if n < len(s) else max(lo, s[-1]) + 40.0
+    if math.floor(hi) < math.ceil(lo):
+        return None
+    return float(ctx.rng.randint(math.ceil(lo), math.floor(hi)))
+
+
+_DENSITIES: dict[
+    int, tuple[object, list[tuple[str, str, int, float]]]
+] = {}  # id(pools) -> (pools, densities)
+
+
+def _item_densities(pools: FeaturePools) -> list[tuple[str, str, int, float]]:
+    """(uid, kind, POIs an item lists, POI density) of every area or building of `pools` that
+    makes an M18 item as a natural case (1-12 POIs inside, none within 1 m of its boundary), in
+    uid order; computed once per pools."""
+    held = _DENSITIES.get(id(pools))
+    if held is not None and held[0] is pools:
+        return held[1]
+    out = []
+    anchors = [f for k in (PoolKind.AREA, PoolKind.BUILDING) for f in pools.features.get(k, [])]
+    for f in sorted(anchors, key=lambda f: f.uid):
+        if not f.geom.area > 0:
+            continue
+        near = pools.near(PoolKind.POI, f.geom, 40)
+        if any(p.geom.distance(f.geom.boundary) < 1 for p in near):
+            continue
+        n = sum(1 for p in near if p.geom.within(f.geom))
+        if 1 <= n <= 12:
+            out.append((f.uid, str(f.kind), min(len(near), n + 4), n / (f.geom.area / 1e6)))
+    _DENSITIES.clear()
+    _DENSITIES[id(pools)] = (pools, out)
+    return out
+
+
 @relation(
     "M14",
     "Buffer / within distance",
@@ -61,7 +105,8 @@ Q_DENSITY = Wording(
     questions=(Q_WITHIN_DISTANCE,),
     answer_type=AnswerType.COUNT,
     solver=Solver("count_within"),
-    distractor_rule="Adjacent counts (answer +-1, +-2).",
+    distractor_rule="Three other counts drawn uniformly from 0-6; the threshold is drawn so that "
+    "the count itself is uniform over 0-6.",
     edit_constraints="F0 must lie within d of F1 but farther than d from F2.",
     anchor_kinds=(PoolKind.POI, PoolKind.BUILDING),
 )
@@ -71,9 +116,9 @@ class WithinDistance:
         others = members_near(ctx, anchor, (PoolKind.POI, PoolKind.BUILDING), 120, lo=1, n=6)
         if not others:
             return None
-        d = float(ctx.rng.choice([25, 40, 50, 75, 100]))
         dists = [o.geom.distance(anchor.geom) for o in others]
-        if min(abs(x - d) for x in dists) < 2:
+        d = _balanced_threshold(ctx, dists)
+        if d is None or min(abs(x - d) for x in dists) < 2:
             return None
         members = [Member.of(anchor)] + [Member.of(o) for o in others]
         made = make_scene(ctx, members)
@@ -82,7 +127,7 @@ class WithinDistance:
         scene, prov = made
         ids = [f"F{i}" for i in range(1, 7)]
         n = oracle.count_within_distance(scene.geom("F0"), *[scene.geom(i) for i in ids], distance=d)
-        distractors = [str(v) for v in sorted((v for v in range(7) if v != n), key=lambda v: abs(v - n))[:3]]
+        distractors = count_distractors(ctx.rng, n, len(ids))
         choices, letter = mcq(ctx.rng, str(n), distractors)
         facts = [fact(scene, "count_within_distance", "F0", *ids, distance=d)] + [
             fact(scene, "min_distance", "F0", i) for i in ids
@@ -197,8 +242,11 @@ class Nearest:
     questions=(Q_DENSITY,),
     answer_type=AnswerType.DENSITY,
     solver=Solver("density"),
-    distractor_rule="Adjacent numeric values (as M01), including the density that counts all "
-    "shown POIs when it differs.",
+    distractor_rule="The POI densities of the pools' other areas (or buildings, as the anchor) "
+    "that would make an item listing as many POIs, drawn at random, every two options at least "
+    "10 % apart: a value that is an answer elsewhere is as often a distractor (each area makes "
+    "one scene, so one item per build); nearby values (as M01) for constructed cases or where "
+    "fewer than three fit.",
     edit_constraints="Scale F0 about its centroid so that its POI density falls in a stated " "band.",
     anchor_kinds=(PoolKind.AREA, PoolKind.BUILDING),
     needs=(PoolKind.POI,),
@@ -206,7 +254,9 @@ class Nearest:
 )
 class Density:
     @staticmethod
-    def _pois(ctx: BuildContext, anchor: PoolFeature) -> list[Member] | None:
+    def _pois(ctx: BuildContext, anchor: PoolFeature, one_scene: bool = False) -> list[Member] | None:
+        """The POIs of an item on `anchor`: every POI inside and up to four outside (drawn, or with
+        `one_scene` the four nearest, so that an area makes one scene: one item per shard)."""
         pois = ctx.pools.near(PoolKind.POI, anchor.geom, 40)
         if ctx.construct:  # POIs too close to the boundary are left out, real ones moved inside
             pois = [p for p in pois if p.geom.distance(anchor.geom.boundary) >= 1]
@@ -218,15 +268,47 @@ class Density:
             inside = placed_inside(ctx, anchor, PoolKind.POI, n=ctx.rng.randint(1, 3), clearance=2.0)
         if not inside or len(inside) > 12:
             return None
+        if one_scene and not ctx.construct:
+            outside.sort(key=lambda m: (round(m.geom.distance(anchor.geom), 2), m.source or ""))
+            return sorted(inside + outside[:4], key=lambda m: m.source or "")
         outside = ctx.rng.sample(outside, min(len(outside), 4))
         return inside + outside
 
     @staticmethod
+    def _other_densities(
+        ctx: BuildContext, anchor: PoolFeature, value: float, n_listed: int
+    ) -> list[str] | None:
+        """Three distractors drawn at random from the POI densities of the pools' other areas that
+        would make an item themselves (natural case: 1-12 POIs inside, none within 1 m of the
+        boundary), every two options at least 10 % apart: the values offered as distractors are
+        the values that are answers elsewhere, in the same proportions, so that neither a value's
+        size nor having seen it as an answer tells which option is right. None when fewer than
+        three fit."""
+        # of the anchor's own kind: anchors are areas first, buildings where no area serves
+        # of areas of the anchor's kind listing as many POIs (the question shows how many)
+        vals = [
+            v
+            for uid, kind, listed, v in _item_densities(ctx.pools)
+            if uid != anchor.uid and kind == anchor.kind and listed == n_listed
+        ]
+        ctx.rng.shuffle(vals)
+        chosen = [value]
+        for v in vals:
+            if all(max(v, w) >= 1.1 * min(v, w) for w in chosen):
+                chosen.append(v)
+            if len(chosen) == 4:
+                return [f"{fmt_num(v, 3)} per km²" for v in chosen[1:]]
+        return None
+
+    @staticmethod
     def qa(ctx: BuildContext, anchor: PoolFeature) -> QAItem | None:
-        pois = Density._pois(ctx, anchor)
+        # one scene per area (a natural case): each area's density is then the answer of at most
+        # one item of a shard, as often as it is offered among the other areas' distractors
+        pois = Density._pois(ctx, anchor, one_scene=True)
         if not pois:
             return None
-        ctx.rng.shuffle(pois)
+        if ctx.construct:
+            ctx.rng.shuffle(pois)
         members = [Member.of(anchor)] + pois
         made = make_scene(ctx, members)
         if made is None:
@@ -234,9 +316,11 @@ class Density:
         scene, prov = made
         ids = [f"F{i}" for i in range(1, len(pois) + 1)]
         value = oracle.poi_density(scene.geom("F0"), *[scene.geom(i) for i in ids])
-        choices, letter = mcq(
-            ctx.rng, f"{fmt_num(value, 3)} per km²", numeric_distractors(ctx.rng, value, " per km²", 3)
-        )
+        shown = f"{fmt_num(value, 3)} per km²"
+        # a constructed case's value is no area's: its options are fresh values too (as M01)
+        others = None if ctx.construct else Density._other_densities(ctx, anchor, value, len(pois))
+        wrong = others or numeric_distractors(ctx.rng, value, " per km²", 3)
+        choices, letter = mcq(ctx.rng, shown, wrong)
         facts = [fact(scene, "poi_density", "F0", *ids), fact(scene, "area", "F0")] + [
             fact(scene, "covered_by", i, "F0") for i in ids
         ]

@@ -27,6 +27,7 @@ from scoring.relations.base import (
 )
 from scoring.relations.common import at_most, between, edit_item, pred
 from scoring.relations.constructions import placed_along
+from scoring.relations.options import ordering_distractors
 from scoring.vocab import AnswerType, Family, PoolKind
 
 FAMILY = Family.ORDERING
@@ -116,7 +117,8 @@ def _placed_along(ctx: BuildContext, road, n: int):
     questions=(Q_ALONG_ORDER,),
     answer_type=AnswerType.ORDERING,
     solver=Solver("along_order"),
-    distractor_rule="Alternative orderings (other permutations, the reverse first).",
+    distractor_rule="The reverse, a one-swap neighbour of the answer and that neighbour's "
+    "reverse: every option has its reverse and a one-swap neighbour among the others.",
     edit_constraints="Move F0 so that the order along road F1 becomes a stated order, staying "
     "within 30 m of F1.",
     anchor_kinds=(PoolKind.ROAD,),
@@ -139,11 +141,8 @@ class AlongOrder:
         ids = ["F1", "F2", "F3"]
         order = oracle.along_order(scene.geom("F0"), *[scene.geom(i) for i in ids])
         answer = [ids[i] for i in order]
-        perms = [list(p) for p in itertools.permutations(answer) if list(p) != answer]
-        rev = answer[::-1]
-        others = [rev] + [p for p in perms if p != rev]
-        ctx.rng.shuffle(others[1:])
-        choices, letter = mcq(ctx.rng, ", ".join(answer), [", ".join(p) for p in others[:3]])
+        others = ordering_distractors(ctx.rng, answer)
+        choices, letter = mcq(ctx.rng, ", ".join(answer), [", ".join(p) for p in others])
         pos = [oracle.along_position(scene.geom("F0"), scene.geom(i)) for i in ids]
         facts = [fact(scene, "along_order", "F0", *ids)] + [
             fact(scene, "along_position", "F0", i) for i in ids

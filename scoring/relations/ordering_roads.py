@@ -105,8 +105,8 @@ def has_layered_roads(pools) -> str | None:
     questions=(Q_LAYER,),
     answer_type=AnswerType.FEATURE_ID,
     solver=Solver("layer"),
-    distractor_rule="The other road, 'neither: same level', and 'cannot be determined' (the "
-    "correct answer when the attributes are withheld).",
+    distractor_rule="The other road and 'cannot be determined' (the correct answer when the "
+    "attributes are withheld); three options, since the roads asked about never share a level.",
     edit_constraints="Set F0's attributes (an attribute edit) so that F0 lies above F1.",
     anchor_kinds=(PoolKind.ROAD,),
     needs=(PoolKind.ROAD,),
@@ -138,8 +138,9 @@ class LayerHierarchy:
             return None
         truth = "F0" if l0 > l1 else "F1"
         answer = REFUSAL if withheld else truth
-        same = "neither: they are at the same level"
-        choices, letter = mcq(ctx.rng, answer, [o for o in ("F0", "F1", same, REFUSAL) if o != answer])
+        # three options: the pairs asked about never share a level, so an offered "same level"
+        # would be an option never right (an options-only solver would drop it)
+        choices, letter = mcq(ctx.rng, answer, [o for o in ("F0", "F1", REFUSAL) if o != answer], 3)
         facts = [
             fact(scene, "crosses", "F0", "F1"),
             {"measure": "vertical_level", "args": ["F0"], "params": {}, "value": None if withheld else l0},

@@ -14,7 +14,8 @@ Under `paper`, after a relation's builder made an instance:
 - bearings (D04): four nearby bearings, BEARING_STEP apart, the answer at a random rank
   (directional relations: nearby bearings).
 - M14 (within distance): the paper's yes/no question about one candidate ("within 63 m? yes").
-- topology QA of odd slots: asked as a label question about one pair
+- topology QA of every LABEL_EVERY-th slot (1, 5, 9, ...): asked as a label question about the
+  relation's own pair
   (scoring.relations.paper_topology); other slots keep the "which feature" form.
 - editing on the map image: the reply is the edited pixel geometry plus the attributes the
   instruction needs (`edit_reply`), mapped back through the map's sidecar.
@@ -32,7 +33,6 @@ from scoring.constraints.wording import FEATURE_ID, NUMBER, Wording, one_of
 from scoring.relations.base import LETTERS, TOLERANCES
 from scoring.relations.paper_topology import (
     LABELS,
-    PLAUSIBLE,
     Q_TOPOLOGY_CLASS,
     as_label_question,
     most_specific_label,
@@ -46,6 +46,10 @@ TOPOLOGY_CLASSES = LABELS  # the label set of the paper's topology questions, mo
 exact_topology_class = most_specific_label
 INTERVAL = Wording("from {lo} to {hi}{unit}", lo=NUMBER, hi=NUMBER, unit=one_of("", " m", "°", " per km²"))
 PIXEL_EDIT_REPLY = "pixel_geometry"  # `edit_reply` of image edits under the paper protocol
+# Topology label questions on every fourth slot: a relation's label items all have its own label, so
+# an options-only solver that ranks labels beats guessing on them (T06, T09, T11: within /
+# contains); a quarter of the relation's items keeps that within the gate's margin.
+LABEL_EVERY = 4
 BEARING_STEP = 15.0  # degrees between the nearby-bearing options (15 tolerances of 1°)
 Q_LAYER_PAPER = Wording(
     "Roads {a} and {b} cross in plan view. Which of them lies above the other? Use the roads' "
@@ -103,18 +107,29 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "numeric-options",
         "Numeric options",
-        "Options of distances, perimeters and densities are point values spread at least 15 % apart.",
-        "Four adjacent intervals.",
-        "A point value is read back and checked with the same tolerance as the open answer.",
-        _OURS,
+        "Options of distances, perimeters, areas and densities are point values drawn so that the four "
+        "are exchangeable (a window of fixed log-width placed uniformly over the answer, the "
+        "distractors uniform in log inside it, every two at least 10 % apart). Under `paper`: four "
+        "adjacent intervals of equal width, the first starting t widths from zero with t uniform in "
+        "3-8 independently of which interval holds the answer, the answer a quarter to three "
+        "quarters of a width (and two tolerances) inside; bounds to the width's second significant "
+        "digit; an answer below 96 tolerances (too small for such intervals: its size would tell "
+        "its interval) keeps the point options.",
+        "Four adjacent intervals (no width or start rule given).",
+        "A point value is read back and checked with the same tolerance as the open answer; under "
+        "`paper`, a width and start that depended on the value (width nice(v/4), start clamped at "
+        "0) told which interval held it.",
+        _BOTH,
     ),
     Deviation(
         "bearing-options",
         "Bearing options",
-        "D04 options are the answer offset by three of ±20°, ±45°, 90°, 180°.",
+        "D04 options are four bearings equally spaced by a seeded step (15°, 20°, 30° or 45°), in "
+        "clockwise order, the answer at a uniform rank.",
         f"Nearby bearings (under `paper`: four bearings {BEARING_STEP:g}° apart, answer at a random "
         "rank; the spacing is ours, the paper gives none).",
-        "Offsets of different sizes probe coarse and fine errors in one question.",
+        "Fixed offsets (±20°, ±45°, 90°, 180°) made the answer the bearing the others were placed "
+        "around (98 % from the options alone); equal spacing leaves every option alike.",
         _BOTH,
     ),
     Deviation(
@@ -122,8 +137,11 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Topology questions",
         "Every topology question asks which one of F1–F4 has the relation with F0.",
         "Topology is also asked as a label question with plausible competing labels (under "
-        "`paper`: odd slots; ten labels; the most specific label that holds, by a fixed order; "
-        "distractors the labels that nearly hold). The order and the nearness rule are ours.",
+        "`paper`: every fourth slot (1, 5, 9, ...) asks for the label of the relation's own pair, "
+        "e.g. T02 `disjoint`, T06 "
+        "`within`; ten labels; the most specific label that holds, by a fixed order; distractors "
+        "three labels that do not hold, drawn in proportion to how often each label is an answer, "
+        "so that no label is marked by being offered). The order and the drawing rule are ours.",
         "One relation per question keeps the 28 relations separately measurable.",
         _BOTH,
     ),
@@ -195,8 +213,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "band-widths",
         "Band widths",
-        "Numeric editing bands have fixed widths: 10 m for distances, 2 m for perimeters.",
-        "Its worked editing case uses a 14 m distance band.",
+        "Numeric editing bands have fixed widths: 10 m for distances, 2 m for perimeters; density "
+        "bands likewise (scoring.relations.metric_neighbourhood).",
+        "Its editing examples show both a 10 m and a 14 m distance band; density bands are not " "mentioned.",
         "A fixed width makes the bands of different instances equally hard.",
         _BOTH,
     ),
@@ -206,7 +225,42 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "An editing map is framed symmetrically about the scene, grown equally in every direction "
         "until the reference edit's result fits (scoring.constraints.framing).",
         "Not stated.",
-        "An image-only model must see where a valid edit can go, and the frame must not point to it.",
+        "An image-only model must see where a valid edit can go, and the frame must not point to its "
+        "direction. Known limit: the margin still grows with how far the solution lies outside the "
+        "scene (not yet independent of it).",
+        _BOTH,
+    ),
+    Deviation(
+        "option-rules",
+        "Option rules",
+        "Distractors are drawn so that the options carry no information about the right one "
+        "(resources/relations.md, “Option rules”): eight-way directions three of the seven others "
+        "at random; an ordering with its reverse, a one-swap neighbour and that neighbour's "
+        "reverse; counts uniform over their range, M14's count itself drawn uniformly; every "
+        "item's options reshuffled by an rng of its own.",
+        "Near-miss distractors (adjacent directions, the reverse order).",
+        "Near misses made the answer the only direction with both neighbours offered (D02) and the "
+        "order whose reverse was offered (O01): 100 % from the options alone.",
+        _BOTH,
+    ),
+    Deviation(
+        "option-count",
+        "Options per item",
+        "Four options everywhere except: O06 has three (F0, F1, 'cannot be determined'; under "
+        "`paper` the two roads) and, under `paper`, M14's yes/no question two (yes and no equally "
+        "often right).",
+        "Every QA item in four-option multiple-choice format.",
+        "The roads O06 asks about never share a level, so a fourth option 'same level' would never "
+        "be right and give itself away; a yes/no question has two answers.",
+        _BOTH,
+    ),
+    Deviation(
+        "city-set",
+        "Cities",
+        "Helsinki (embedded extract) is the default city; other cities need an extract (Detroit has "
+        "none in the repository; Paris is roads-only).",
+        "A fixed set of cities including Detroit and Paris.",
+        "The embedded extract keeps `make run` offline and reproducible.",
         _BOTH,
     ),
 )
@@ -218,50 +272,59 @@ def deviations_for(protocol: str) -> tuple[Deviation, ...]:
     return tuple(d for d in DEVIATIONS if str(Protocol(protocol)) in d.protocols)
 
 
-def _nice(v: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 x 10^k at least v."""
-    e = 10.0 ** math.floor(math.log10(v))
-    return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= v - 1e-12)
+INTERVAL_START = (3.0, 8.0)  # where the first interval starts, in widths from zero (uniform)
+INTERVAL_MIN_WIDTH = 8.0  # tolerances: the answer a quarter width, so two tolerances, inside
 
 
-def _decimals(step: float, at_least: int) -> int:
-    """Decimals that write every multiple of `step` exactly (at least `at_least` - 2, so a
-    density interval keeps its precision and a round distance loses its zeros)."""
-    d = max(0, at_least - 2)
-    while d < 6 and abs(step * 10**d - round(step * 10**d)) > 1e-9:
-        d += 1
-    return d
+def _quantum(w: float) -> float:
+    """The unit of a width's second significant digit (bounds are written to it)."""
+    return 10.0 ** (math.floor(math.log10(w)) - 1)
 
 
-def _fmt(v: float, decimals: int) -> str:
-    return f"{v:.{decimals}f}"
+def _decimals_of(q: float) -> int:
+    return max(0, -math.floor(math.log10(q) + 1e-9))
 
 
 def interval_choices(
     rng: random.Random, value: float, answer_type: AnswerType
 ) -> tuple[list[str], str, float] | None:
-    """Four adjacent intervals, the value in one of them a quarter of a width or more from its ends:
-    (options, letter of the right one, the value's distance to the nearer end)."""
-    if answer_type not in _INTERVAL_TYPES or not math.isfinite(value):
+    """Four adjacent intervals of equal width, the value in interval k (uniform) between a quarter
+    and three quarters of its width: the first starts t widths from zero, t drawn uniformly from
+    INTERVAL_START independently of k, so neither the width nor the start tells which interval
+    holds the value. A value too small for four intervals of INTERVAL_MIN_WIDTH tolerances
+    starting INTERVAL_START widths from zero gets none (None: its point options stay). Bounds are
+    written to the width's second significant digit. Returns (options, letter of the right one,
+    the value's distance to the nearer end)."""
+    if answer_type not in _INTERVAL_TYPES or not math.isfinite(value) or value <= 0:
         return None
-    unit, decimals = _INTERVAL_TYPES[answer_type]
-    width = _nice(max(0.25 * abs(value), 8 * TOLERANCES[answer_type]))
-    lo = math.floor(value / width) * width
-    if not width / 4 <= value - lo <= 3 * width / 4:
-        lo = math.floor((value - width / 2) / width) * width + width / 2
-    decimals = _decimals(width / 2, decimals)
-    lo = max(lo, 0.0)  # lengths and densities are never negative
-    k = min(rng.randrange(4), int(lo // width))  # the first interval starts at 0 or above
-    start = lo - k * width
+    unit, _ = _INTERVAL_TYPES[answer_type]
+    min_width = INTERVAL_MIN_WIDTH * TOLERANCES[answer_type]
+    for _ in range(40):
+        k, u, t = rng.randrange(4), rng.uniform(0.3, 0.7), rng.uniform(*INTERVAL_START)
+        width = value / (t + k + u)
+        if value < min_width * (INTERVAL_START[1] + 4):
+            # too small for intervals wide enough: its interval would be told by its size alone
+            return None  # (the caller keeps the point options: deviation numeric-options)
+        if width < min_width:
+            continue
+        q = _quantum(width)
+        w = round(width / q) * q
+        start = max(0.0, round((value - (k + u) * w) / q) * q)
+        pos = (value - start) / w - k
+        if w > 0 and 0.25 <= pos <= 0.75 and min(pos, 1 - pos) * w >= 2 * TOLERANCES[answer_type]:
+            break
+    else:
+        return None
+    dec = _decimals_of(q)
     opts = [
-        INTERVAL.render(
-            lo=_fmt(start + i * width, decimals), hi=_fmt(start + (i + 1) * width, decimals), unit=unit
-        )
+        INTERVAL.render(lo=_fmt(start + i * w, dec), hi=_fmt(start + (i + 1) * w, dec), unit=unit)
         for i in range(4)
     ]
-    # a length or density cannot be below 0: an interval starting at 0 has only its upper end to doubt
-    edge = lo + width - value if lo == 0.0 else min(value - lo, lo + width - value)
-    return opts, LETTERS[k], round(edge, 6)
+    return opts, LETTERS[k], round(min(pos, 1 - pos) * w, 6)
+
+
+def _fmt(v: float, decimals: int) -> str:
+    return f"{v:.{decimals}f}"
 
 
 def interval_contains(choice: str, value: float, circular: bool = False) -> bool | None:
@@ -312,7 +375,10 @@ def as_yes_no_within(inst: dict, rng: random.Random) -> bool:
     if count is None or not dists:
         return False
     d = float(count["params"]["distance"])
-    b = rng.choice(sorted(dists, key=lambda s: int(s[1:])))
+    ids = sorted(dists, key=lambda s: int(s[1:]))
+    want_yes = rng.random() < 0.5  # yes and no equally often, where the candidates allow both
+    side = [i for i in ids if (dists[i] <= d) == want_yes] or ids
+    b = rng.choice(side)
     answer = bool(dists[b] <= d)
     inst.update(
         question=Q_WITHIN_DISTANCE_YES_NO.render(a="F0", b=b, d=d),
@@ -343,7 +409,7 @@ def apply_protocol(inst: dict, protocol: str, rng: random.Random, slot: int) -> 
         _withhold_levels(inst, rng)  # protocol switch: o06-attributes
     elif inst["relation"] == "M14":
         as_yes_no_within(inst, rng)  # protocol switch: m14-count
-    elif inst["family"] == Family.TOPOLOGY and slot % 2 == 1:
+    elif inst["family"] == Family.TOPOLOGY and slot % LABEL_EVERY == 1:
         as_label_question(inst, rng)  # protocol switch: topology-questions
     elif inst.get("answer_type") == AnswerType.BEARING and isinstance(inst.get("answer"), (int, float)):
         # protocol switch: bearing-options
@@ -376,7 +442,8 @@ def protocol_section() -> str:
         "least a quarter width from either end); bearing (D04) options are four nearby bearings "
         f"{BEARING_STEP:g}° apart in clockwise order, the answer at a random rank; M14 is the yes/no "
         'question "Is Fk within d m of F0?" about one of its six candidates (answer type '
-        "`yes_no`, options `yes` / `no`); odd-numbered topology questions ask for the label of one "
+        "`yes_no`, options `yes` / `no`); every fourth topology question (slots 1, 5, 9, ...) asks "
+        "for the label of one "
         "pair (answer type `topology_class`); an edit on the map image is replied as "
         '`{"pixel_geometry": <GeoJSON geometry in [column, row]>, "attributes": {...}}`, mapped '
         "back to the task CRS through the map's sidecar; no prompt invites the answer 'cannot be "
@@ -387,12 +454,11 @@ def protocol_section() -> str:
         "`covers` is covered_by(y, x)). Several can hold at once (within implies covered by and "
         'intersects); the answer is the first label of this order that holds ("most specific"), '
         "and no option is another label that holds, so exactly one option is true. The pair is "
-        "chosen only where a 1 m change could not alter its class (`classify`). Distractors are "
-        "the labels that nearly hold: for each label that does not hold, the smallest translation "
-        "of x (0.5, 1, 2, 4, 8, 16, 32 or 64 m, in 8 directions; for `touches` and `intersects` of "
-        "a disjoint pair, their gap) under which it would; the three nearest "
-        "are shown (ties, and labels no such move reaches, in the order " + ", ".join(PLAUSIBLE) + "). "
-        "The pair asked about is one that is not disjoint where the scene has one.\n",
+        "chosen only where a 1 m change could not alter its class (`classify`); it is the "
+        "relation's own pair (the candidate with the relation) where that pair's class is clear. "
+        "Distractors are three labels that do not hold, drawn in proportion to how often each "
+        "label is an answer (`LABEL_WEIGHTS` of scoring.relations.paper_topology), so that a label "
+        "offered is right about as often as any other.\n",
         "\n## Deviations from the paper\n",
         "Every place where a protocol's outputs depart from the paper, or where the paper is silent "
         "and we chose; `applies to` names the protocols whose outputs it concerns "

@@ -7,21 +7,18 @@ MOST SPECIFIC label that holds, decided by the fixed order of LABELS: the first 
 order that holds is the answer. The options never include another label that holds, so exactly
 one option is true under either reading ("a label that holds", "the most specific one").
 
-Distractors are the labels that NEARLY hold: for every label that does not hold, the smallest
-translation of x (0.5 to 64 m, in 8 directions; for `touches` and `intersects` of a disjoint pair
-also their gap) under which it would; the three nearest are the distractors (ties, and labels no
-such move reaches, in the order of PLAUSIBLE). Nothing is drawn at random, so the distractors are
-as plausible as the pair makes them. The pair asked about is preferably one that is not disjoint
-(most candidates of a "which one" question are disjoint from F0).
+The pair asked about is the relation's own (the candidate that has the relation with F0, so T02
+asks for `disjoint`, T06 for `within` or `contains`), else one that is not disjoint. Distractors
+are three labels that do not hold, drawn in proportion to how often each label is an answer
+(LABEL_WEIGHTS): an earlier rule (the labels that nearly hold) offered `disjoint` in every item
+and never as the answer, and let the label order name the answer, so options alone solved it.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 
-from shapely import affinity
 from shapely.geometry import shape
 from shapely.geometry.base import BaseGeometry
 
@@ -39,20 +36,6 @@ Q_TOPOLOGY_CLASS = Wording(
     "disjoint.",
     a=FEATURE_ID,
     b=FEATURE_ID,
-)
-NEAR_STEPS_M = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
-# the tie order of distractors equally near (or out of reach): the commonest relations first
-PLAUSIBLE = (
-    TopologyClass.TOUCHES,
-    TopologyClass.INTERSECTS,
-    TopologyClass.OVERLAPS,
-    TopologyClass.DISJOINT,
-    TopologyClass.CROSSES,
-    TopologyClass.COVERED_BY,
-    TopologyClass.COVERS,
-    TopologyClass.WITHIN,
-    TopologyClass.CONTAINS,
-    TopologyClass.EQUALS,
 )
 _INVERSE = {
     TopologyClass.WITHIN: TopologyClass.CONTAINS,
@@ -76,26 +59,34 @@ def most_specific_label(x: BaseGeometry, y: BaseGeometry, topo: Predicate = _exa
     return next((lab for lab in LABELS if label_holds(lab, x, y, topo)), TopologyClass.DISJOINT)
 
 
-def nearness(label: TopologyClass, x: BaseGeometry, y: BaseGeometry) -> float:
-    """The smallest translation of x (m, from NEAR_STEPS_M; for `touches` and `intersects` of a
-    disjoint pair, their gap) under which `label` holds; inf if none."""
-    if label in (TopologyClass.TOUCHES, TopologyClass.INTERSECTS) and label_holds(
-        TopologyClass.DISJOINT, x, y
-    ):
-        return float(x.distance(y))
-    for r in NEAR_STEPS_M:
-        for k in range(8):
-            a = math.radians(45 * k)
-            if label_holds(label, affinity.translate(x, r * math.sin(a), r * math.cos(a)), y):
-                return r
-    return math.inf
+# How often each label is the answer when every topology relation asks for its own pair's label:
+# T06, T09 and T11 all give within / contains (GEOS `within` holds for a polygon touching the
+# other's boundary from inside, so `covered by` / `covers` are never the most specific label of a
+# clear pair), T03 a mix of within, contains and crosses; `intersects` is never the most specific
+# label. Distractors are drawn in these proportions, so that a label offered is right about as
+# often as any other, and labels never right are never offered.
+LABEL_WEIGHTS: dict[TopologyClass, float] = {
+    TopologyClass.EQUALS: 1.0,
+    TopologyClass.WITHIN: 2.6,
+    TopologyClass.CONTAINS: 2.6,
+    TopologyClass.COVERED_BY: 0.0,
+    TopologyClass.COVERS: 0.0,
+    TopologyClass.TOUCHES: 1.0,
+    TopologyClass.CROSSES: 1.2,
+    TopologyClass.OVERLAPS: 1.0,
+    TopologyClass.INTERSECTS: 0.0,
+    TopologyClass.DISJOINT: 1.0,
+}
 
 
-def label_distractors(x: BaseGeometry, y: BaseGeometry) -> list[TopologyClass]:
-    """Three labels that do not hold for (x, y), the nearest to holding first."""
-    wrong = [lab for lab in LABELS if not label_holds(lab, x, y)]
-    ranked = sorted(wrong, key=lambda lab: (nearness(lab, x, y), PLAUSIBLE.index(lab)))
-    return ranked[:3]
+def _weighted_sample(rng: random.Random, labels: list[TopologyClass], n: int) -> list[TopologyClass]:
+    """n distinct labels drawn without replacement in LABEL_WEIGHTS' proportions."""
+    pool, out = list(labels), list[TopologyClass]()
+    while pool and len(out) < n:
+        pick = rng.choices(pool, weights=[LABEL_WEIGHTS[lab] for lab in pool])[0]
+        out.append(pick)
+        pool.remove(pick)
+    return out
 
 
 def as_label_question(inst: dict, rng: random.Random) -> bool:
@@ -107,6 +98,10 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
     rng.shuffle(cands)
     classes = {c: classify(feats[c], feats["F0"]) for c in cands}
     cands.sort(key=lambda c: classes[c] is MarginClass.DISJOINT)  # stable: the shuffled order otherwise
+    own = inst.get("answer")
+    if own in classes:  # the relation's own pair first: T02 asks for "disjoint", T06 for "within"
+        cands.remove(own)
+        cands.insert(0, own)
     for c in cands:
         label = classes[c].label
         if label is None:  # a 1 m change could alter the pair's class
@@ -116,9 +111,10 @@ def as_label_question(inst: dict, rng: random.Random) -> bool:
             label = _INVERSE.get(label, label)
         if most_specific_label(feats[x], feats[y]) != label:
             continue
-        distractors = label_distractors(feats[x], feats[y])
-        if len(distractors) < 3:
+        wrong = [lab for lab in LABELS if LABEL_WEIGHTS[lab] > 0 and not label_holds(lab, feats[x], feats[y])]
+        if len(wrong) < 3:
             continue
+        distractors = _weighted_sample(rng, wrong, 3)
         choices, letter = mcq(rng, label, distractors)
         inst.update(
             question=Q_TOPOLOGY_CLASS.render(a=y, b=x),

@@ -10,6 +10,7 @@ from scoring.oracle import EDIT_EPS, MEASURES
 from scoring.paths import RESOURCES_DIR
 from scoring.relations import CATALOGUE, FAMILIES
 from scoring.relations.base import TOLERANCES
+from scoring.relations.options import option_rules_section
 from scoring.relations.paper import protocol_section
 from scoring.relations.reference_semantics import semantics_section
 from scoring.relations.unanswerable import reference_section as unanswerable_section
@@ -47,6 +48,7 @@ def render() -> str:
             out.append(f"- **Distractors (MCQ).** {r.distractor_rule}")
             out.append(f"- **Editing constraints.** {r.edit_constraints}")
             out.append(f"- **Anchored on.** {', '.join(r.anchor_kinds)}; needs {', '.join(r.needs)}.\n")
+    out.append(option_rules_section())
     out.append(protocol_section())
     out.append(semantics_section())
     out.append(unanswerable_section())

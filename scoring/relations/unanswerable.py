@@ -10,6 +10,8 @@ Kinds (QA):
   the bearing of a zero-length vector is undefined.
 - ``sector_edge``: a direction or axis question whose bearing lies within the bearing tolerance
   (1°) of a sector edge: the two neighbouring answers are equally right.
+- ``withheld_attribute``: an O06 question whose roads carry none of the level attributes.
+- ``no_area``: a perimeter, area or density question about a polygon the data give as a point.
 Kind (editing, scoring.relations.unanswerable_edit): ``infeasible_reach``.
 
 The builder calls :func:`add_unanswerable` once per shard, after the answerable items; choices
@@ -238,6 +240,69 @@ def _verify_edge(inst: dict) -> str:
     )
 
 
+# ------------------------------------------------------------------ withheld_attribute
+
+LEVEL_ATTRS = ("layer", "bridge", "tunnel")
+
+
+def _make_withheld(inst: dict) -> tuple[dict, dict] | None:
+    if inst.get("relation") != "O06" or inst.get("protocol") == Protocol.PAPER:
+        return None
+    pair = _pair(inst)
+    if pair is None:
+        return None
+    scene = copy.deepcopy(inst["scene"])
+    for f in scene["features"]:
+        if f["id"] in pair:
+            f["properties"] = {k: v for k, v in (f.get("properties") or {}).items() if k not in LEVEL_ATTRS}
+    return scene, {"features": list(pair), "withheld": list(LEVEL_ATTRS)}
+
+
+def _verify_withheld(inst: dict) -> str:
+    ids = inst["unanswerable"]["features"]
+    for fid in ids:
+        f = _feature(inst["scene"], fid)
+        if f is None or any(k in (f.get("properties") or {}) for k in LEVEL_ATTRS):
+            raise UnanswerableError(f"{inst['id']}: {fid} still carries a level attribute")
+    attrs = ", ".join(LEVEL_ATTRS)
+    return (
+        f"the question needs the level attributes ({attrs}) of {' and '.join(ids)}, which the data withhold"
+    )
+
+
+# ------------------------------------------------------------------ no_area
+
+_AREA_TYPES = {AnswerType.PERIMETER, AnswerType.AREA, AnswerType.DENSITY}
+
+
+_LYING_IN = re.compile(r"lying in (F\d+)")
+
+
+def area_needed(question: str, answer_type: str | None) -> list[str]:
+    """The features whose area the question needs: every one named for a perimeter or an area,
+    the one the POIs lie in for a density."""
+    if answer_type == AnswerType.DENSITY:
+        m = _LYING_IN.search(question)
+        return [m.group(1)] if m else []
+    return named_ids(question) if answer_type in _AREA_TYPES else []
+
+
+def _make_no_area(inst: dict) -> tuple[dict, dict] | None:
+    for fid in area_needed(inst.get("question") or "", inst.get("answer_type")):
+        g = _geom(inst["scene"], fid)
+        if g.geom_type == "Polygon":
+            return _with_geometry(inst["scene"], fid, snap(g.representative_point())), {"point": fid}
+    return None
+
+
+def _verify_no_area(inst: dict) -> str:
+    fid = inst["unanswerable"]["point"]
+    needed = area_needed(inst.get("question") or "", inst.get("answer_type"))
+    if fid not in needed or _geom(inst["scene"], fid).geom_type != "Point":
+        raise UnanswerableError(f"{inst['id']}: {fid} is no point where an area is needed")
+    return f"the question needs the {inst['answer_type']} of {fid}, which the data give as a point (no area)"
+
+
 # ------------------------------------------------------------------ the kinds
 
 QA_KINDS: tuple[Kind, ...] = (
@@ -266,6 +331,24 @@ QA_KINDS: tuple[Kind, ...] = (
         "the angle and its margin to the nearest edge (as `sector` in scoring/oracle/core.py).",
         _make_edge,
         _verify_edge,
+    ),
+    Kind(
+        "withheld_attribute",
+        Task.QA,
+        "an O06 question whose two roads (`features`) carry none of the level attributes the "
+        "answer needs (`withheld`: layer, bridge, tunnel); re-check: neither named road has any of "
+        "them among its properties.",
+        _make_withheld,
+        _verify_withheld,
+    ),
+    Kind(
+        "no_area",
+        Task.QA,
+        "a perimeter, area or density question one of whose named polygons (`point`) the data give "
+        "as a point: it has no perimeter or area; re-check: the feature's geometry is a Point and "
+        "the answer type needs an area.",
+        _make_no_area,
+        _verify_no_area,
     ),
 )
 
@@ -387,6 +470,9 @@ def prompt_reason(scene: dict, question: str, answer_type: str | None) -> str | 
     got = edge_margin(question, str(answer_type), scene) if answer_type else None
     if got is not None and got[1] <= EDGE_TOLERANCE:
         return f"the angle {got[0]:.2f}° lies on a sector edge"
+    pointed = [i for i in area_needed(question, answer_type) if _geom(scene, i).geom_type == "Point"]
+    if pointed:
+        return f"{pointed[0]} is a point: it has no area"
     return None
 
 
@@ -447,8 +533,15 @@ def check_share(share: float | None, protocol: str) -> float:
 
 
 def unanswerable_lines(m: dict) -> list[str]:
-    """The build report's lines on the unanswerable variants (none when the build made none)."""
+    """The build report's lines on the unanswerable variants; a build without any says so (its
+    runs then measure no refusal)."""
     u = m.get("unanswerable")
+    if not u and not (m.get("counts") or {}).get("unanswerable_qa"):
+        return [
+            "No unanswerable item: this benchmark measures no refusal (unanswerable share 0; under "
+            "`--protocol paper` only O06's GeoJSON condition lacks information).",
+            "",
+        ]
     if not u:
         return []
     fams = "; ".join(f"{f} {c['qa']} QA + {c['edit']} editing" for f, c in u["per_family"].items())

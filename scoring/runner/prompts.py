@@ -319,9 +319,9 @@ def build_messages(
     task = str(instance.get("task"))
     form = "edit" if task == "edit" else form
     name = template_name(task, modality, form, reply_form_of(instance, modality))
-    # 4 options; 2 (yes / no) for the paper protocol's yes/no questions
-    if task == "qa" and form == "mcq" and len(instance.get("choices") or []) not in (2, 4):
-        raise ValueError(f"instance {instance.get('id')}: mcq form needs 4 choices (or yes / no)")
+    # 4 options; 3 for O06 (option-count); 2 (yes / no) for the paper protocol's yes/no questions
+    if task == "qa" and form == "mcq" and len(instance.get("choices") or []) not in (2, 3, 4):
+        raise ValueError(f"instance {instance.get('id')}: mcq form needs 2 to 4 choices")
     needs_image = Modality(modality).has_image
     if needs_image and not image_png:
         raise ValueError(f"instance {instance.get('id')}: modality {modality} needs the map image")

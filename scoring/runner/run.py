@@ -78,9 +78,10 @@ def _instances(
             raise InputError("--limit: must be >= 0")
         instances = instances[:limit]
     if task == Task.QA and Form.MCQ in forms:
-        bad = [i["id"] for i in instances if len(i.get("choices") or []) not in (2, 4)]  # 2: yes / no
+        # 4 options; 3 for O06, 2 for a yes / no question (the `option-count` deviation)
+        bad = [i["id"] for i in instances if len(i.get("choices") or []) not in (2, 3, 4)]
         if bad:
-            raise InputError(f"{bench.path}: {len(bad)} QA instance(s) without 4 choices, first: {bad[0]}")
+            raise InputError(f"{bench.path}: {len(bad)} QA instance(s) without 2-4 choices, first: {bad[0]}")
     return instances
 
 

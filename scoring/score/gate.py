@@ -22,12 +22,12 @@ from __future__ import annotations
 import datetime as _dt
 import getpass
 import json
-import statistics
 import tomllib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from scoring.build.blind import failing, figures_of_record
 from scoring.errors import InputError, OutputError
 from scoring.score.results import load_results
 from scoring.score.tables import CSV_FIELDS, RENAMED
@@ -37,7 +37,7 @@ KEY_FIELDS = ("level", "model", "modality", "form", "city", "family", "relation"
 NUMERIC_FIELDS = tuple(f for f in CSV_FIELDS if f not in KEY_FIELDS + ("ci_method",))
 MIN_PAST_RESULTS = 5
 # Higher-is-better rates a proposal may put a floor under (median of past results - regression).
-PROPOSABLE = ("accuracy", "raster_tolerant_rate", "parse_rate", "info_sufficient_accuracy")
+PROPOSABLE = ("accuracy", "raster_tolerant_rate", "parse_rate", "answerable_only_accuracy")
 
 
 def load_thresholds(path: str | Path) -> list[dict]:
@@ -146,6 +146,24 @@ def selfcheck_check(summary: dict) -> dict:
     }
 
 
+def options_only_check(summary: dict) -> dict | None:
+    """The gate's check that the benchmark's options give nothing away: fails when the build's
+    options-only baseline (scoring.build.blind) is above guessing by more than its documented
+    margin on a relation or overall. None for a benchmark built before the baseline existed."""
+    record = (summary.get("benchmark") or {}).get("options_only")
+    if not record:
+        return None
+    complaints = failing(figures_of_record(record))
+    return {
+        "rule": "options-only",
+        "cell": {},
+        "metric": "options_only_accuracy",
+        "value": None,
+        "passed": not complaints,
+        "why": "; ".join(complaints) or "no relation's options-only accuracy above guessing by the margin",
+    }
+
+
 def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: str | None = None) -> dict:
     """Evaluate the gate, record the decision in RESULTS, return it (`passed` is the outcome).
     A failed or missing selfcheck blocks, and an override cannot pass it (`refused`)."""
@@ -154,7 +172,8 @@ def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: s
     summary, _ = load_results(results_dir)
     rules = load_thresholds(thresholds)
     sc = selfcheck_check(summary)
-    checks = [sc, *evaluate_gate(summary, rules)]
+    blind = options_only_check(summary)
+    checks = [sc, *([blind] if blind else []), *evaluate_gate(summary, rules)]
     blocked = [c for c in checks if not c["passed"]]
     overridden = bool(blocked and override_reason and sc["passed"])
     decision = {
@@ -179,6 +198,15 @@ def run_gate(results_dir: str | Path, thresholds: str | Path, override_reason: s
     return decision
 
 
+def tenth_percentile(values: list[float]) -> float:
+    """The 10th percentile of `values` (linear between the order statistics)."""
+    s = sorted(values)
+    pos = 0.1 * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
 def propose_thresholds(
     results_dirs: list,
     *,
@@ -186,9 +214,10 @@ def propose_thresholds(
     metrics: tuple[str, ...] = ("accuracy",),
     levels: tuple[str, ...] = ("overall", "family"),
 ) -> list[dict]:
-    """Rules `metric >= median over past results - allowed_regression` for every cell (of the
-    given levels) present in at least five of the results. Results whose selfcheck failed or was
-    not run are refused as a basis."""
+    """Rules `metric >= tenth percentile over past results - allowed_regression` for every cell
+    (of the given levels) present in at least five of the results: a floor set where the past
+    results' worst tenth lay, not at their middle, so that one ordinary bad run does not block.
+    Results whose selfcheck failed or was not run are refused as a basis."""
     if len(results_dirs) < MIN_PAST_RESULTS:
         raise InputError(f"--propose needs at least {MIN_PAST_RESULTS} past results, got {len(results_dirs)}")
     if not 0 <= allowed_regression < 1:
@@ -213,15 +242,15 @@ def propose_thresholds(
     for (level, where, metric), vals in sorted(values.items()):
         if len(vals) < MIN_PAST_RESULTS:
             continue
-        median = statistics.median(vals)
+        p10 = tenth_percentile(vals)
         rules.append(
             {
                 "name": f"{metric} of {' · '.join(v for _, v in where)} ({level}): "
-                f"median of {len(vals)} past results {median:.4f} - {allowed_regression}",
+                f"tenth percentile of {len(vals)} past results {p10:.4f} - {allowed_regression}",
                 "level": level,
                 "where": dict(where),
                 "metric": metric,
-                "min": round(max(0.0, median - allowed_regression), 6),
+                "min": round(max(0.0, p10 - allowed_regression), 6),
             }
         )
     if not rules:

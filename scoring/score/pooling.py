@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from scoring.vocab import Form, Modality, Protocol
+from scoring.vocab import Form, Modality
 
 MIN_POOLED = 2
 # The anchor of the deviations list (resources/relations.md, heading "Deviations from the paper").
@@ -44,16 +44,39 @@ def pooled_set(rows: Iterable[dict], columns: Sequence[tuple[str, str]]) -> dict
     }
 
 
+_QA = frozenset({str(Form.OPEN), str(Form.MCQ)})
+_ALL = frozenset({str(Form.OPEN), str(Form.MCQ), str(Form.EDIT)})
+# Which table columns (forms) each deviation's items fall in; "pixel" edits: image edits only.
+DEVIATION_FORMS: dict[str, frozenset[str]] = {
+    "o06-attributes": _QA,
+    "numeric-options": frozenset({str(Form.MCQ)}),
+    "bearing-options": frozenset({str(Form.MCQ)}),
+    "option-rules": frozenset({str(Form.MCQ)}),
+    "option-count": frozenset({str(Form.MCQ)}),
+    "topology-questions": _QA,
+    "m14-count": _QA,
+    "map-image-edits": frozenset({"pixel"}),
+    "refusal-invitation": _QA,
+    "unanswerable-variants": _ALL,
+    "t09-reading": _ALL,
+    "t11-reading": _ALL,
+    "displacement-bounds": frozenset({str(Form.EDIT)}),
+    "band-widths": frozenset({str(Form.EDIT)}),
+    "map-framing": frozenset({str(Form.EDIT)}),
+    "city-set": _ALL,
+}
+
+
 def column_deviations(modality: Modality, form: str, protocol: str) -> list[str]:
-    """Names of the deviations (scoring.relations.paper.DEVIATIONS) whose items fall in the
-    column modality x form under `protocol`: none under the paper's own protocol."""
-    if protocol == Protocol.PAPER:  # protocol switch: gate (the paper's own items depart from nothing)
-        return []
-    out = ["Unanswerable variants"]  # in every column: QA and edits alike
-    if form in (Form.OPEN, Form.MCQ):
-        out += ["Topology questions", "O06 attributes"]
-    if form == Form.MCQ:
-        out.append("Numeric options")
-    if form == Form.EDIT and modality in {str(m) for m in Modality if m.pixel_edits}:
-        out.append("Map-image edits")
+    """Titles of the deviations (scoring.relations.paper.DEVIATIONS) that apply to `protocol`'s
+    outputs and whose items fall in the column modality x form: under `paper` too, wherever a
+    listed deviation applies (the interval rule, the topology labels, the framing, ...)."""
+    from scoring.relations.paper import deviations_for
+
+    pixel = modality in {str(m) for m in Modality if m.pixel_edits}
+    out = []
+    for d in deviations_for(protocol):
+        forms = DEVIATION_FORMS.get(d.id, _ALL)
+        if str(form) in forms or (form == Form.EDIT and pixel and "pixel" in forms):
+            out.append(d.title)
     return out

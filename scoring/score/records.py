@@ -72,7 +72,7 @@ class Cell(TypedDict):
     parse_rate: NotRequired[float | None]
     error_rate: NotRequired[float | None]
     n_answerable: NotRequired[int]
-    info_sufficient_accuracy: NotRequired[float | None]
+    answerable_only_accuracy: NotRequired[float | None]
     n_raster: NotRequired[int]
     raster_tolerant: NotRequired[int]
     raster_tolerant_rate: NotRequired[float | None]

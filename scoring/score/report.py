@@ -149,7 +149,7 @@ def build_context(
         "figs": {k: figures.figure_uri(f) if f is not None else None for k, f in figs.items()},
         "pool_note": pool_note,
         "protocols": protocols,
-        # per Table 1 / 3-4 column: the deviations from the paper's items it holds (none under paper)
+        # per Table 1 / 3-4 column: the listed deviations its items fall under (paper's too)
         "deviation": lambda m, f: sorted({d for p in protocols for d in column_deviations(m, f, p)}),
         "deviations": [d for d in DEVIATIONS if set(d.protocols) & set(protocols)],
         "deviations_anchor": DEVIATIONS_ANCHOR,

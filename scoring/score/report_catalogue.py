@@ -20,6 +20,7 @@ from scoring.score.tables_paper import (
     figure2,
     figure2b,
     figure3b,
+    rate_cell,
     table1,
     table1_records,
     table2,
@@ -156,8 +157,9 @@ def _constraint_misses(inputs: ReportInputs) -> list[dict]:
 REQUEST_RATES = TableView(
     title="Reading and request rates",
     note="Parse rate: samples whose reply an answer could be read from, over every sample; error rate: "
-    "failed requests (or samples never recorded); info-sufficient: accuracy without the "
-    "unanswerable-by-design samples.",
+    "failed requests (or samples never recorded); answerable-only: accuracy without the "
+    "unanswerable-by-design samples (not the paper's information-sufficient score, which leaves "
+    "out every O06 GeoJSON item: Table 1).",
     columns=(
         Column(header="model", key="model", left=True),
         Column(header="input type", key="modality", fmt="modality", left=True),
@@ -167,7 +169,7 @@ REQUEST_RATES = TableView(
         Column(header="parse %", key="parse_rate", fmt="pct"),
         Column(header="errors %", key="error_rate", fmt="pct"),
         Column(header="unparsed", key="unparsed"),
-        Column(header="info-sufficient %", key="info_sufficient_accuracy", fmt="pct"),
+        Column(header="answerable-only %", key="answerable_only_accuracy", fmt="pct"),
     ),
 )
 
@@ -214,3 +216,46 @@ def _ordering(inputs: ReportInputs) -> list[dict]:
 @report_table(name="unanswerable", csv=None, html="unanswerable.html.j2")
 def _unanswerable(inputs: ReportInputs) -> list[dict]:
     return [c for c in inputs.cells if c["level"] == "overall" and c["n_answerable"] < c["n"]]
+
+
+FAMILY_CITY = TableView(
+    title="Accuracy per family and city",
+    note="Per model, input type and task: accuracy of each family in each city with its 95 % interval "
+    "(a model that fails in one region and not in another shows here, not in the pooled tables). "
+    "Edits: constraint success rate.",
+    columns=(
+        Column(header="model", key="model", left=True),
+        Column(header="input type", key="modality", fmt="modality", left=True),
+        Column(header="task", key="form", fmt="form", left=True),
+        Column(header="family", key="family", left=True),
+        Column(header="city", key="city", left=True),
+        Column(header="n", key="n"),
+        Column(header="accuracy %", key="rate", fmt="pct"),
+        Column(header="95 % low", key="ci_low", fmt="pct"),
+        Column(header="95 % high", key="ci_high", fmt="pct"),
+    ),
+    empty="no samples scored",
+)
+
+
+@report_table(name="family_city", csv="family_city.csv", html=FAMILY_CITY)
+def _family_city(inputs: ReportInputs) -> list[dict]:
+    """One row per model, input type, task, family and city: accuracy with its interval."""
+    groups: defaultdict[tuple, list[dict]] = defaultdict(list)
+    for r in inputs.rows:
+        groups[(r["model"], r["modality"], r["form"], r.get("family") or "", r.get("city") or "")].append(r)
+    out = []
+    for (model, modality, form, family, city), rs in sorted(groups.items()):
+        cell = rate_cell(rs)
+        out.append(
+            {
+                "model": model,
+                "modality": modality,
+                "form": form,
+                "family": family,
+                "city": city,
+                "n": cell["n"],
+            }
+            | {k: cell[k] for k in ("rate", "ci_low", "ci_high")}
+        )
+    return out

@@ -195,8 +195,10 @@ def _row(
         "relation": inst.get("relation"),
         "family": inst.get("family"),
         "answer_type": inst.get("answer_type") or "edit",
-        # the information-sufficient score's samples (paper protocol: O06 without the map's cards out)
-        "answerable": (inst.get("information_sufficient") or {}).get(modality, answerable_in(inst, modality)),
+        # answerable as the verdicts judge it (one verdict per reply: a refusal of a paper O06 GeoJSON
+        # item is `wrong` there and a false refusal here); whether the input carried what the
+        # answer needs is the paper's information-sufficient score's business (Table 1)
+        "answerable": answerable_in(inst, modality),
         "scene": _scene_key(inst),
         "value": v.value,
         "quality": v.quality,
@@ -402,6 +404,7 @@ def _summary(
             "city": bench.manifest.get("city"),
             "protocol": bench.protocol,
             "instances": {t: len(v) for t, v in bench.instances.items()},
+            "options_only": bench.manifest.get("options_only"),  # the build's baseline (scoring.build.blind)
         },
         "runs": [
             {

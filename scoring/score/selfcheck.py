@@ -32,7 +32,7 @@ FIGURE_FIELDS = (
     "unfounded_answer",
     "parse_rate",
     "error_rate",
-    "info_sufficient_accuracy",
+    "answerable_only_accuracy",
     "n_raster",
     "raster_tolerant_rate",
     "abs_error_median",

@@ -1,12 +1,14 @@
 """Summary cells: every accuracy with its interval, parse rate, error rate, the
-information-sufficient score beside the raw one, raster-tolerant success for image edits, and
+answerable-only accuracy beside the raw one, raster-tolerant success for image edits, and
 quantiles of continuous absolute error. Shared by `spatialgap score` (summary CSV/JSON), the
 report and the gate, so the three never disagree.
 
 Denominators: every rate counts every sample of its cell (failed requests, unparsed replies,
-refusals and invalid edits included); only `info_sufficient_accuracy` leaves out the
-unanswerable-by-design samples, by definition. Error quantiles describe the answers that have
-a numeric error (`abs_error_n` of them) and are not rates."""
+refusals and invalid edits included); only `answerable_only_accuracy` leaves out the
+unanswerable-by-design samples, by definition (the paper's information-sufficient score, which
+drops every O06 GeoJSON item, is Table 1's `info_sufficient_paper`: another number, another
+name). Error quantiles describe the answers that have a numeric error (`abs_error_n` of them)
+and are not rates."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ CSV_FIELDS = [
     "parse_rate",
     "error_rate",
     "n_answerable",
-    "info_sufficient_accuracy",
+    "answerable_only_accuracy",
     "n_raster",
     "raster_tolerant",
     "raster_tolerant_rate",
@@ -102,7 +104,7 @@ def cell_stats(rows: list[dict]) -> dict:
         "parse_rate": _r((n - counts[Verdict.ERROR] - counts[Verdict.UNPARSED]) / n) if n else None,
         "error_rate": _r(counts[Verdict.ERROR] / n) if n else None,
         "n_answerable": len(answerable),
-        "info_sufficient_accuracy": _r(
+        "answerable_only_accuracy": _r(
             sum(1 for r in answerable if r["verdict"] == Verdict.CORRECT) / len(answerable)
         )
         if answerable

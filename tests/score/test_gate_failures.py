@@ -51,8 +51,13 @@ def test_readme_gate_blocks_centroid_and_passes_tools(agents_results, tmp_path, 
     shutil.copytree(agents_results, res)
     assert main(["gate", str(res), "--thresholds", str(_readme_rule(tmp_path))]) == 1
     checks = json.loads((res / "summary.json").read_text())["gate"]["checks"]
-    by_model = {c["cell"].get("model"): c["passed"] for c in checks if c["rule"] != "selfcheck"}
+    by_model = {
+        c["cell"].get("model"): c["passed"] for c in checks if c["rule"] not in ("selfcheck", "options-only")
+    }
     assert by_model == {"tools": True, "centroid": False}
+    assert [c["rule"] for c in checks if c["rule"] == "options-only"] == [
+        "options-only"
+    ]  # the build's baseline
     assert next(c for c in checks if c["rule"] == "selfcheck")["passed"]
 
 

@@ -209,7 +209,7 @@ def test_report_and_gate(small_bench, runs, tmp_path):
     score_runs(small_bench, [runs[("geojson", "qa")], runs[("image", "edit")]], res)
     html = write_report([res], tmp_path / "r" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 2 and 'src="http' not in html
-    assert "Table 4." in html and "info-sufficient" in html and "raster-tol" in html
+    assert "Table 4." in html and "answerable-only" in html and "raster-tol" in html
     assert (tmp_path / "r" / "table1.csv").is_file()
     thresholds = tmp_path / "gate.toml"
     thresholds.write_text(

@@ -156,7 +156,7 @@ def test_cells_rates_and_information_sufficient_score():
     # every rate counts every sample: 2 unparsed and 2 failed requests out of 21
     assert overall["parse_rate"] == pytest.approx(17 / 21, abs=1e-6)
     assert overall["error_rate"] == pytest.approx(2 / 21, abs=1e-6)
-    assert overall["info_sufficient_accuracy"] == pytest.approx(11 / 20, abs=1e-6)
+    assert overall["answerable_only_accuracy"] == pytest.approx(11 / 20, abs=1e-6)
     assert cells[("city", "london")]["accuracy"] == pytest.approx(4 / 11, abs=1e-6)
     # unparsed and failed samples have no quality; the rest do
     assert cells[("city", "helsinki")]["abs_error_n"] == 8

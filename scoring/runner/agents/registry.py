@@ -8,6 +8,8 @@ from collections.abc import Callable
 from scoring.errors import InputError
 
 AgentFn = Callable[[list[dict]], str]
+# The benchmarks the `blind` agent learns from (directories joined by os.pathsep; `evaluate` sets it).
+BENCH_ENV = "SPATIALGAP_BLIND_BENCH"
 AGENTS: dict[str, AgentFn] = {}
 # Agents that compute from the text and coordinates only: a server may hand them a request with
 # its images left out (a map is half a megabyte to copy to a worker process).
@@ -22,6 +24,7 @@ AGENT_MODULES: list[str] = [
     "scoring.runner.agents.centroid",
     "scoring.runner.agents.chance",
     "scoring.runner.agents.last_mention",
+    "scoring.runner.agents.blind",
 ]
 
 
