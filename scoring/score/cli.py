@@ -18,6 +18,7 @@ from scoring.score.gate import (
 )
 from scoring.score.results import score_runs
 from scoring.score.selfcheck import fixture_size, run_selfcheck
+from scoring.support.lock import lock_output
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -69,10 +70,12 @@ def _report(args: argparse.Namespace) -> int:
     from scoring.score.report import parse_labels, write_report  # matplotlib: loaded only to draw
 
     labels = parse_labels(args.label)
-    report = write_report(
-        args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels
-    )
-    write_browser(args.results, report.with_name(BROWSER_NAME))  # the report links to it
+    # one report at a time into its folder: its page, tables, figures and browser belong together
+    with lock_output(Path(args.out).parent, "report"):
+        report = write_report(
+            args.results, args.out, csv=not args.no_csv, mcnemar_rule=args.mcnemar, labels=labels
+        )
+        write_browser(args.results, report.with_name(BROWSER_NAME))  # the report links to it
     print(report)
     return 0
 

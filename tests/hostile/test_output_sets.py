@@ -95,16 +95,19 @@ def test_a_reader_refuses_results_whose_parts_are_from_two_scores(scored, tmp_pa
         assert str(one) in line and "not from the same score" in line
 
 
-@pytest.mark.parametrize("command", ["evaluate", "build", "score"])
+@pytest.mark.parametrize("command", ["evaluate", "build", "score", "report"])
 def test_a_second_command_on_a_locked_output_is_told_to_wait(scored, tmp_path, command):
     """Two `evaluate` on one --out both rebuilt the benchmark and ran under each other, wedging
     the directory; every output directory is now held by one command at a time."""
     bench, qa, _ = scored
     out = tmp_path / "out"
+    if command == "report":
+        assert spatialgap(*_score(bench, tmp_path / "results", qa)).returncode == 0
     args = {
         "evaluate": ["evaluate", "--out", str(out), "--agents", "chance", "--no-progress"],
         "build": ["build", "--out", str(out), *SMALL],
         "score": _score(bench, out, qa),
+        "report": ["report", str(tmp_path / "results"), "--out", str(out / "report.html")],
     }[command]
     with lock_output(out, command, beside=command == "build"):
         proc = spatialgap(*args)
@@ -112,6 +115,7 @@ def test_a_second_command_on_a_locked_output_is_told_to_wait(scored, tmp_path, c
     line = one_line_error(proc, command)
     assert f"another {command} (pid {os.getpid()}) is writing this directory; wait for it to end" in line
     assert not (out / "manifest.json").exists() and not (out / "summary.json").exists()
+    assert not (out / "report.html").exists()
 
 
 def test_a_rebuild_of_the_same_request_writes_the_same_manifest(tmp_path):
