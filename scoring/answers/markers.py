@@ -49,6 +49,7 @@ MORE_REFUSALS = (
     r"|given|found|obtained|solved|derived|read)\b"
     r"|\bnot\s+(?:enough|sufficient)\s+(?:info|information|data|details?)\b"
     r"|\b(?:need|needs|require|requires)\s+more\s+(?:information|data|details?|context)\b"
+    r"|\b(?:haven'?t|have\s+not|hasn'?t|has\s+not)\s+(?:been\s+)?(?:provided|given|shared|uploaded)\b"
     r"|\bplease\s+(?:provide|upload|share)\s+(?:the|more|additional)\s+(?:data|information|details?|figure|image)"
     r"|\bnot\s+possible\s+to\s+(?:provide|give|calculate|compute|count|know|answer)\b"
     r"|\b(?:can\s*not|can'?t|unable\s+to)\s+provide\s+you\s+with\b"

@@ -263,9 +263,19 @@ def _last_marker(text: str) -> re.Match[str] | None:
         found.append(m)
         m = _ANSWER_LINE.search(text, m.start("rest") + 1)
     for marker in reversed(found):
-        if text[marker.start("rest") :].strip(" \t\n:：.*"):
+        if text[marker.start("rest") :].strip(" \t\n:：.*") and not _conditional(text, marker.start()):
             return marker
     return None
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?\n])[^.!?\n]*$")
+_IF = re.compile(r"\b(?:if|unless|assuming|suppose|should)\b", re.I)
+
+
+def _conditional(text: str, at: int) -> bool:
+    """The marker stands in a conditional sentence ("If there are fewer, then the answer is (A)")."""
+    start = _SENTENCE_START.search(text, max(0, at - 300), at)
+    return start is not None and _IF.search(text, start.start(), at) is not None
 
 
 def _before_next_question(body: str) -> str:
