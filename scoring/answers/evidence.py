@@ -96,6 +96,7 @@ _REASONS = re.compile(
 )
 
 
+_CONDITIONAL = re.compile(r"\b(?:if|would|were|unless|suppose|assuming)\b", re.I)
 _PARENTHETICAL = re.compile(r"\([^()\n]*\)|\[[^\[\]\n]*\]|（[^（）\n]*）")
 
 
@@ -128,7 +129,7 @@ def _hypothetical_spans(seg: str) -> Iterator[tuple[int, int]]:
                     yield m.span()
 
 
-def set_aside(seg: str, *, negation: bool = True, letters: bool = False) -> str:
+def set_aside(seg: str, *, negation: bool = True, letters: bool = False, hypotheticals: bool = True) -> str:
     """``seg`` without the mentions that are not the model's answer (see the module's doc).
     Without ``negation`` (yes / no, where "not" may be the answer) only a value the reply says
     does not qualify is set aside."""
@@ -139,7 +140,8 @@ def set_aside(seg: str, *, negation: bool = True, letters: bool = False) -> str:
     spans += [m.span() for m in _BACK_BEARING.finditer(seg)]
     if letters:
         spans += [m.span() for m in _LETTER_LIST.finditer(seg)]
-    spans += list(_hypothetical_spans(seg))
+    if hypotheticals:
+        spans += list(_hypothetical_spans(seg))
     return blank(seg, iter(spans)) if spans else seg
 
 
@@ -239,7 +241,10 @@ def read_reply(
     if isinstance(pre, Parsed):
         return pre
     question = question or Question()
-    text = set_aside(pre.segment, negation=negation, letters=letters)
+    # a conditional question ("What would happen if ...?") is answered in its own conditional
+    text = set_aside(
+        pre.segment, negation=negation, letters=letters, hypotheticals=not _CONDITIONAL.search(question.text)
+    )
     first = read(text, pre)
     if first.ok:
         return first

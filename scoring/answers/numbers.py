@@ -19,6 +19,7 @@ from scoring.answers.numerals import (
     digits,
     last_stated,
     question_of,
+    question_stated,
     stated_sentence,
 )
 from scoring.answers.text import Prepared
@@ -459,6 +460,7 @@ def parse_number(text: Any, unit_kind: str, question: str = "") -> Parsed:
         question_of(question),
         last=(
             lambda seg, q: all_stated(seg, stated, values),
+            lambda seg, q: question_stated(seg, q.text, values),
             lambda seg, q: last_stated(seg, stated, values),
         ),
     )

@@ -85,11 +85,18 @@ def _by_direction(seg: str, options: Sequence[str], idx: list[int]) -> str | Non
     return _one({i for i, label in labels.items() if label in said})
 
 
+# what follows these words is a comparison's other side, not the answer ("R1 is larger than R2")
+_REFERENCE = re.compile(r"\b(?:than|compared\s+(?:to|with)|unlike|versus|vs)\b", re.I)
+
+
 def _by_phrase(seg: str, options: Sequence[str], idx: list[int]) -> str | None:
     text = f" {norm(seg)} "
     hits = {i for i in idx if norm(options[i]) and f" {norm(options[i])} " in text}
     # an option inside another that also matched ("north" in "north-east") is not a second answer
     hits = {i for i in hits if not any(j != i and norm(options[i]) in norm(options[j]) for j in hits)}
+    if len(hits) > 1 and (compared := _REFERENCE.search(seg)) is not None:
+        before = f" {norm(seg[: compared.start()])} "
+        hits = {i for i in hits if f" {norm(options[i])} " in before} or hits
     return _one(hits)
 
 
