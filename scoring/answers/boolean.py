@@ -35,7 +35,10 @@ _STOP = frozenset(
     "for not more less fewer".split()
 )
 _DENIAL = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.I)
-_ASKS = re.compile(r"^\W*(?:is|are|was|were|does|do|did|can|could|has|have|will|would|should)\b", re.I)
+# a yes/no question, wherever it stands ("Among the states ..., does Florida have the lowest value?")
+_ASKS = re.compile(
+    r"\b(?:is|are|was|were|does|do|did|can|could|has|have|will|would|should)\b[^.?!\n]*\?", re.I
+)
 _CLAIM_SHARE = 0.6  # of the question's words the first sentence must restate
 
 
@@ -46,9 +49,10 @@ def claim_restated(seg: str, question: str) -> Parsed:
     >>> claim_restated("The function is not injective.", "Is the function injective?").value
     False
     """
-    if not question or not _ASKS.search(question):
+    asks = _ASKS.search(question or "")
+    if asks is None:
         return fail("no yes/no found")
-    asked = {w.lower() for w in _WORD.findall(question)} - _STOP
+    asked = {w.lower() for w in _WORD.findall(asks.group())} - _STOP
     first = re.split(r"(?<=[.!?])\s+|\n", seg.strip(), maxsplit=1)[0]
     said = {w.lower() for w in _WORD.findall(first)}
     if not asked or len(asked & said) < _CLAIM_SHARE * len(asked):

@@ -12,6 +12,7 @@ from scoring.answers.boolean import claim_restated, yes_no_in
 from scoring.answers.evidence import Question, read_reply
 from scoring.answers.options import option_by_content
 from scoring.answers.text import Prepared, without_option_echo
+from scoring.vocab import REFUSAL
 
 _LETTER_STRONG = (
     r"\(\s*(?P<a>{L})\s*\)"  # (B)
@@ -137,8 +138,13 @@ def parse_choice(
         n = max(1, min(26, int(n_options)))
     except (TypeError, ValueError, OverflowError):
         return fail("bad n_options")
+    yes_no = bool(options) and {str(o).strip().lower() for o in options or ()} <= {"yes", "no", REFUSAL}
     return read_reply(
-        text, lambda seg, pre: _choice_in(seg, pre, n, options, question), Question(question), letters=True
+        text,
+        lambda seg, pre: _choice_in(seg, pre, n, options, question),
+        Question(question),
+        letters=True,
+        negation=not yes_no,  # "Black is not greater than ...": the "not" is the answer
     )
 
 

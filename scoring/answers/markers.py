@@ -77,7 +77,7 @@ UNFINISHED_END = re.compile(
     r"|if|because|whether|than|then|its|their|this|these|those|my|our|we|let|need|check|verify"
     r"|compute|calculate|determine|measure|compare)"
     r"|\b(?:a|i)"  # lower case only: a closing "A" or "I" may be an option letter
-    r"|[,:;\-–—(])\s*$"
+    r"|[,:;\-–—(=+*/\\^_{$])\s*$"
     r"|(?i:\b(?:still\s+need\s+to|let\s+me|i\s+(?:need|have)\s+to|next,?\s+i\s+will|now\s+i\s+(?:need|will))"
     r"\b[^.!?\n]*$)",
 )
