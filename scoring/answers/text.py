@@ -48,6 +48,7 @@ _ANSWER_LINE = re.compile(
     r"(?:\s+(?:of\s+[^:\n]{1,60}?\s+)?(?:is|would\s+be)\b|(?=[ \t]*[:=]))"
     r"|\b(?:correct|best|right|final|most\s+likely)\s+(?:answer|option|choice|fit|match)\s+(?:is|would\s+be|will\s+be)\b"
     r"|\b(?:the|my)\s+answer\s+(?:is|would\s+be|will\s+be)\b"
+    r"|\bthe\s+answer\s+to\s+(?:the|this)\s+question\b[^\n]{0,80}?\s+is\b"
     r"|(?<![A-Za-z])(?:final[_ ])?answer\b(?:[ \t]*\([^)\n]{0,40}\))?(?=[ \t]*[:=：|])"
     r"|\b(?:i'?m|i\s+am)\s+(?:confident|sure|certain)(?:\s+that)?(?:\s+(?:it'?s|it\s+is|the\s+answer\s+is))?"
     r"|\b(?:the\s+one\s+)?i\s+(?:settle|land)\s+on(?:\s+is)?|\bi\s+conclude(?:\s+that)?"
@@ -436,7 +437,9 @@ def prepare(text: Any) -> Prepared | Parsed:
 # what it commits to. Only consulted when the whole reply is ambiguous or has no answer.
 _CONCLUSION = re.compile(
     r"(?:^|(?<=[.!?;,:\n]))[ \t]*(?:therefore|thus|hence|so|in\s+conclusion|in\s+summary|overall"
-    r"|consequently|as\s+a\s+result|in\s+total|which\s+gives|this\s+gives|that\s+gives)\b",
+    r"|consequently|as\s+a\s+result|in\s+total|which\s+gives|this\s+gives|that\s+gives"
+    r"|因此|所以|故而|综上所述|由此可得|したがって|よって|따라서|donc|par\s+conséquent|daher|por\s+lo\s+tanto"
+    r"|portanto|quindi|поэтому|следовательно)\b",
     re.I | re.M,
 )
 

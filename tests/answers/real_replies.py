@@ -33,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `scoring` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scoring.answers import Parsed, distance_unit_factor, parse_answer
+from scoring.answers import Parsed, distance_unit_factor, is_refusal, parse_answer
 
 REAL = Path(__file__).parent / "real"
 ADJUDICATED = REAL / "adjudicated.jsonl"
@@ -177,6 +177,16 @@ def _is_count(value: float) -> bool:
     return value >= 0 and value == int(value)
 
 
+def refuses_as_its_option(parsed: Parsed, expected: Any, rec: dict) -> bool:
+    """A refusal read where the expected letter's option is itself a refusal ("(A) Unable to
+    determine."): the scorer counts choosing that option as the refusal it is."""
+    if rec["kind"] != "choice" or not parsed.refusal or not isinstance(expected, str) or len(expected) != 1:
+        return False
+    options = rec.get("options") or []
+    index = ord(expected) - ord("A")
+    return 0 <= index < len(options) and is_refusal(str(options[index]))
+
+
 def agrees(parsed: Parsed, expected: Any, kind: str) -> bool:
     """Does the reading say what the expected reading says (None: that there is no answer)?
 
@@ -226,8 +236,8 @@ def compare(records: Iterable[dict], adjudicated: dict[str, dict] | None = None)
             pub,
             expected,
             entry is not None,
-            agrees(parsed, pub, rec["kind"]),
-            agrees(parsed, expected, rec["kind"]),
+            agrees(parsed, pub, rec["kind"]) or refuses_as_its_option(parsed, pub, rec),
+            agrees(parsed, expected, rec["kind"]) or refuses_as_its_option(parsed, expected, rec),
         )
 
 
