@@ -118,6 +118,8 @@ async def _send_all(client: ChatClient, todo: list[tuple[Instance, dict]], out: 
             "prompt_sha256": sha256_hex(EXTRACTOR_PROMPT),
             "text": got.text,
             "usage": got.usage,
+            "price_in": spec.price_in,  # per million tokens: the extractor's calls count in cost
+            "price_out": spec.price_out,
         }
         out.write(json_line(line))
         out.flush()

@@ -20,6 +20,7 @@ import numpy as np
 
 from scoring.formats.rundir import PREDICTIONS
 from scoring.runner.config import public_url
+from scoring.runner.extract import read_extractions
 
 NOT_REPORTED = "not reported"
 OMITTED = "omitted"
@@ -122,7 +123,29 @@ def run_conditions(run_dir: Path, manifest: dict, name: str) -> dict[str, Any]:
         "price_in": model.get("price_in"),
         "price_out": model.get("price_out"),
         "cost": _cost(model, tokens_in, tokens_out),
+        **_with_extractor(run_dir, _cost(model, tokens_in, tokens_out)),
     }
+
+
+def _with_extractor(run_dir: Path, cost: float | str | None) -> dict[str, Any]:
+    """An extractor's requests, tokens and cost beside the run's (its cost added to the run's)."""
+    lines = list(read_extractions(run_dir).values())
+    if not lines:
+        return {}
+    usage = [x.get("usage") or {} for x in lines]
+    t_in = sum(int(u.get("prompt_tokens") or 0) for u in usage)
+    t_out = sum(int(u.get("completion_tokens") or 0) for u in usage)
+    priced = [x for x in lines if x.get("price_in") is not None or x.get("price_out") is not None]
+    extra = sum(
+        int((x.get("usage") or {}).get("prompt_tokens") or 0) * (x.get("price_in") or 0) / MILLION
+        + int((x.get("usage") or {}).get("completion_tokens") or 0) * (x.get("price_out") or 0) / MILLION
+        for x in priced
+    )
+    out: dict[str, Any] = {"extractor": {"requests": len(lines), "tokens_in": t_in, "tokens_out": t_out}}
+    out["extractor"]["cost"] = round(extra, 6) if priced else None
+    if isinstance(cost, float) and priced:
+        out["cost"] = round(cost + extra, 6)  # the run's cost, its extractor's calls included
+    return out
 
 
 def totals_by_model(conditions: Iterable[dict]) -> list[dict]:

@@ -13,6 +13,7 @@ from scoring.score.conditions import flat_conditions, totals_by_model
 from scoring.score.failures import CAUSES, constraint_misses, failure_table
 from scoring.score.gap import modality_gap_tests
 from scoring.score.report_tables import Column, ReportInputs, TableView, report_table
+from scoring.score.results import extractor_effect
 from scoring.score.tables import mcnemar_pairs
 from scoring.score.tables_paper import (
     city_table_records,
@@ -259,3 +260,24 @@ def _family_city(inputs: ReportInputs) -> list[dict]:
             | {k: cell[k] for k in ("rate", "ci_low", "ci_high")}
         )
     return out
+
+
+EXTRACTOR = TableView(
+    title="Replies read by an extractor model",
+    note="Runs an extractor model read (spatialgap extract): the replies the reading rules left "
+    "unparsed were read again from the extractor's answer, with the same rules. Accuracy by the "
+    "rules alone beside the assisted figure; the extractor's calls count in the run's cost.",
+    columns=(
+        Column(header="model", key="model", left=True),
+        Column(header="samples", key="samples"),
+        Column(header="read by the extractor", key="read_by_extractor"),
+        Column(header="rules only %", key="accuracy_rules_only", fmt="pct"),
+        Column(header="assisted %", key="accuracy_assisted", fmt="pct"),
+    ),
+    empty="No extractor model read these runs: every reply was read by the rules.",
+)
+
+
+@report_table(name="extractor", csv=None, html=EXTRACTOR)
+def _extractor(inputs: ReportInputs) -> list[dict]:
+    return extractor_effect(inputs.rows)

@@ -10,7 +10,7 @@ import json
 from scoring.cli import main
 from scoring.runner.agents import agent, parse_prompt, start_server
 from scoring.runner.extract import EXTRACTIONS, read_extractions
-from scoring.score import score_runs
+from scoring.score import score_runs, write_report
 
 HEDGED = "hedged-letters"
 
@@ -61,3 +61,8 @@ def test_extractor_reads_only_what_the_rules_leave_unread_and_score_marks_it(sma
     (effect,) = summary["extractor"]
     assert effect["read_by_extractor"] == len(rows) and effect["correct_rules_only"] == 0
     assert effect["correct_assisted"] == sum(r["verdict"] == "correct" for r in rows)
+    (conditions,) = summary["run_conditions"]
+    assert conditions["extractor"]["requests"] == len(extractions)  # its calls count beside the run's
+    assert conditions["extractor"]["tokens_in"] > 0
+    html = write_report([res], tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert "Replies read by an extractor model" in html and "rules only %" in html
