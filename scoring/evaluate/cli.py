@@ -20,6 +20,7 @@ from scoring.evaluate.plan import (
     participants,
 )
 from scoring.execute import add_executor_args, executor_from_args
+from scoring.runner.config import ModelSpec, get_model
 from scoring.support.files import read_jsonl
 from scoring.support.lock import lock_output
 from scoring.support.process import fewer_collections, keep_freed_memory, quiet_resource_tracker
@@ -44,6 +45,13 @@ def add_parser(sub) -> None:
         help="output directory: bench/, runs/, results/, report.html, browser.html",
     )
     p.add_argument("--config", type=Path, metavar="FILE", help="models.toml ([models.NAME] tables)")
+    p.add_argument(
+        "--extractor",
+        metavar="MODEL",
+        help="an extractor model asked, after the runs, about the replies the reading rules leave "
+        "unparsed (a [models.NAME] of --config, or the model at --extractor-endpoint)",
+    )
+    p.add_argument("--extractor-endpoint", metavar="URL", help="the --extractor model's base URL")
     p.add_argument(
         "--model",
         action="extend",
@@ -163,7 +171,24 @@ def plan_from_args(args: argparse.Namespace) -> SweepPlan:
         progress=not args.no_progress,
         agent_workers=args.agent_workers,
         single=single,
+        extractor=_extractor(args),
     )
+
+
+def _extractor(args: argparse.Namespace) -> ModelSpec | None:
+    """The --extractor model: a [models.NAME] of --config, or a model at --extractor-endpoint."""
+    name = getattr(args, "extractor", None)
+    if not name:
+        if getattr(args, "extractor_endpoint", None):
+            raise InputError("--extractor-endpoint: needs --extractor MODEL")
+        return None
+    if args.extractor_endpoint:
+        return ModelSpec.from_endpoint(args.extractor_endpoint, name)
+    if not args.config:
+        raise InputError(
+            "--extractor: give --config FILE (a [models.NAME] block) or --extractor-endpoint URL"
+        )
+    return get_model(args.config, name)
 
 
 def _cli(args: argparse.Namespace) -> int:

@@ -81,6 +81,8 @@ class SweepPlan:
     # Set when the plan has a single city: its files sit directly in OUT (what `make run` writes).
     single: bool = True
     notes: list[str] = field(default_factory=list)
+    # an extractor model asked about the replies the rules leave unparsed (scoring.runner.extract)
+    extractor: ModelSpec | None = None
 
     def modalities_of(self, p: Participant) -> tuple[str, ...]:
         return tuple(m for m in self.modalities if m in p.modalities)

@@ -54,8 +54,10 @@ def start(plan: SweepPlan, on_cluster: bool) -> Startup:
     try:
         if not on_cluster:
             started.render = _start_render_meanwhile(plan)
-            # each run scored as it ends, by a worker that loads the scorer meanwhile too
-            started.scorer = EarlyScorer(only_recorded=plan.limit is not None)
+            # each run scored as it ends, by a worker that loads the scorer meanwhile too (not with an
+            # extractor: its readings come after the runs, before they are scored)
+            if plan.extractor is None:
+                started.scorer = EarlyScorer(only_recorded=plan.limit is not None)
     except BaseException:
         started.abandon()
         raise

@@ -29,6 +29,7 @@ from scoring.evaluate.progress import RunFollower, RunLine, SweepDisplay
 from scoring.execute import Executor, LocalExecutor
 from scoring.formats.benchmark import Benchmark
 from scoring.runner.config import ModelSpec
+from scoring.runner.extract import extract_run
 from scoring.runner.http_transport import AiohttpTransport
 from scoring.runner.run import RunStoppedError, RunSummary, run_benchmark_async
 from scoring.score.report import write_report
@@ -344,6 +345,9 @@ def _score_all(
             done = [r.run_dir for r in runs if r.city is city and r.summary is not None]
             if not done:
                 continue
+            if plan.extractor is not None:  # the replies the rules leave unparsed, read by the extractor
+                for run_dir in done:
+                    extract_run(city.bench, run_dir, plan.extractor)
             # With --limit only part of each run exists: score what was recorded, not the whole
             # benchmark.
             score_runs(

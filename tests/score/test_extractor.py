@@ -66,3 +66,31 @@ def test_extractor_reads_only_what_the_rules_leave_unread_and_score_marks_it(sma
     assert conditions["extractor"]["tokens_in"] > 0
     html = write_report([res], tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "Replies read by an extractor model" in html and "rules only %" in html
+
+
+def test_evaluate_asks_its_extractor_before_scoring(small_bench, tmp_path):
+    server, url = _serve(HEDGED)
+    extractor, xurl = _serve("last-mention")
+    config = tmp_path / "models.toml"
+    block = f'[models.hedger]\nkind = "openai"\nbase_url = "{url}"\nmodel = "{HEDGED}"\n'
+    config.write_text(block + 'modalities = ["geojson"]\n')
+    out = tmp_path / "ev"
+    try:
+        argv = ["evaluate", "--bench", str(small_bench), "--out", str(out), "--config", str(config)]
+        argv += [
+            "--tasks",
+            "qa",
+            "--extractor",
+            "last-mention",
+            "--extractor-endpoint",
+            xurl,
+            "--no-progress",
+        ]
+        assert main(argv) == 0
+    finally:
+        server.shutdown()
+        extractor.shutdown()
+    rows = [json.loads(x) for p in out.rglob("verdicts.jsonl") for x in p.read_text().splitlines()]
+    mcq = [r for r in rows if r["form"] == "mcq"]
+    assert mcq and {r["read_by"] for r in mcq} == {"extractor"}
+    assert any(p.name == EXTRACTIONS for p in out.rglob(EXTRACTIONS))
