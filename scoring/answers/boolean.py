@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from scoring.answers.base import Parsed, fail
+from scoring.answers.markers import content_words
 
 _YES = re.compile(r"\b(?:yes|true|correct|yep|yeah|affirmative|oui|ja|sí|sim|да)\b|是的|はい|네", re.I)
 _NO = re.compile(r"\b(?:no|false|incorrect|nope|negative|non|nein|não|нет)\b|不是|否|いいえ|아니", re.I)
@@ -29,11 +30,6 @@ def yes_no_in(seg: str) -> Parsed:
     return fail("no yes/no found")
 
 
-_WORD = re.compile(r"[^\W\d_]{3,}")
-_STOP = frozenset(
-    "the and are there than that this what which does with from have has its their is was were any all "
-    "for not more less fewer".split()
-)
 _DENIAL = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot)\b|n't\b", re.I)
 # a yes/no question, wherever it stands ("Among the states ..., does Florida have the lowest value?")
 _ASKS = re.compile(
@@ -52,9 +48,9 @@ def claim_restated(seg: str, question: str) -> Parsed:
     asks = _ASKS.search(question or "")
     if asks is None:
         return fail("no yes/no found")
-    asked = {w.lower() for w in _WORD.findall(asks.group())} - _STOP
+    asked = content_words(asks.group())
     first = re.split(r"(?<=[.!?])\s+|\n", seg.strip(), maxsplit=1)[0]
-    said = {w.lower() for w in _WORD.findall(first)}
+    said = content_words(first)
     if not asked or len(asked & said) < _CLAIM_SHARE * len(asked):
         return fail("no yes/no found")
     return Parsed(True, _DENIAL.search(first) is None)

@@ -143,6 +143,24 @@ def english_directions(text: str, *, sides: bool = False) -> str:
     return text
 
 
+_WORD = re.compile(r"[^\W\d_]{3,}")
+# words that say nothing of what a question asks about: grammar, comparison, the prompt's own
+_NOT_CONTENT = frozenset(
+    "the and are there than that this what which does with from have has its their is was were any all "
+    "for not more less fewer how many much answer question please integer value provide end hint".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that name what it is about (lower case; grammar words left out), by
+    which a sentence is matched to the question it restates.
+
+    >>> sorted(content_words("Is the function injective?"))
+    ['function', 'injective']
+    """
+    return {w.lower() for w in _WORD.findall(text or "")} - _NOT_CONTENT
+
+
 # Script: fullwidth forms become ASCII; a letter or digit glued to CJK text is split from it.
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 _CJK = r"\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"

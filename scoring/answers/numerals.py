@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from scoring.answers.evidence import SENTENCES, Question, blank
+from scoring.answers.markers import content_words
 
 try:
     from text_to_num import alpha2digit
@@ -141,25 +142,19 @@ def all_stated(seg: str, stated: re.Pattern[str], count_values: Callable[[str], 
     return " ".join(found) if found else None
 
 
-_WORD = re.compile(r"[^\W\d_]{3,}")
-_STOP = frozenset(
-    "the and are there than that this what which does with from have has its their was were any all for "
-    "how many much answer question please integer value provide end hint".split()
-)
 _RESTATES = 0.5  # of the question's words a sentence must share to restate it
 
 
 def question_stated(seg: str, question: str, count_values: Callable[[str], int]) -> str | None:
     """The last sentence of ``seg`` that restates the question with one value in it ("The pencil
     is about 8 inches long." to "The pencil is about (_) inches long.")."""
-    asked = {w.lower() for w in _WORD.findall(question or "")} - _STOP
+    asked = content_words(question)
     if len(asked) < 2:
         return None
     found = [
         m.group()
         for m in SENTENCES.finditer(seg)
-        if len(asked & {w.lower() for w in _WORD.findall(m.group())}) >= _RESTATES * len(asked)
-        and count_values(m.group()) == 1
+        if len(asked & content_words(m.group())) >= _RESTATES * len(asked) and count_values(m.group()) == 1
     ]
     return found[-1] if found else None
 
