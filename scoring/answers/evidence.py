@@ -4,16 +4,21 @@ A reader first finds the answer segment (`scoring.answers.text`: a container, JS
 marker in any of ten languages, or what an unmarked reply commits to). Inside it, every mention
 of a value of the asked type is a candidate. Mentions that are not the model's answer are set
 aside first: negated ("F5 (not F2)", "F1 does not qualify"), hypothetical ("if it were closer it
-would be A"), a back bearing, an echoed instruction ("(A, B, C or D)"). Then the levels:
+would be A"; not when the question itself is conditional), a back bearing, an echoed instruction
+("(A, B, C or D)"). Then the levels:
 
 1. ``answer``: the segment as a whole: one value -> that value;
 2. ``lead``: a marked answer up to its first justification ("Answer: B, because option C ...")
-   or sentence end -- an answer comes before its reasons;
+   or sentence end; an unmarked reply's few opening words before a dash ("N — W or E would not
+   fit") -- an answer comes before its reasons;
 3. ``question``: without what the question itself names (its ids, its numbers): "Answer: F3
    crosses F0." asked "which feature crosses F0?" answers F3;
-4. ``plain``: without its parenthetical glosses ("SW (bearing about 225°, from north)");
-5. ``conclusion``: the concluding clause of an unmarked reply ("..., so the distance is 50 m");
-6. the type's own last level, if any (a number: the sentence that restates what was asked).
+4. ``counterfactual``: without what the reply says would be ("other ways would give 916 m");
+5. ``plain``: without its parenthetical glosses ("SW (bearing about 225°, from north)");
+6. ``emphasis``: what the reply set in bold or italics ("**B** is the one");
+7. ``conclusion``: the concluding clause of an unmarked reply ("..., so the distance is 50 m");
+8. the type's own levels, if any (a number: the sentences stating the asked quantity, the last
+   one restating the question, the last stating one).
 
 The first level that reads exactly one value gives the answer. Each level narrows the text the
 levels before it left; a narrowing that still holds several candidates is kept for the next
