@@ -243,36 +243,25 @@ def _read_layers(
     id_field = mapping["source"].get("id")
     records: list[tuple[str, dict, bytes]] = []
     skipped = 0
-    for i, entry in enumerate(mapping["pools"]):
-        names = [entry["layer"]] if "layer" in entry else layers
-        if names[0] not in layers:
+    for i, entry, name in mapped_layers(mapping_path, path, mapping, layers):
+        layer = ds.GetLayerByName(name)
+        fields = _field_names(layer)
+        check_fields(mapping_path, i, entry, fields, id_field, name)
+        srs = layer.GetSpatialRef() or fallback
+        if srs is None:
             raise InputError(
-                f"{mapping_path}: pools[{i}].layer: no layer {names[0]!r} in {path.name} "
-                f"(layers: {', '.join(layers)})"
+                f'{mapping_path}: layer {name!r} declares no CRS: set crs in [source] (e.g. "EPSG:4326")'
             )
-        for name in names:
-            layer = ds.GetLayerByName(name)
-            fields = _field_names(layer)
-            check_fields(mapping_path, i, entry, fields, id_field, name)
-            srs = layer.GetSpatialRef() or fallback
-            if srs is None:
-                raise InputError(
-                    f'{mapping_path}: layer {name!r} declares no CRS: set crs in [source] (e.g. "EPSG:4326")'
-                )
-            srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
-            to_wgs84 = osr.CoordinateTransformation(srs, wgs84)
-            _filter(layer, entry.get("where"), f"{mapping_path}: pools[{i}].where")
-            skipped += _layer_records(
-                layer, entry, f"{path}: layer {name!r}", name, to_wgs84, id_field, records
-            )
-            if failures:  # the driver failed while reading (GPKG: a bad `where`, as SQL)
-                what = "where" if "where" in entry else "layer"
-                first = failures[0].splitlines()[0] if failures[0] else "read error"
-                raise InputError(
-                    f"{mapping_path}: pools[{i}].{what}: GDAL cannot read layer {name!r}: {first}"
-                )
-            layer.SetAttributeFilter(None)
-            layer = None  # before the data source goes (OGR objects must not outlive it)
+        srs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+        to_wgs84 = osr.CoordinateTransformation(srs, wgs84)
+        _filter(layer, entry.get("where"), f"{mapping_path}: pools[{i}].where")
+        skipped += _layer_records(layer, entry, f"{path}: layer {name!r}", name, to_wgs84, id_field, records)
+        if failures:  # the driver failed while reading (GPKG: a bad `where`, as SQL)
+            what = "where" if "where" in entry else "layer"
+            first = failures[0].splitlines()[0] if failures[0] else "read error"
+            raise InputError(f"{mapping_path}: pools[{i}].{what}: GDAL cannot read layer {name!r}: {first}")
+        layer.SetAttributeFilter(None)
+        layer = None  # before the data source goes (OGR objects must not outlive it)
     stats["vector_skipped_geometry"] = skipped
     return records
 
@@ -385,6 +374,22 @@ def _fallback_crs(mapping_path: Path, text: str | None):
 def _field_names(layer) -> list[str]:
     d = layer.GetLayerDefn()
     return [d.GetFieldDefn(j).GetName() for j in range(d.GetFieldCount())]
+
+
+def mapped_layers(
+    mapping_path: Path, path: Path, mapping: dict, layers: list[str]
+) -> Iterator[tuple[int, dict, str]]:
+    """(pool entry index, entry, layer name) for every layer each pool entry of ``mapping`` reads:
+    its `layer`, or every layer of the file; InputError naming the entry for a layer not there."""
+    for i, entry in enumerate(mapping["pools"]):
+        names = [entry["layer"]] if "layer" in entry else layers
+        if names[0] not in layers:
+            raise InputError(
+                f"{mapping_path}: pools[{i}].layer: no layer {names[0]!r} in {path.name} "
+                f"(layers: {', '.join(layers)})"
+            )
+        for name in names:
+            yield i, entry, name
 
 
 def check_fields(mapping_path: Path, i: int, entry: dict, fields: list[str], id_field, layer: str) -> None:

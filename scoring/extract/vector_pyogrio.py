@@ -10,7 +10,15 @@ import shapely
 
 from scoring.errors import InputError
 from scoring.extract import pyogrio_read as pr
-from scoring.extract.vector import RECORD_LAYER, Record, check_fields, from_wkb, parts_of, props_of
+from scoring.extract.vector import (
+    RECORD_LAYER,
+    Record,
+    check_fields,
+    from_wkb,
+    mapped_layers,
+    parts_of,
+    props_of,
+)
 
 # WKB geometry type codes (ISO and the 2.5D flag stripped) -> OGR's lower-case names
 _WKB_KINDS = {
@@ -31,28 +39,21 @@ def read_layers(path: Path, mapping_path: Path, mapping: dict, stats: dict) -> l
     id_field = mapping["source"].get("id")
     records: list[Record] = []
     skipped = 0
-    for i, entry in enumerate(mapping["pools"]):
-        names = [entry["layer"]] if "layer" in entry else layers
-        if names[0] not in layers:
+    for i, entry, name in mapped_layers(mapping_path, path, mapping, layers):
+        fields, crs = pr.layer_info(path, name)
+        check_fields(mapping_path, i, entry, fields, id_field, name)
+        crs = crs or fallback
+        if crs is None:
             raise InputError(
-                f"{mapping_path}: pools[{i}].layer: no layer {names[0]!r} in {path.name} "
-                f"(layers: {', '.join(layers)})"
+                f'{mapping_path}: layer {name!r} declares no CRS: set crs in [source] (e.g. "EPSG:4326")'
             )
-        for name in names:
-            fields, crs = pr.layer_info(path, name)
-            check_fields(mapping_path, i, entry, fields, id_field, name)
-            crs = crs or fallback
-            if crs is None:
-                raise InputError(
-                    f'{mapping_path}: layer {name!r} declares no CRS: set crs in [source] (e.g. "EPSG:4326")'
-                )
-            wanted = [s for s in dict.fromkeys([*entry.get("attributes", {}).values(), id_field]) if s]
-            fids, wkbs, values = pr.read_layer(
-                path, name, entry.get("where"), wanted, f"{mapping_path}: pools[{i}]"
-            )
-            skipped += _layer_records(
-                (fids, wkbs, values), entry, (f"{path}: layer {name!r}", name), crs, id_field, records
-            )
+        wanted = [s for s in dict.fromkeys([*entry.get("attributes", {}).values(), id_field]) if s]
+        fids, wkbs, values = pr.read_layer(
+            path, name, entry.get("where"), wanted, f"{mapping_path}: pools[{i}]"
+        )
+        skipped += _layer_records(
+            (fids, wkbs, values), entry, (f"{path}: layer {name!r}", name), crs, id_field, records
+        )
     stats["vector_skipped_geometry"] = skipped
     return records
 

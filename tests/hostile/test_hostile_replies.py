@@ -52,7 +52,8 @@ def test_a_key_echoed_across_a_cut_leaves_no_part_of_it(hostile, bench1, tmp_pat
 @pytest.mark.parametrize(
     "extra_body",
     [
-        'extra_body = { api_key = "sk-ant-api03-abcdefghijklmnop" }',
+        # a key-shaped fake, put together here so that no key-like string is tracked as it is
+        'extra_body = { api_key = "' + "sk-ant-api03-" + "abcdefghijklmnop" + '" }',
         'extra_body = { chat = { stop = ["x", "sk-hostile-SECRET-0123456789abcdef"] } }',
     ],
 )
