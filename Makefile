@@ -49,8 +49,15 @@ $(STAMP): requirements.txt pyproject.toml Makefile
 	@$(PY) -c "import qgis.core, osgeo.ogr, shapely, pyproj, pyogrio; print('setup ok: GDAL', osgeo.ogr.GetDriverByName('OSM') is not None and 'OSM driver' , 'shapely', shapely.__version__, 'GEOS', shapely.geos_version_string, '| pyogrio', pyogrio.__version__, 'GDAL', pyogrio.__gdal_version_string__, 'OSM' in pyogrio.list_drivers() and 'OSM driver')"
 	@touch $(STAMP)
 
+# The plugin's tests (real QGIS widgets and canvases) run in a process of their own: nothing the
+# rest leaves behind (Dask and progress threads, a second GDAL or PROJ) shares QGIS's process.
 test: setup lint litellm adapters qt6
+ifeq ($(strip $(PYTEST_ARGS)),)
+	$(PY) -m pytest -q --ignore=tests/plugin
+	$(PY) -m pytest -q tests/plugin
+else
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+endif
 
 run: setup
 	$(VENV)/bin/spatialgap evaluate --out $(OUT)/helsinki
